@@ -1,0 +1,145 @@
+/**
+ * The context model: typed, token-counted items in two segments (seed 002's context IR).
+ *
+ * Every item carries an OpenAI-shaped message (or, for TOOL_DEFINITIONS, the tool list), so
+ * `lower()` can produce the exact request sent to the model. Items are immutable: a truncated or
+ * summarized form is a new item whose `sourceId` points at the original.
+ *
+ * Pure module: imported by workflows and activities alike.
+ */
+
+/** A tool call as the OpenAI chat API shapes it. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A tool definition as the OpenAI chat API shapes it. */
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+/** A content part of a user message (text only is counted; other parts are kept verbatim). */
+export type ContentPart = { type: 'text'; text: string } | { type: string; [key: string]: unknown };
+
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+  name?: string;
+}
+export interface UserMessage {
+  role: 'user';
+  content: string | ContentPart[];
+  name?: string;
+}
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  tool_calls?: ToolCall[];
+  /** Reasoning text some providers return beside the content; kept for fidelity, never sent back. */
+  reasoning_content?: string;
+  name?: string;
+}
+export interface ToolMessage {
+  role: 'tool';
+  content: string;
+  tool_call_id: string;
+  /** Not part of the OpenAI request; kept so importers round-trip formats that name the tool. */
+  name?: string;
+}
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** Every item type. The order here is documentation only; priorities live in the config rules. */
+export const ITEM_TYPES = [
+  'SYSTEM_PROMPT',
+  'TOOL_DEFINITIONS',
+  'SUBAGENT_STRATEGY',
+  'SKILL_PROMPT',
+  'SKILL_METADATA',
+  'USER_MESSAGE',
+  'ASSISTANT_MESSAGE',
+  'TOOL_RESULT',
+  'COMPACTION_SUMMARY',
+  'MEMORY',
+  'TASK_LIST',
+  'ARTIFACT_TRAIL',
+] as const;
+export type ItemType = (typeof ITEM_TYPES)[number];
+
+/** Fields every item has. */
+export interface ItemBase {
+  /** Unique id (uuid made in the workflow, or derived deterministically by an importer). */
+  id: string;
+  /** Token count of this item as sent (content + per-message overhead), counted once at append. */
+  tokens: number;
+  /** Round number: a round starts at a real (non-meta) user message; header items have round 0. */
+  round: number;
+  /** A meta message (injected by the system, not typed by the user) never starts a round (seed 003). */
+  isMeta: boolean;
+  /** Pinned content (`<Pin>` in seed 001) is never compacted. */
+  pinned: boolean;
+  /** An ephemeral item goes into the next model call only and is gone after it (seed 002). */
+  ephemeral: boolean;
+  /** For a truncated or summarized form: the id of the item it replaces. */
+  sourceId?: string;
+}
+
+export interface SystemPromptItem extends ItemBase {
+  type: 'SYSTEM_PROMPT' | 'SUBAGENT_STRATEGY' | 'SKILL_PROMPT' | 'SKILL_METADATA';
+  message: SystemMessage | UserMessage;
+}
+export interface ToolDefinitionsItem extends ItemBase {
+  type: 'TOOL_DEFINITIONS';
+  tools: ToolDefinition[];
+}
+export interface UserMessageItem extends ItemBase {
+  type: 'USER_MESSAGE';
+  message: UserMessage;
+}
+export interface AssistantMessageItem extends ItemBase {
+  type: 'ASSISTANT_MESSAGE';
+  message: AssistantMessage;
+}
+export interface ToolResultItem extends ItemBase {
+  type: 'TOOL_RESULT';
+  message: ToolMessage;
+}
+export interface CompactionSummaryItem extends ItemBase {
+  type: 'COMPACTION_SUMMARY';
+  message: UserMessage;
+  /** Which summarizer wrote it: an LLM, or the extractive summarizer (labelled as such). */
+  summarizer: 'llm' | 'extractive';
+}
+/** Agent-side notes that live in the header: memories, the task list, the artifact trail. */
+export interface NoteItem extends ItemBase {
+  type: 'MEMORY' | 'TASK_LIST' | 'ARTIFACT_TRAIL';
+  message: UserMessage | SystemMessage;
+}
+
+export type ContextItem =
+  | SystemPromptItem
+  | ToolDefinitionsItem
+  | UserMessageItem
+  | AssistantMessageItem
+  | ToolResultItem
+  | CompactionSummaryItem
+  | NoteItem;
+
+/** Items that carry a chat message (everything but TOOL_DEFINITIONS). */
+export type MessageItem = Exclude<ContextItem, ToolDefinitionsItem>;
+
+export function isMessageItem(item: ContextItem): item is MessageItem {
+  return item.type !== 'TOOL_DEFINITIONS';
+}
+
+/** The user's text of a message, or '' (content parts other than text are not text). */
+export function messageText(message: ChatMessage): string {
+  const content = message.content;
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+    .join('');
+}
