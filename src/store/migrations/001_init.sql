@@ -8,6 +8,9 @@ create table conversations (
   active_version  integer,
   status          text not null default 'open' check (status in ('open', 'ended')),
   -- next item sequence number (append order within the conversation)
+  next_seq        bigint not null default 1,
+  -- next context version number
+  next_version    integer not null default 1,
   created_at      timestamptz not null default now(),
   ended_at        timestamptz
 );
@@ -50,16 +53,20 @@ create table context_versions (
   -- how it came to be: start, compaction, restore, import
   origin          text not null,
   compaction_id   text,
+  -- the writer's idempotency key: a retried activity finds the version it already wrote
+  idem_key        text not null,
   created_at      timestamptz not null default now(),
-  primary key (conversation_id, version)
+  primary key (conversation_id, version),
+  unique (conversation_id, idem_key)
 );
 
 create table context_version_items (
   conversation_id text not null,
   version         integer not null,
-  position        integer not null check (position >= 0),
+  position        integer not null,
   item_id         text not null references items (id),
   primary key (conversation_id, version, position),
+  unique (conversation_id, version, item_id),
   foreign key (conversation_id, version) references context_versions (conversation_id, version)
 );
 create index context_version_items_item_idx on context_version_items (item_id);
@@ -80,6 +87,8 @@ create table compactions (
   task_type       text,
   focus           text,
   base_version    integer not null,
+  -- items in the base version when the compaction read it: commit refuses if the base changed since
+  base_item_count integer,
   staged_version  integer,
   tokens_before   integer,
   tokens_after    integer,
@@ -87,11 +96,21 @@ create table compactions (
   summary_item_id text references items (id),
   reason          text,
   attempts        integer not null default 0,
-  -- per-phase timings and the meta events of seed 003, as JSON text
+  -- per-phase timings (ms), as JSON text
   timings         text not null default '{}',
-  events          text not null default '[]',
   started_at      timestamptz not null default now(),
   finished_at     timestamptz,
   unique (conversation_id, seq)
 );
 create index compactions_conversation_idx on compactions (conversation_id, seq);
+
+-- The meta events of seed 003 (selective_start/done, summary_start/done, rollback, commit, cooldown),
+-- one row per event, keyed so that a retried activity does not record an event twice.
+create table compaction_events (
+  compaction_id   text not null references compactions (id),
+  key             text not null,
+  phase           text not null,
+  data            text not null default '{}',
+  created_at      timestamptz not null default now(),
+  primary key (compaction_id, key)
+);

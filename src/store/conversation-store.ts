@@ -1,0 +1,748 @@
+import type { Pool, PoolClient } from 'pg';
+import type { ContextItem } from '../context/items';
+import { itemColumns, rowToItem, type ItemRow } from './rows';
+
+/** Token and item totals of one context version. */
+export interface ContextTotals {
+  version: number;
+  /** Sum of the stored token counts of the version's items (per-message overhead included). */
+  tokens: number;
+  itemCount: number;
+}
+
+export interface VersionInfo {
+  version: number;
+  status: 'active' | 'staged' | 'superseded' | 'discarded';
+  baseVersion: number | null;
+  origin: string;
+  compactionId: string | null;
+  tokens: number;
+  itemCount: number;
+  createdAt: Date;
+}
+
+export type CompactionStatus = 'running' | 'committed' | 'rolled_back' | 'skipped';
+
+export interface CompactionRecord {
+  id: string;
+  conversationId: string;
+  seq: number;
+  trigger: string;
+  status: CompactionStatus;
+  strategy: string | null;
+  taskType: string | null;
+  focus: string | null;
+  baseVersion: number;
+  baseItemCount: number | null;
+  stagedVersion: number | null;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+  itemsCompacted: number | null;
+  summaryItemId: string | null;
+  reason: string | null;
+  attempts: number;
+  timings: Record<string, number>;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface CompactionEvent {
+  key: string;
+  phase: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** Kinds of store failure that callers (activities) map to Temporal failures. */
+export type StoreErrorKind =
+  | 'CONVERSATION_NOT_FOUND'
+  | 'CONVERSATION_ENDED'
+  | 'VERSION_NOT_FOUND'
+  | 'BASE_VERSION_CHANGED'
+  | 'COMPACTION_NOT_FOUND'
+  | 'COMPACTION_FINISHED'
+  | 'ITEM_NOT_FOUND';
+
+export class StoreError extends Error {
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+/** Conversation ids: what may appear in a workflow id, a log line and a URL without escaping trouble. */
+export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+export function assertConversationId(id: string): void {
+  if (!CONVERSATION_ID_PATTERN.test(id)) {
+    throw new Error(
+      `invalid conversation id ${JSON.stringify(id.slice(0, 140))}: use 1–128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
+    );
+  }
+}
+
+async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await fn(client);
+    await client.query('commit');
+    return result;
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+const ITEM_COLUMNS = `i.id, i.conversation_id, i.seq, i.type, i.role, i.body, i.tokens, i.round, i.is_meta,
+  i.pinned, i.ephemeral, i.source_id, i.attrs`;
+
+/**
+ * The conversation store of DESIGN.md §2. Items are append-only; a context is a version that lists
+ * item ids in order; exactly one version per conversation is active. Every write is idempotent:
+ * items by id, versions by an idempotency key, membership by (version, item).
+ */
+export class ConversationStore {
+  constructor(readonly pool: Pool) {}
+
+  /** Creates the conversation with a first active version holding `items` (its header). Idempotent. */
+  async createConversation(conversationId: string, items: ContextItem[]): Promise<ContextTotals> {
+    assertConversationId(conversationId);
+    return inTransaction(this.pool, async (c) => {
+      await c.query('insert into conversations (id) values ($1) on conflict (id) do nothing', [conversationId]);
+      const conv = await this.lockConversation(c, conversationId);
+      if (conv.active_version === null) {
+        await this.insertItems(c, conversationId, items);
+        const version = await this.insertVersion(c, conversationId, {
+          status: 'active',
+          baseVersion: null,
+          origin: 'start',
+          compactionId: null,
+          idemKey: 'start',
+          itemIds: items.map((i) => i.id),
+        });
+        await c.query('update conversations set active_version = $2 where id = $1', [conversationId, version]);
+      }
+      return this.totalsOf(c, conversationId);
+    });
+  }
+
+  /** Whether the conversation exists. */
+  async exists(conversationId: string): Promise<boolean> {
+    const r = await this.pool.query('select 1 from conversations where id = $1', [conversationId]);
+    return r.rowCount === 1;
+  }
+
+  /**
+   * Appends items to the archive and to the end of the active version, in order.
+   * A retried call with the same items changes nothing.
+   */
+  async appendItems(conversationId: string, items: ContextItem[]): Promise<ContextTotals> {
+    return inTransaction(this.pool, async (c) => {
+      const conv = await this.lockConversation(c, conversationId);
+      if (conv.status === 'ended') {
+        throw new StoreError('CONVERSATION_ENDED', `conversation ${conversationId} has ended`);
+      }
+      const active = requireActive(conv, conversationId);
+      await this.insertItems(c, conversationId, items);
+      await this.addMembers(
+        c,
+        conversationId,
+        active,
+        items.map((i) => i.id),
+      );
+      return this.totalsOf(c, conversationId);
+    });
+  }
+
+  /** Removes the ephemeral items from the active version (they were meant for one model call). */
+  async dropEphemeral(conversationId: string): Promise<ContextTotals> {
+    return inTransaction(this.pool, async (c) => {
+      const conv = await this.lockConversation(c, conversationId);
+      const active = requireActive(conv, conversationId);
+      const removed = await c.query(
+        `delete from context_version_items m using items i
+          where m.conversation_id = $1 and m.version = $2 and i.id = m.item_id and i.ephemeral`,
+        [conversationId, active],
+      );
+      if ((removed.rowCount ?? 0) > 0) await this.renumber(c, conversationId, active);
+      return this.totalsOf(c, conversationId);
+    });
+  }
+
+  /** The items of the active version, in order. */
+  async getActiveContext(conversationId: string): Promise<{ version: number; items: ContextItem[] }> {
+    const conv = await this.pool.query<{ active_version: number | null }>(
+      'select active_version from conversations where id = $1',
+      [conversationId],
+    );
+    const row = conv.rows[0];
+    if (!row) throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} does not exist`);
+    if (row.active_version === null) {
+      throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
+    }
+    return { version: row.active_version, items: await this.getVersionItems(conversationId, row.active_version) };
+  }
+
+  /** The items of one version, in order. */
+  async getVersionItems(conversationId: string, version: number): Promise<ContextItem[]> {
+    const exists = await this.pool.query(
+      'select 1 from context_versions where conversation_id = $1 and version = $2',
+      [conversationId, version],
+    );
+    if (exists.rowCount !== 1) {
+      throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no version ${version}`);
+    }
+    const r = await this.pool.query<ItemRow>(
+      `select ${ITEM_COLUMNS} from context_version_items m join items i on i.id = m.item_id
+        where m.conversation_id = $1 and m.version = $2 order by m.position`,
+      [conversationId, version],
+    );
+    return r.rows.map(rowToItem);
+  }
+
+  /** Items by id (any conversation), in the order asked; missing ids raise ITEM_NOT_FOUND. */
+  async getItems(ids: string[]): Promise<ContextItem[]> {
+    if (ids.length === 0) return [];
+    const r = await this.pool.query<ItemRow>(`select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [ids]);
+    const byId = new Map(r.rows.map((row) => [row.id, rowToItem(row)]));
+    return ids.map((id) => {
+      const item = byId.get(id);
+      if (!item) throw new StoreError('ITEM_NOT_FOUND', `item ${id} does not exist`);
+      return item;
+    });
+  }
+
+  /** Every item ever appended to the conversation, in append order (the archive). */
+  async getArchive(conversationId: string): Promise<ContextItem[]> {
+    const r = await this.pool.query<ItemRow>(
+      `select ${ITEM_COLUMNS} from items i where i.conversation_id = $1 order by i.seq`,
+      [conversationId],
+    );
+    return r.rows.map(rowToItem);
+  }
+
+  /** Totals of the active version (or of `version`). */
+  async totals(conversationId: string, version?: number): Promise<ContextTotals> {
+    const c = await this.pool.connect();
+    try {
+      return await this.totalsOf(c, conversationId, version);
+    } finally {
+      c.release();
+    }
+  }
+
+  async listVersions(conversationId: string): Promise<VersionInfo[]> {
+    const r = await this.pool.query(
+      `select v.version, v.status, v.base_version, v.origin, v.compaction_id, v.created_at,
+              coalesce(sum(i.tokens), 0)::int as tokens, count(m.item_id)::int as item_count
+         from context_versions v
+         left join context_version_items m on m.conversation_id = v.conversation_id and m.version = v.version
+         left join items i on i.id = m.item_id
+        where v.conversation_id = $1
+        group by v.conversation_id, v.version order by v.version`,
+      [conversationId],
+    );
+    return r.rows.map((row) => ({
+      version: row.version,
+      status: row.status,
+      baseVersion: row.base_version,
+      origin: row.origin,
+      compactionId: row.compaction_id,
+      tokens: row.tokens,
+      itemCount: row.item_count,
+      createdAt: row.created_at,
+    }));
+  }
+
+  async conversationStatus(
+    conversationId: string,
+  ): Promise<{ status: 'open' | 'ended'; activeVersion: number | null } | null> {
+    const r = await this.pool.query('select status, active_version from conversations where id = $1', [
+      conversationId,
+    ]);
+    const row = r.rows[0];
+    return row ? { status: row.status, activeVersion: row.active_version } : null;
+  }
+
+  async endConversation(conversationId: string): Promise<void> {
+    await this.pool.query(
+      `update conversations set status = 'ended', ended_at = coalesce(ended_at, now()) where id = $1`,
+      [conversationId],
+    );
+  }
+
+  // ---- compaction -------------------------------------------------------------------------
+
+  /**
+   * Records the start of a compaction against the active version. Idempotent by id: a retry returns
+   * the record as first written.
+   */
+  async beginCompaction(input: {
+    id: string;
+    conversationId: string;
+    seq: number;
+    trigger: string;
+    focus?: string | null;
+  }): Promise<CompactionRecord> {
+    return inTransaction(this.pool, async (c) => {
+      const existing = await this.compactionOn(c, input.id);
+      if (existing) return existing;
+      const conv = await this.lockConversation(c, input.conversationId);
+      const active = requireActive(conv, input.conversationId);
+      const totals = await this.totalsOf(c, input.conversationId, active);
+      await c.query(
+        `insert into compactions (id, conversation_id, seq, trigger, status, focus, base_version, base_item_count,
+                                  tokens_before)
+         values ($1, $2, $3, $4, 'running', $5, $6, $7, $8)`,
+        [input.id, input.conversationId, input.seq, input.trigger, input.focus ?? null, active, totals.itemCount, totals.tokens],
+      );
+      const record = await this.compactionOn(c, input.id);
+      if (!record) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${input.id} vanished`);
+      return record;
+    });
+  }
+
+  /** Records a compaction that was skipped (cooldown, loop guard, rejected confirmation). Idempotent. */
+  async recordSkippedCompaction(input: {
+    id: string;
+    conversationId: string;
+    seq: number;
+    trigger: string;
+    reason: string;
+  }): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      const conv = await this.lockConversation(c, input.conversationId);
+      const active = requireActive(conv, input.conversationId);
+      await c.query(
+        `insert into compactions (id, conversation_id, seq, trigger, status, base_version, reason, finished_at)
+         values ($1, $2, $3, $4, 'skipped', $5, $6, now()) on conflict (id) do nothing`,
+        [input.id, input.conversationId, input.seq, input.trigger, active, input.reason],
+      );
+    });
+  }
+
+  async getCompaction(id: string): Promise<CompactionRecord | null> {
+    const c = await this.pool.connect();
+    try {
+      return await this.compactionOn(c, id);
+    } finally {
+      c.release();
+    }
+  }
+
+  async listCompactions(conversationId: string): Promise<CompactionRecord[]> {
+    const r = await this.pool.query('select * from compactions where conversation_id = $1 order by seq', [
+      conversationId,
+    ]);
+    return r.rows.map(compactionFromRow);
+  }
+
+  /** Next compaction number for a conversation (1-based). */
+  async nextCompactionSeq(conversationId: string): Promise<number> {
+    const r = await this.pool.query<{ n: number }>(
+      'select coalesce(max(seq), 0)::int + 1 as n from compactions where conversation_id = $1',
+      [conversationId],
+    );
+    return r.rows[0]?.n ?? 1;
+  }
+
+  /**
+   * Writes a staged version for a running compaction: inserts `newItems` into the archive and
+   * lists `memberIds` (existing or new items) in order. Idempotent by `idemKey`.
+   */
+  async stageVersion(input: {
+    compactionId: string;
+    idemKey: string;
+    baseVersion: number;
+    newItems: ContextItem[];
+    memberIds: string[];
+  }): Promise<ContextTotals> {
+    return inTransaction(this.pool, async (c) => {
+      const comp = await this.lockRunningCompaction(c, input.compactionId);
+      const conversationId = comp.conversationId;
+      await this.lockConversation(c, conversationId);
+      const key = `${input.compactionId}:${input.idemKey}`;
+      const found = await c.query<{ version: number }>(
+        'select version from context_versions where conversation_id = $1 and idem_key = $2',
+        [conversationId, key],
+      );
+      let version = found.rows[0]?.version;
+      if (version === undefined) {
+        await this.insertItems(c, conversationId, input.newItems);
+        version = await this.insertVersion(c, conversationId, {
+          status: 'staged',
+          baseVersion: input.baseVersion,
+          origin: 'compaction',
+          compactionId: input.compactionId,
+          idemKey: key,
+          itemIds: input.memberIds,
+        });
+      }
+      await c.query('update compactions set staged_version = $2 where id = $1', [input.compactionId, version]);
+      return this.totalsOf(c, conversationId, version);
+    });
+  }
+
+  /** Updates the descriptive fields of a running compaction (strategy, task type, attempts, timings...). */
+  async updateCompaction(
+    id: string,
+    fields: Partial<{
+      strategy: string;
+      taskType: string;
+      attempts: number;
+      itemsCompacted: number;
+      summaryItemId: string;
+      tokensAfter: number;
+      timings: Record<string, number>;
+    }>,
+  ): Promise<void> {
+    const columns: Record<string, unknown> = {
+      strategy: fields.strategy,
+      task_type: fields.taskType,
+      attempts: fields.attempts,
+      items_compacted: fields.itemsCompacted,
+      summary_item_id: fields.summaryItemId,
+      tokens_after: fields.tokensAfter,
+      timings: fields.timings === undefined ? undefined : JSON.stringify(fields.timings),
+    };
+    const set: string[] = [];
+    const values: unknown[] = [id];
+    for (const [column, value] of Object.entries(columns)) {
+      if (value === undefined) continue;
+      values.push(value);
+      set.push(`${column} = $${values.length}`);
+    }
+    if (set.length === 0) return;
+    await this.pool.query(`update compactions set ${set.join(', ')} where id = $1`, values);
+  }
+
+  /**
+   * Commits a compaction in one transaction: the staged version becomes active if the active
+   * version is still the base it was made from (and has not grown). Idempotent: committing a
+   * committed compaction returns the same totals.
+   */
+  async commitCompaction(compactionId: string): Promise<ContextTotals> {
+    return inTransaction(this.pool, async (c) => {
+      const comp = await this.compactionOn(c, compactionId, true);
+      if (!comp) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
+      const conv = await this.lockConversation(c, comp.conversationId);
+      if (comp.status === 'committed') return this.totalsOf(c, comp.conversationId);
+      if (comp.status !== 'running') {
+        throw new StoreError('COMPACTION_FINISHED', `compaction ${compactionId} is ${comp.status}, not running`);
+      }
+      if (comp.stagedVersion === null) {
+        throw new StoreError('VERSION_NOT_FOUND', `compaction ${compactionId} has no staged version to commit`);
+      }
+      const active = requireActive(conv, comp.conversationId);
+      const baseTotals = await this.totalsOf(c, comp.conversationId, active);
+      if (active !== comp.baseVersion || baseTotals.itemCount !== comp.baseItemCount) {
+        throw new StoreError(
+          'BASE_VERSION_CHANGED',
+          `compaction ${compactionId} was made from version ${comp.baseVersion} (${comp.baseItemCount} items) ` +
+            `but the active version is now ${active} (${baseTotals.itemCount} items)`,
+        );
+      }
+      const staged = await this.totalsOf(c, comp.conversationId, comp.stagedVersion);
+      await c.query(
+        `update context_versions set status = 'superseded' where conversation_id = $1 and version = $2`,
+        [comp.conversationId, active],
+      );
+      await c.query(
+        `update context_versions set status = case when version = $2 then 'active' else 'discarded' end
+          where conversation_id = $1 and compaction_id = $3 and status = 'staged'`,
+        [comp.conversationId, comp.stagedVersion, compactionId],
+      );
+      await c.query('update conversations set active_version = $2 where id = $1', [
+        comp.conversationId,
+        comp.stagedVersion,
+      ]);
+      await c.query(
+        `update compactions set status = 'committed', tokens_after = $2, finished_at = now() where id = $1`,
+        [compactionId, staged.tokens],
+      );
+      return staged;
+    });
+  }
+
+  /**
+   * Compensation: discards every staged version of a compaction and marks it rolled back with the
+   * reason. Never touches the active version. Idempotent; a committed compaction is left as it is
+   * (and reported), because rolling back a committed context is `restore`'s job.
+   */
+  async discardStaged(compactionId: string, reason: string): Promise<{ status: CompactionStatus }> {
+    return inTransaction(this.pool, async (c) => {
+      const comp = await this.compactionOn(c, compactionId, true);
+      if (!comp) return { status: 'rolled_back' as const };
+      if (comp.status === 'committed' || comp.status === 'rolled_back') return { status: comp.status };
+      await c.query(
+        `update context_versions set status = 'discarded'
+          where conversation_id = $1 and compaction_id = $2 and status = 'staged'`,
+        [comp.conversationId, compactionId],
+      );
+      await c.query(
+        `update compactions set status = 'rolled_back', reason = $2, finished_at = now() where id = $1`,
+        [compactionId, reason],
+      );
+      return { status: 'rolled_back' as const };
+    });
+  }
+
+  /** Records a meta event of a compaction; the same key twice records it once. */
+  async recordEvent(compactionId: string, key: string, phase: string, data: Record<string, unknown>): Promise<void> {
+    await this.pool.query(
+      `insert into compaction_events (compaction_id, key, phase, data) values ($1, $2, $3, $4)
+       on conflict (compaction_id, key) do nothing`,
+      [compactionId, key, phase, JSON.stringify(data)],
+    );
+  }
+
+  async listEvents(compactionId: string): Promise<CompactionEvent[]> {
+    const r = await this.pool.query(
+      'select key, phase, data, created_at from compaction_events where compaction_id = $1 order by created_at, key',
+      [compactionId],
+    );
+    return r.rows.map((row) => ({
+      key: row.key,
+      phase: row.phase,
+      data: JSON.parse(row.data) as Record<string, unknown>,
+      createdAt: row.created_at,
+    }));
+  }
+
+  /**
+   * Undo: makes the content of an earlier version active again, as a new version (so the history
+   * of versions stays linear and inspectable). Idempotent by `idemKey`.
+   */
+  async restore(conversationId: string, version: number, idemKey: string): Promise<ContextTotals> {
+    return inTransaction(this.pool, async (c) => {
+      const conv = await this.lockConversation(c, conversationId);
+      const active = requireActive(conv, conversationId);
+      const key = `restore:${idemKey}`;
+      const found = await c.query<{ version: number }>(
+        'select version from context_versions where conversation_id = $1 and idem_key = $2',
+        [conversationId, key],
+      );
+      if (found.rows[0]) return this.totalsOf(c, conversationId, found.rows[0].version);
+      const source = await c.query<{ status: string }>(
+        'select status from context_versions where conversation_id = $1 and version = $2',
+        [conversationId, version],
+      );
+      const sourceRow = source.rows[0];
+      if (!sourceRow || sourceRow.status === 'staged') {
+        throw new StoreError(
+          'VERSION_NOT_FOUND',
+          `conversation ${conversationId} has no version ${version} to restore` +
+            (sourceRow ? ' (it is a staged version of a running compaction)' : ''),
+        );
+      }
+      const members = await c.query<{ item_id: string }>(
+        'select item_id from context_version_items where conversation_id = $1 and version = $2 order by position',
+        [conversationId, version],
+      );
+      const newVersion = await this.insertVersion(c, conversationId, {
+        status: 'active',
+        baseVersion: version,
+        origin: 'restore',
+        compactionId: null,
+        idemKey: key,
+        itemIds: members.rows.map((r) => r.item_id),
+      });
+      await c.query(
+        `update context_versions set status = 'superseded' where conversation_id = $1 and version = $2`,
+        [conversationId, active],
+      );
+      await c.query('update conversations set active_version = $2 where id = $1', [conversationId, newVersion]);
+      return this.totalsOf(c, conversationId, newVersion);
+    });
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  private async lockConversation(
+    c: PoolClient,
+    conversationId: string,
+  ): Promise<{ active_version: number | null; status: string; next_seq: string; next_version: number }> {
+    const r = await c.query(
+      'select active_version, status, next_seq, next_version from conversations where id = $1 for update',
+      [conversationId],
+    );
+    const row = r.rows[0];
+    if (!row) throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} does not exist`);
+    return row;
+  }
+
+  private async lockRunningCompaction(c: PoolClient, compactionId: string): Promise<CompactionRecord> {
+    const comp = await this.compactionOn(c, compactionId, true);
+    if (!comp) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
+    if (comp.status !== 'running') {
+      throw new StoreError('COMPACTION_FINISHED', `compaction ${compactionId} is ${comp.status}, not running`);
+    }
+    return comp;
+  }
+
+  private async compactionOn(c: PoolClient, id: string, forUpdate = false): Promise<CompactionRecord | null> {
+    const r = await c.query(`select * from compactions where id = $1${forUpdate ? ' for update' : ''}`, [id]);
+    return r.rows[0] ? compactionFromRow(r.rows[0]) : null;
+  }
+
+  /** Inserts items that are not in the archive yet, giving them the next sequence numbers. */
+  private async insertItems(c: PoolClient, conversationId: string, items: ContextItem[]): Promise<void> {
+    if (items.length === 0) return;
+    const existing = await c.query<{ id: string }>('select id from items where id = any($1)', [
+      items.map((i) => i.id),
+    ]);
+    const known = new Set(existing.rows.map((r) => r.id));
+    const fresh = items.filter((i) => !known.has(i.id));
+    if (fresh.length === 0) return;
+    const seqRow = await c.query<{ next_seq: string }>(
+      'update conversations set next_seq = next_seq + $2 where id = $1 returning next_seq - $2 as next_seq',
+      [conversationId, fresh.length],
+    );
+    let seq = Number(seqRow.rows[0]?.next_seq ?? 1);
+    for (const item of fresh) {
+      const col = itemColumns(item);
+      await c.query(
+        `insert into items (id, conversation_id, seq, type, role, body, tokens, round, is_meta, pinned, ephemeral,
+                            source_id, attrs)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+        [
+          item.id,
+          conversationId,
+          seq++,
+          col.type,
+          col.role,
+          col.body,
+          item.tokens,
+          item.round,
+          item.isMeta,
+          item.pinned,
+          item.ephemeral,
+          item.sourceId ?? null,
+          col.attrs,
+        ],
+      );
+    }
+  }
+
+  private async insertVersion(
+    c: PoolClient,
+    conversationId: string,
+    v: {
+      status: 'active' | 'staged';
+      baseVersion: number | null;
+      origin: string;
+      compactionId: string | null;
+      idemKey: string;
+      itemIds: string[];
+    },
+  ): Promise<number> {
+    const r = await c.query<{ version: number }>(
+      'update conversations set next_version = next_version + 1 where id = $1 returning next_version - 1 as version',
+      [conversationId],
+    );
+    const version = r.rows[0]?.version;
+    if (version === undefined) throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} vanished`);
+    await c.query(
+      `insert into context_versions (conversation_id, version, status, base_version, origin, compaction_id, idem_key)
+       values ($1, $2, $3, $4, $5, $6, $7)`,
+      [conversationId, version, v.status, v.baseVersion, v.origin, v.compactionId, v.idemKey],
+    );
+    await c.query(
+      `insert into context_version_items (conversation_id, version, position, item_id)
+       select $1, $2, ord - 1, id from unnest($3::text[]) with ordinality as t(id, ord)`,
+      [conversationId, version, v.itemIds],
+    );
+    return version;
+  }
+
+  /** Adds items at the end of a version, skipping those already in it. */
+  private async addMembers(c: PoolClient, conversationId: string, version: number, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await c.query(
+      `insert into context_version_items (conversation_id, version, position, item_id)
+       select $1, $2, base.n + t.ord - 1, t.id
+         from unnest($3::text[]) with ordinality as t(id, ord),
+              (select coalesce(max(position) + 1, 0) as n from context_version_items
+                where conversation_id = $1 and version = $2) base
+        where not exists (select 1 from context_version_items m
+                           where m.conversation_id = $1 and m.version = $2 and m.item_id = t.id)`,
+      [conversationId, version, ids],
+    );
+  }
+
+  /** Closes gaps in positions after removals (positions stay 0..n-1, in order). */
+  private async renumber(c: PoolClient, conversationId: string, version: number): Promise<void> {
+    await c.query(
+      `update context_version_items m set position = -1 - r.rn
+         from (select item_id, row_number() over (order by position) - 1 as rn from context_version_items
+                where conversation_id = $1 and version = $2) r
+        where m.conversation_id = $1 and m.version = $2 and m.item_id = r.item_id`,
+      [conversationId, version],
+    );
+    await c.query(
+      'update context_version_items set position = -1 - position where conversation_id = $1 and version = $2',
+      [conversationId, version],
+    );
+  }
+
+  private async totalsOf(c: PoolClient, conversationId: string, version?: number): Promise<ContextTotals> {
+    let v = version;
+    if (v === undefined) {
+      const r = await c.query<{ active_version: number | null }>(
+        'select active_version from conversations where id = $1',
+        [conversationId],
+      );
+      const active = r.rows[0]?.active_version;
+      if (active === undefined || active === null) {
+        throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
+      }
+      v = active;
+    }
+    const t = await c.query<{ tokens: number; item_count: number }>(
+      `select coalesce(sum(i.tokens), 0)::int as tokens, count(*)::int as item_count
+         from context_version_items m join items i on i.id = m.item_id
+        where m.conversation_id = $1 and m.version = $2`,
+      [conversationId, v],
+    );
+    return { version: v, tokens: t.rows[0]?.tokens ?? 0, itemCount: t.rows[0]?.item_count ?? 0 };
+  }
+}
+
+function requireActive(conv: { active_version: number | null }, conversationId: string): number {
+  if (conv.active_version === null) {
+    throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
+  }
+  return conv.active_version;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a raw pg row; decoded field by field here
+function compactionFromRow(row: any): CompactionRecord {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    seq: row.seq,
+    trigger: row.trigger,
+    status: row.status,
+    strategy: row.strategy,
+    taskType: row.task_type,
+    focus: row.focus,
+    baseVersion: row.base_version,
+    baseItemCount: row.base_item_count,
+    stagedVersion: row.staged_version,
+    tokensBefore: row.tokens_before,
+    tokensAfter: row.tokens_after,
+    itemsCompacted: row.items_compacted,
+    summaryItemId: row.summary_item_id,
+    reason: row.reason,
+    attempts: row.attempts,
+    timings: JSON.parse(row.timings ?? '{}') as Record<string, number>,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+  };
+}

@@ -1,0 +1,2 @@
+export * from './conversation-store';
+export { rowToItem, itemColumns, StoredRowError } from './rows';

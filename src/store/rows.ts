@@ -1,0 +1,82 @@
+import { ITEM_TYPES, type ContextItem, type ItemType } from '../context/items';
+
+/** An `items` row as PostgreSQL returns it. */
+export interface ItemRow {
+  id: string;
+  conversation_id: string;
+  seq: string;
+  type: string;
+  role: string;
+  body: string;
+  tokens: number;
+  round: number;
+  is_meta: boolean;
+  pinned: boolean;
+  ephemeral: boolean;
+  source_id: string | null;
+  attrs: string;
+}
+
+/** Raised when a stored row does not decode into an item (a trust boundary: rows may be old or hand-edited). */
+export class StoredRowError extends Error {
+  constructor(itemId: string, detail: string) {
+    super(`stored item ${itemId} is not a valid context item: ${detail}`);
+    this.name = 'StoredRowError';
+  }
+}
+
+function isItemType(type: string): type is ItemType {
+  return (ITEM_TYPES as readonly string[]).includes(type);
+}
+
+/** The role column: what the model sees the item as ('tools' for the tool list). */
+export function itemRole(item: ContextItem): string {
+  return item.type === 'TOOL_DEFINITIONS' ? 'tools' : item.message.role;
+}
+
+/** Columns of an item, body serialized as JSON text (any string survives, see the migration). */
+export function itemColumns(item: ContextItem): {
+  type: string;
+  role: string;
+  body: string;
+  attrs: string;
+} {
+  const attrs: Record<string, unknown> = {};
+  if (item.type === 'COMPACTION_SUMMARY') attrs.summarizer = item.summarizer;
+  const body = item.type === 'TOOL_DEFINITIONS' ? item.tools : item.message;
+  return { type: item.type, role: itemRole(item), body: JSON.stringify(body), attrs: JSON.stringify(attrs) };
+}
+
+/** Decodes a stored row back into the item it was written from. */
+export function rowToItem(row: ItemRow): ContextItem {
+  if (!isItemType(row.type)) throw new StoredRowError(row.id, `unknown type ${JSON.stringify(row.type)}`);
+  let body: unknown;
+  let attrs: Record<string, unknown>;
+  try {
+    body = JSON.parse(row.body);
+    attrs = JSON.parse(row.attrs) as Record<string, unknown>;
+  } catch (err) {
+    throw new StoredRowError(row.id, `body is not JSON (${(err as Error).message})`);
+  }
+  if (typeof body !== 'object' || body === null) throw new StoredRowError(row.id, 'body is not an object');
+  const base = {
+    id: row.id,
+    tokens: row.tokens,
+    round: row.round,
+    isMeta: row.is_meta,
+    pinned: row.pinned,
+    ephemeral: row.ephemeral,
+    ...(row.source_id ? { sourceId: row.source_id } : {}),
+  };
+  if (row.type === 'TOOL_DEFINITIONS') {
+    if (!Array.isArray(body)) throw new StoredRowError(row.id, 'tool list is not an array');
+    return { ...base, type: 'TOOL_DEFINITIONS', tools: body as never };
+  }
+  if (!('role' in body)) throw new StoredRowError(row.id, 'message has no role');
+  if (row.type === 'COMPACTION_SUMMARY') {
+    const summarizer = attrs.summarizer === 'extractive' ? 'extractive' : 'llm';
+    return { ...base, type: 'COMPACTION_SUMMARY', message: body as never, summarizer };
+  }
+  // The remaining variants differ only in the message role they carry; the row's type decides which.
+  return { ...base, type: row.type, message: body as never } as ContextItem;
+}
