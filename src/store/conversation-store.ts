@@ -218,6 +218,14 @@ export class ConversationStore {
     });
   }
 
+  /** Items by id that exist, in the order asked; missing ids are left out. */
+  async getItemsIfPresent(ids: string[]): Promise<ContextItem[]> {
+    if (ids.length === 0) return [];
+    const r = await this.pool.query<ItemRow>(`select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [ids]);
+    const byId = new Map(r.rows.map((row) => [row.id, rowToItem(row)]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
   /** Every item ever appended to the conversation, in append order (the archive). */
   async getArchive(conversationId: string): Promise<ContextItem[]> {
     const r = await this.pool.query<ItemRow>(
@@ -427,7 +435,7 @@ export class ConversationStore {
    * version is still the base it was made from (and has not grown). Idempotent: committing a
    * committed compaction returns the same totals.
    */
-  async commitCompaction(compactionId: string): Promise<ContextTotals> {
+  async commitCompaction(compactionId: string, stagedVersion?: number): Promise<ContextTotals> {
     return inTransaction(this.pool, async (c) => {
       const comp = await this.compactionOn(c, compactionId, true);
       if (!comp) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
@@ -436,8 +444,17 @@ export class ConversationStore {
       if (comp.status !== 'running') {
         throw new StoreError('COMPACTION_FINISHED', `compaction ${compactionId} is ${comp.status}, not running`);
       }
-      if (comp.stagedVersion === null) {
+      const chosen = stagedVersion ?? comp.stagedVersion;
+      if (chosen === null) {
         throw new StoreError('VERSION_NOT_FOUND', `compaction ${compactionId} has no staged version to commit`);
+      }
+      const stagedRow = await c.query(
+        `select 1 from context_versions where conversation_id = $1 and version = $2 and compaction_id = $3
+            and status = 'staged'`,
+        [comp.conversationId, chosen, compactionId],
+      );
+      if (stagedRow.rowCount !== 1) {
+        throw new StoreError('VERSION_NOT_FOUND', `version ${chosen} is not a staged version of compaction ${compactionId}`);
       }
       const active = requireActive(conv, comp.conversationId);
       const baseTotals = await this.totalsOf(c, comp.conversationId, active);
@@ -448,7 +465,7 @@ export class ConversationStore {
             `but the active version is now ${active} (${baseTotals.itemCount} items)`,
         );
       }
-      const staged = await this.totalsOf(c, comp.conversationId, comp.stagedVersion);
+      const staged = await this.totalsOf(c, comp.conversationId, chosen);
       await c.query(
         `update context_versions set status = 'superseded' where conversation_id = $1 and version = $2`,
         [comp.conversationId, active],
@@ -456,15 +473,13 @@ export class ConversationStore {
       await c.query(
         `update context_versions set status = case when version = $2 then 'active' else 'discarded' end
           where conversation_id = $1 and compaction_id = $3 and status = 'staged'`,
-        [comp.conversationId, comp.stagedVersion, compactionId],
+        [comp.conversationId, chosen, compactionId],
       );
-      await c.query('update conversations set active_version = $2 where id = $1', [
-        comp.conversationId,
-        comp.stagedVersion,
-      ]);
+      await c.query('update conversations set active_version = $2 where id = $1', [comp.conversationId, chosen]);
       await c.query(
-        `update compactions set status = 'committed', tokens_after = $2, finished_at = now() where id = $1`,
-        [compactionId, staged.tokens],
+        `update compactions set status = 'committed', staged_version = $3, tokens_after = $2, finished_at = now()
+          where id = $1`,
+        [compactionId, staged.tokens, chosen],
       );
       return staged;
     });
@@ -475,21 +490,25 @@ export class ConversationStore {
    * reason. Never touches the active version. Idempotent; a committed compaction is left as it is
    * (and reported), because rolling back a committed context is `restore`'s job.
    */
-  async discardStaged(compactionId: string, reason: string): Promise<{ status: CompactionStatus }> {
+  async discardStaged(
+    compactionId: string,
+    reason: string,
+    outcome: 'rolled_back' | 'skipped' = 'rolled_back',
+  ): Promise<{ status: CompactionStatus }> {
     return inTransaction(this.pool, async (c) => {
       const comp = await this.compactionOn(c, compactionId, true);
-      if (!comp) return { status: 'rolled_back' as const };
-      if (comp.status === 'committed' || comp.status === 'rolled_back') return { status: comp.status };
+      if (!comp) return { status: outcome };
+      if (comp.status !== 'running') return { status: comp.status };
       await c.query(
         `update context_versions set status = 'discarded'
           where conversation_id = $1 and compaction_id = $2 and status = 'staged'`,
         [comp.conversationId, compactionId],
       );
       await c.query(
-        `update compactions set status = 'rolled_back', reason = $2, finished_at = now() where id = $1`,
-        [compactionId, reason],
+        `update compactions set status = $3, reason = $2, finished_at = now() where id = $1`,
+        [compactionId, reason, outcome],
       );
-      return { status: 'rolled_back' as const };
+      return { status: outcome };
     });
   }
 
