@@ -1,2 +1,3 @@
 export * from './conversation-store';
 export { rowToItem, itemColumns, StoredRowError } from './rows';
+export * from './migrate';

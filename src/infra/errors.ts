@@ -1,0 +1,38 @@
+/**
+ * Failures of the infrastructure a user can fix (an unreachable server, a bad URL, a port in use):
+ * one clear line saying what is wrong and what to do, no stack trace unless DEBUG is set.
+ */
+export class InfraError extends Error {
+  constructor(
+    message: string,
+    /** What the user can do about it. */
+    readonly hint?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'InfraError';
+  }
+
+  /** The one line printed for the user. */
+  get userMessage(): string {
+    return this.hint ? `${this.message} — ${this.hint}` : this.message;
+  }
+}
+
+/** The line printed for any error at an entry point. */
+export function describeError(err: unknown): string {
+  if (err instanceof InfraError) return err.userMessage;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+/**
+ * Runs an entry point: prints one line and exits non-zero on failure (the stack only with DEBUG).
+ */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    console.error(`error: ${describeError(err)}`);
+    if (process.env.DEBUG) console.error(err);
+    process.exit(1);
+  });
+}

