@@ -1,0 +1,46 @@
+/**
+ * `durable-compaction worker`: a worker against TEMPORAL_ADDRESS and DATABASE_URL (or the embedded
+ * ones when unset). SIGINT/SIGTERM shut it down gracefully: in-flight activities get the grace time
+ * to finish, then are handed back to the server for another worker.
+ */
+import type { Command } from 'commander';
+import { validateEnvironment } from '../../infra/environment';
+import { connectPostgres } from '../../infra/postgres';
+import { connectTemporal } from '../../infra/temporal';
+import { createWorker, DEFAULT_TASK_QUEUE } from '../../worker';
+
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('run a worker (TEMPORAL_ADDRESS, DATABASE_URL, TASK_QUEUE from the environment)')
+    .option('--task-queue <name>', 'task queue', process.env.TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
+    .option('--grace <duration>', 'how long in-flight activities get at shutdown', '30s')
+    .action(async (opts: { taskQueue: string; grace: string }) => {
+      validateEnvironment();
+      const temporal = await connectTemporal({ dbFilename: '.data/temporal/temporal.db' });
+      const postgres = await connectPostgres({ dataDir: process.env.DATABASE_URL ? undefined : '.data/postgres' }).catch(
+        async (err: unknown) => {
+          await temporal.shutdown();
+          throw err;
+        },
+      );
+      const worker = await createWorker({
+        connection: temporal.nativeConnection,
+        namespace: temporal.namespace,
+        pool: postgres.pool,
+        taskQueue: opts.taskQueue,
+        shutdownGraceTime: opts.grace,
+      });
+      console.log(`worker: task queue "${opts.taskQueue}" on ${temporal.address}, PostgreSQL ${postgres.displayUrl}`);
+      const stop = (signal: string): void => {
+        console.log(`${signal}: shutting down (in-flight activities get ${opts.grace})`);
+        worker.shutdown();
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      await worker.run();
+      await temporal.shutdown();
+      await postgres.shutdown();
+      console.log('worker: stopped');
+    });
+}

@@ -1,0 +1,68 @@
+/**
+ * The newcomer's demo: replays the project's sample session (samples/sample-session.json) through
+ * the agent conversation workflow with a recorded model, a small window and the extractive
+ * summarizer, printing each round's usage and every compaction as it happens.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { importSession } from '../context/importers';
+import { tokenCounterForModel } from '../tokens';
+import { Recording } from '../../activities/recordings';
+import {
+  endUpdate,
+  eventsQuery,
+  sendMessageUpdate,
+  type AgentConversationInput,
+  type ConversationEvent,
+} from '../../workflows/definitions';
+import { formatEvent, formatUsage } from './format';
+
+export const SAMPLE_SESSION = join(__dirname, '..', '..', 'samples', 'sample-session.json');
+
+export async function runDemo(options: {
+  client: Client;
+  taskQueue: string;
+  uiUrl: string | null;
+  log: (line: string) => void;
+  window?: number;
+}): Promise<{ conversationId: string; compactions: number }> {
+  const { client, log } = options;
+  const text = readFileSync(SAMPLE_SESSION, 'utf8');
+  const recording = new Recording(
+    importSession(text, { fileName: SAMPLE_SESSION, tokenizer: tokenCounterForModel('gpt-4o') }).items,
+  );
+  const conversationId = `demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const window = options.window ?? 6000;
+  const input: AgentConversationInput = {
+    conversationId,
+    systemPrompt: recording.systemPrompt ?? 'You are a coding agent.',
+    tools: ['read_file', 'list_directory', 'search_text', 'write_file', 'remember', 'update_tasks', 'pin'],
+    model: { provider: 'recorded', model: 'gpt-4o', recordingPath: SAMPLE_SESSION },
+    config: { maxContextTokens: window, summarizer: 'extractive', cooldownMs: 2000 },
+  };
+  const handle = await client.workflow.start('agentConversation', {
+    workflowId: conversationId,
+    taskQueue: options.taskQueue,
+    args: [input],
+  });
+  log(`conversation ${conversationId} (window ${window.toLocaleString('en-US')} tokens)`);
+  if (options.uiUrl) log(`  watch it: ${options.uiUrl}/namespaces/default/workflows/${encodeURIComponent(conversationId)}`);
+  let seen = 0;
+  let compactions = 0;
+  for (const [i, message] of recording.userMessages.entries()) {
+    const result = await handle.executeUpdate(sendMessageUpdate, { args: [message] });
+    log(`round ${i + 1}: ${message.slice(0, 70)}`);
+    log(`  ↳ ${result.reply.slice(0, 90)}  [${formatUsage(result.contextTokens, result.window)}]`);
+    const events: ConversationEvent[] = await handle.query(eventsQuery, { since: seen });
+    seen += events.length;
+    for (const event of events) {
+      const line = formatEvent(event);
+      if (line) log(`  ${line}`);
+      if (event.type === 'context_compacted') compactions++;
+    }
+  }
+  await handle.executeUpdate(endUpdate);
+  log(`done: ${recording.userMessages.length} rounds, ${compactions} compactions.`);
+  return { conversationId, compactions };
+}
