@@ -10,10 +10,6 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
 import { InfraError } from '../../infra/errors';
-import { connectPostgres } from '../../infra/postgres';
-import { connectTemporal } from '../../infra/temporal';
-import { createWorker, DEFAULT_TASK_QUEUE } from '../../worker';
-import { runDemo } from '../demo';
 
 export interface UpOptions {
   dataDir: string;
@@ -43,6 +39,9 @@ export async function up(options: UpOptions): Promise<void> {
   }
   const log = (line: string): void => console.log(line);
   log(`durable-compaction: starting (data in ${dataDir})`);
+  const { connectPostgres } = await import('../../infra/postgres');
+  const { connectTemporal } = await import('../../infra/temporal');
+  const { createWorker, DEFAULT_TASK_QUEUE } = await import('../../worker');
   const postgres = await connectPostgres({
     dataDir: process.env.DATABASE_URL ? undefined : join(dataDir, 'postgres'),
     port: options.pgPort,
@@ -84,6 +83,7 @@ export async function up(options: UpOptions): Promise<void> {
   const hasLlm = Boolean(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL);
   if (options.demo && !hasLlm) {
     log('\nNo OPENAI_API_KEY / OPENAI_BASE_URL: replaying the sample session with the extractive summarizer.');
+    const { runDemo } = await import('../demo');
     await runDemo({ client: temporal.client, taskQueue: DEFAULT_TASK_QUEUE, uiUrl: temporal.uiUrl, log });
     log('\nThe worker keeps running: browse the Web UI, or press Ctrl-C to stop.');
   } else {

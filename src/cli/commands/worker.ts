@@ -5,18 +5,18 @@
  */
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
-import { connectPostgres } from '../../infra/postgres';
-import { connectTemporal } from '../../infra/temporal';
-import { createWorker, DEFAULT_TASK_QUEUE } from '../../worker';
 
 export function registerWorker(program: Command): void {
   program
     .command('worker')
     .description('run a worker (TEMPORAL_ADDRESS, DATABASE_URL, TASK_QUEUE from the environment)')
-    .option('--task-queue <name>', 'task queue', process.env.TASK_QUEUE ?? DEFAULT_TASK_QUEUE)
+    .option('--task-queue <name>', 'task queue', process.env.TASK_QUEUE ?? 'durable-compaction')
     .option('--grace <duration>', 'how long in-flight activities get at shutdown', '30s')
     .action(async (opts: { taskQueue: string; grace: string }) => {
       validateEnvironment();
+      // Loaded after the checks: a typo in the environment fails before anything heavy loads.
+      const { connectPostgres } = await import('../../infra/postgres');
+      const { connectTemporal } = await import('../../infra/temporal');
       const temporal = await connectTemporal({ dbFilename: '.data/temporal/temporal.db' });
       const postgres = await connectPostgres({ dataDir: process.env.DATABASE_URL ? undefined : '.data/postgres' }).catch(
         async (err: unknown) => {
@@ -24,6 +24,7 @@ export function registerWorker(program: Command): void {
           throw err;
         },
       );
+      const { createWorker } = await import('../../worker');
       const worker = await createWorker({
         connection: temporal.nativeConnection,
         namespace: temporal.namespace,
