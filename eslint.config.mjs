@@ -43,7 +43,17 @@ export default tseslint.config(
       'no-restricted-properties': [
         'error',
         { object: 'Math', property: 'random', message: 'Use uuid4() or deterministic inputs.' },
-        { object: 'Date', property: 'now', message: 'Time is an argument, or workflow time.' },
+      ],
+    },
+  },
+  {
+    // Policy code is pure: time is an argument (workflows may read the SDK's deterministic clock).
+    files: ['src/context/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'Policy code is deterministic.' },
+        { object: 'Date', property: 'now', message: 'Time is an argument in policy code.' },
       ],
     },
   },

@@ -12,7 +12,9 @@ runMain(async () => {
   try {
     const path = await ensureTemporalCli();
     if (!path) {
-      console.error(`prepare-test: no temporal CLI and no Go; the SDK download will be tried (${NO_TEMPORAL_CLI_HINT})`);
+      console.error(
+        `prepare-test: no temporal CLI and no Go; the SDK download will be tried (${NO_TEMPORAL_CLI_HINT})`,
+      );
       return;
     }
     console.error(`prepare-test: temporal CLI ${path} (${Date.now() - started} ms)`);

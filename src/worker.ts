@@ -3,11 +3,13 @@
  * the activities of `createActivities`.
  */
 import { Worker, type NativeConnection, type WorkflowBundle } from '@temporalio/worker';
+import { join } from 'node:path';
 import type { Pool } from 'pg';
 import { createActivities, type CreateActivitiesOptions } from '../activities';
 
 export const DEFAULT_TASK_QUEUE = 'durable-compaction';
-export const WORKFLOWS_PATH = require.resolve('../workflows');
+/** The workflows' entry file (an explicit path: vitest's `require.resolve` does not resolve `.ts`). */
+export const WORKFLOWS_PATH = join(__dirname, '..', 'workflows', 'index.ts');
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -33,7 +35,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     connection: options.connection,
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: WORKFLOWS_PATH }),
     activities,
     shutdownGraceTime: (options.shutdownGraceTime ?? '10s') as '10s',
   });

@@ -67,7 +67,9 @@ const readFileTool: AgentTool = {
       text = lines.slice(start, limit === undefined ? undefined : start + limit).join('\n');
     }
     if (text.length > MAX_READ_CHARS) {
-      return { content: `${text.slice(0, MAX_READ_CHARS)}\n[cut: the file has ${text.length} characters; use offset/limit]` };
+      return {
+        content: `${text.slice(0, MAX_READ_CHARS)}\n[cut: the file has ${text.length} characters; use offset/limit]`,
+      };
     }
     return { content: text };
   },
@@ -78,7 +80,9 @@ const listDirectoryTool: AgentTool = {
   description: 'List a directory of the workspace (directories end with /).',
   parameters: {
     type: 'object',
-    properties: { path: { type: 'string', description: 'Directory relative to the workspace (default: the workspace)' } },
+    properties: {
+      path: { type: 'string', description: 'Directory relative to the workspace (default: the workspace)' },
+    },
   },
   async run(args, ctx) {
     const dir = await resolveInWorkspace(ctx.workspace, str(args, 'path', false) ?? '.');
@@ -87,7 +91,8 @@ const listDirectoryTool: AgentTool = {
     });
     const names = entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
     const shown = names.slice(0, MAX_LIST_ENTRIES);
-    const more = names.length > shown.length ? `\n[${names.length - shown.length} more entries not shown]` : '';
+    const more =
+      names.length > shown.length ? `\n[${names.length - shown.length} more entries not shown]` : '';
     return { content: shown.length > 0 ? shown.join('\n') + more : '(empty directory)' };
   },
 };
@@ -199,7 +204,10 @@ const updateTasksTool: AgentTool = {
         type: 'array',
         items: {
           type: 'object',
-          properties: { title: { type: 'string' }, status: { type: 'string', enum: ['pending', 'in_progress', 'done'] } },
+          properties: {
+            title: { type: 'string' },
+            status: { type: 'string', enum: ['pending', 'in_progress', 'done'] },
+          },
           required: ['title', 'status'],
         },
       },
@@ -213,12 +221,17 @@ const updateTasksTool: AgentTool = {
       const t = task as { title?: unknown; status?: unknown };
       if (typeof t?.title !== 'string' || !t.title.trim()) throw new ToolError(`task ${i + 1} needs a title`);
       if (typeof t.status !== 'string' || !TASK_STATUSES.has(t.status)) {
-        throw new ToolError(`task ${i + 1} has status ${JSON.stringify(t.status)}; use pending, in_progress or done`);
+        throw new ToolError(
+          `task ${i + 1} has status ${JSON.stringify(t.status)}; use pending, in_progress or done`,
+        );
       }
       const box = t.status === 'done' ? '[x]' : t.status === 'in_progress' ? '[~]' : '[ ]';
       return `${box} ${t.title.trim()}`;
     });
-    return { content: `Task list updated (${lines.length} tasks).`, notes: [{ kind: 'task_list', text: lines.join('\n') }] };
+    return {
+      content: `Task list updated (${lines.length} tasks).`,
+      notes: [{ kind: 'task_list', text: lines.join('\n') }],
+    };
   },
 };
 

@@ -74,7 +74,8 @@ export class ToolRegistry {
   definitions(names: string[]): ToolDefinition[] {
     return names.map((name) => {
       const tool = this.tools.get(name);
-      if (!tool) throw new Error(`unknown tool ${JSON.stringify(name)}; known tools: ${this.names().join(', ')}`);
+      if (!tool)
+        throw new Error(`unknown tool ${JSON.stringify(name)}; known tools: ${this.names().join(', ')}`);
       return toolDefinition(tool);
     });
   }

@@ -8,11 +8,17 @@ import { ToolError } from './registry';
  * nearest existing ancestor) that resolve outside. Safe by construction: every file tool goes
  * through here.
  */
-export async function resolveInWorkspace(workspace: string | null, path: unknown, what = 'path'): Promise<string> {
+export async function resolveInWorkspace(
+  workspace: string | null,
+  path: unknown,
+  what = 'path',
+): Promise<string> {
   if (!workspace) throw new ToolError('this conversation has no workspace, so file tools are not available');
-  if (typeof path !== 'string' || path.length === 0) throw new ToolError(`${what} must be a non-empty string`);
+  if (typeof path !== 'string' || path.length === 0)
+    throw new ToolError(`${what} must be a non-empty string`);
   if (path.includes('\0')) throw new ToolError(`${what} contains a NUL byte`);
-  if (isAbsolute(path)) throw new ToolError(`${what} "${path}" is absolute; use a path relative to the workspace`);
+  if (isAbsolute(path))
+    throw new ToolError(`${what} "${path}" is absolute; use a path relative to the workspace`);
   const root = await realpath(workspace).catch(() => {
     throw new ToolError(`the workspace ${workspace} does not exist`);
   });
@@ -23,7 +29,8 @@ export async function resolveInWorkspace(workspace: string | null, path: unknown
   for (;;) {
     try {
       const real = await realpath(probe);
-      if (!inside(root, real)) throw new ToolError(`${what} "${path}" leads outside the workspace (through a symlink)`);
+      if (!inside(root, real))
+        throw new ToolError(`${what} "${path}" leads outside the workspace (through a symlink)`);
       break;
     } catch (err) {
       if (err instanceof ToolError) throw err;
@@ -44,4 +51,3 @@ function inside(root: string, target: string): boolean {
 export function displayPath(workspaceRoot: string, target: string): string {
   return relative(workspaceRoot, target).split(sep).join('/') || '.';
 }
-

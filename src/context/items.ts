@@ -84,6 +84,26 @@ export interface ItemBase {
   ephemeral: boolean;
   /** For a truncated or summarized form: the id of the item it replaces. */
   sourceId?: string;
+  /** For an imported item: what the source format held beyond the message (see {@link ItemOrigin}). */
+  origin?: ItemOrigin;
+}
+
+/** The session formats the importers read and the exporters write (`importers/`). */
+export const SESSION_FORMATS = ['openai', 'swe-agent', 'pi'] as const;
+export type SessionFormat = (typeof SESSION_FORMATS)[number];
+
+/**
+ * Where an imported item came from. The item's message is OpenAI-shaped; `fields` keeps, as plain
+ * JSON, everything of the source entry that shape cannot hold (SWE-agent's `thought`, `action`,
+ * `agent`; pi's entry envelope, `usage`, `stopReason`, block layout; ...), so the exporter of the
+ * same format writes the entry back without loss. Never sent to the model, never counted.
+ */
+export interface ItemOrigin {
+  format: SessionFormat;
+  /** Position in the source: message index (JSON formats) or entry index (JSONL formats). */
+  index: number;
+  /** Format-specific side fields, JSON values only (the importer of `format` defines them). */
+  fields: Record<string, unknown>;
 }
 
 export interface SystemPromptItem extends ItemBase {

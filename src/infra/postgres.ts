@@ -63,9 +63,13 @@ export function parseDatabaseUrl(url: string, allowInsecureRemote = false): URL 
     );
   }
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
-    throw new InfraError(`DATABASE_URL has scheme ${u.protocol} instead of postgres:`, 'use postgres://user:password@host:5432/database');
+    throw new InfraError(
+      `DATABASE_URL has scheme ${u.protocol} instead of postgres:`,
+      'use postgres://user:password@host:5432/database',
+    );
   }
-  const local = ['localhost', '127.0.0.1', '::1', '[::1]', ''].includes(u.hostname) || u.hostname.startsWith('/');
+  const local =
+    ['localhost', '127.0.0.1', '::1', '[::1]', ''].includes(u.hostname) || u.hostname.startsWith('/');
   const sslmode = u.searchParams.get('sslmode');
   const tls = sslmode !== null && sslmode !== 'disable' && sslmode !== 'allow' && sslmode !== 'prefer';
   if (!local && !tls && !allowInsecureRemote && process.env.DC_ALLOW_INSECURE_DB !== '1') {
@@ -138,7 +142,10 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
   }
   const port = options.port ?? (await freePort());
   if (await portInUse(port)) {
-    throw new InfraError(`cannot start PostgreSQL: port ${port} is in use`, 'free it or choose another with DC_PG_PORT');
+    throw new InfraError(
+      `cannot start PostgreSQL: port ${port} is in use`,
+      'free it or choose another with DC_PG_PORT',
+    );
   }
   const password = 'durable-compaction';
   const initialised = existsSync(join(dataDir, 'PG_VERSION'));

@@ -89,7 +89,8 @@ export async function buildTemporalCli(
       } catch {
         // the lock went away meanwhile
       }
-      if (Date.now() > deadline) throw new InfraError(`timed out waiting for another build of the temporal CLI (${lock})`);
+      if (Date.now() > deadline)
+        throw new InfraError(`timed out waiting for another build of the temporal CLI (${lock})`);
       log(`temporal CLI: another process is building it, waiting (${lock})`);
       await sleepMs(10_000);
     }
@@ -103,7 +104,12 @@ export async function buildTemporalCli(
     const started = Date.now();
     await new Promise<void>((resolve, reject) => {
       const child = spawn(go, ['install', `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], {
-        env: { ...env, GOBIN: dir, GOFLAGS: env.GOFLAGS ?? '-mod=mod', GOTOOLCHAIN: env.GOTOOLCHAIN ?? 'local' },
+        env: {
+          ...env,
+          GOBIN: dir,
+          GOFLAGS: env.GOFLAGS ?? '-mod=mod',
+          GOTOOLCHAIN: env.GOTOOLCHAIN ?? 'local',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let lastLines: string[] = [];
@@ -125,7 +131,10 @@ export async function buildTemporalCli(
       child.on('exit', (code) => {
         clearInterval(ticker);
         if (code === 0) resolve();
-        else reject(new InfraError(`go install of the temporal CLI failed (exit ${code}):\n${lastLines.join('\n')}`));
+        else
+          reject(
+            new InfraError(`go install of the temporal CLI failed (exit ${code}):\n${lastLines.join('\n')}`),
+          );
       });
     });
     if (!isExecutableFile(target)) throw new InfraError(`go install finished but ${target} is missing`);
@@ -155,4 +164,3 @@ export async function ensureTemporalCli(env: NodeJS.ProcessEnv = process.env): P
   if (!go) return null;
   return buildTemporalCli(go, env);
 }
-

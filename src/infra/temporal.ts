@@ -129,14 +129,19 @@ async function startDevServer(options: TemporalOptions, namespace: string): Prom
   let env: TestWorkflowEnvironment;
   try {
     if (path) {
-      env = await TestWorkflowEnvironment.createLocal({ server: { ...server, executable: { type: 'existing-path', path } } });
+      env = await TestWorkflowEnvironment.createLocal({
+        server: { ...server, executable: { type: 'existing-path', path } },
+      });
     } else {
       log('temporal CLI: not found and no Go to build it; trying the SDK download (needs the internet)');
       env = await TestWorkflowEnvironment.createLocal({ server });
     }
   } catch (err) {
     const message = (err as Error).message.split('\n')[0] ?? String(err);
-    if (!path) throw new InfraError(`cannot start a Temporal dev server: ${message}`, NO_TEMPORAL_CLI_HINT, { cause: err });
+    if (!path)
+      throw new InfraError(`cannot start a Temporal dev server: ${message}`, NO_TEMPORAL_CLI_HINT, {
+        cause: err,
+      });
     if (/address already in use|bind/i.test(message)) {
       throw new InfraError(
         `cannot start the Temporal dev server: port ${options.port ?? '(chosen)'} or its UI port is in use`,
@@ -144,7 +149,9 @@ async function startDevServer(options: TemporalOptions, namespace: string): Prom
         { cause: err },
       );
     }
-    throw new InfraError(`cannot start the Temporal dev server (${path}): ${message}`, undefined, { cause: err });
+    throw new InfraError(`cannot start the Temporal dev server (${path}): ${message}`, undefined, {
+      cause: err,
+    });
   }
   const address = env.address;
   const port = Number(address.slice(address.lastIndexOf(':') + 1));

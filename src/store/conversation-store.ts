@@ -114,7 +114,9 @@ export class ConversationStore {
   async createConversation(conversationId: string, items: ContextItem[]): Promise<ContextTotals> {
     assertConversationId(conversationId);
     return inTransaction(this.pool, async (c) => {
-      await c.query('insert into conversations (id) values ($1) on conflict (id) do nothing', [conversationId]);
+      await c.query('insert into conversations (id) values ($1) on conflict (id) do nothing', [
+        conversationId,
+      ]);
       const conv = await this.lockConversation(c, conversationId);
       if (conv.active_version === null) {
         await this.insertItems(c, conversationId, items);
@@ -126,7 +128,10 @@ export class ConversationStore {
           idemKey: 'start',
           itemIds: items.map((i) => i.id),
         });
-        await c.query('update conversations set active_version = $2 where id = $1', [conversationId, version]);
+        await c.query('update conversations set active_version = $2 where id = $1', [
+          conversationId,
+          version,
+        ]);
       }
       return this.totalsOf(c, conversationId);
     });
@@ -186,7 +191,10 @@ export class ConversationStore {
     if (row.active_version === null) {
       throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
     }
-    return { version: row.active_version, items: await this.getVersionItems(conversationId, row.active_version) };
+    return {
+      version: row.active_version,
+      items: await this.getVersionItems(conversationId, row.active_version),
+    };
   }
 
   /** The items of one version, in order. */
@@ -209,7 +217,9 @@ export class ConversationStore {
   /** Items by id (any conversation), in the order asked; missing ids raise ITEM_NOT_FOUND. */
   async getItems(ids: string[]): Promise<ContextItem[]> {
     if (ids.length === 0) return [];
-    const r = await this.pool.query<ItemRow>(`select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [ids]);
+    const r = await this.pool.query<ItemRow>(`select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [
+      ids,
+    ]);
     const byId = new Map(r.rows.map((row) => [row.id, rowToItem(row)]));
     return ids.map((id) => {
       const item = byId.get(id);
@@ -221,7 +231,9 @@ export class ConversationStore {
   /** Items by id that exist, in the order asked; missing ids are left out. */
   async getItemsIfPresent(ids: string[]): Promise<ContextItem[]> {
     if (ids.length === 0) return [];
-    const r = await this.pool.query<ItemRow>(`select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [ids]);
+    const r = await this.pool.query<ItemRow>(`select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [
+      ids,
+    ]);
     const byId = new Map(r.rows.map((row) => [row.id, rowToItem(row)]));
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
@@ -308,7 +320,16 @@ export class ConversationStore {
         `insert into compactions (id, conversation_id, seq, trigger, status, focus, base_version, base_item_count,
                                   tokens_before)
          values ($1, $2, $3, $4, 'running', $5, $6, $7, $8)`,
-        [input.id, input.conversationId, input.seq, input.trigger, input.focus ?? null, active, totals.itemCount, totals.tokens],
+        [
+          input.id,
+          input.conversationId,
+          input.seq,
+          input.trigger,
+          input.focus ?? null,
+          active,
+          totals.itemCount,
+          totals.tokens,
+        ],
       );
       const record = await this.compactionOn(c, input.id);
       if (!record) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${input.id} vanished`);
@@ -392,7 +413,10 @@ export class ConversationStore {
           itemIds: input.memberIds,
         });
       }
-      await c.query('update compactions set staged_version = $2 where id = $1', [input.compactionId, version]);
+      await c.query('update compactions set staged_version = $2 where id = $1', [
+        input.compactionId,
+        version,
+      ]);
       return this.totalsOf(c, conversationId, version);
     });
   }
@@ -442,11 +466,17 @@ export class ConversationStore {
       const conv = await this.lockConversation(c, comp.conversationId);
       if (comp.status === 'committed') return this.totalsOf(c, comp.conversationId);
       if (comp.status !== 'running') {
-        throw new StoreError('COMPACTION_FINISHED', `compaction ${compactionId} is ${comp.status}, not running`);
+        throw new StoreError(
+          'COMPACTION_FINISHED',
+          `compaction ${compactionId} is ${comp.status}, not running`,
+        );
       }
       const chosen = stagedVersion ?? comp.stagedVersion;
       if (chosen === null) {
-        throw new StoreError('VERSION_NOT_FOUND', `compaction ${compactionId} has no staged version to commit`);
+        throw new StoreError(
+          'VERSION_NOT_FOUND',
+          `compaction ${compactionId} has no staged version to commit`,
+        );
       }
       const stagedRow = await c.query(
         `select 1 from context_versions where conversation_id = $1 and version = $2 and compaction_id = $3
@@ -454,7 +484,10 @@ export class ConversationStore {
         [comp.conversationId, chosen, compactionId],
       );
       if (stagedRow.rowCount !== 1) {
-        throw new StoreError('VERSION_NOT_FOUND', `version ${chosen} is not a staged version of compaction ${compactionId}`);
+        throw new StoreError(
+          'VERSION_NOT_FOUND',
+          `version ${chosen} is not a staged version of compaction ${compactionId}`,
+        );
       }
       const active = requireActive(conv, comp.conversationId);
       const baseTotals = await this.totalsOf(c, comp.conversationId, active);
@@ -475,7 +508,10 @@ export class ConversationStore {
           where conversation_id = $1 and compaction_id = $3 and status = 'staged'`,
         [comp.conversationId, chosen, compactionId],
       );
-      await c.query('update conversations set active_version = $2 where id = $1', [comp.conversationId, chosen]);
+      await c.query('update conversations set active_version = $2 where id = $1', [
+        comp.conversationId,
+        chosen,
+      ]);
       await c.query(
         `update compactions set status = 'committed', staged_version = $3, tokens_after = $2, finished_at = now()
           where id = $1`,
@@ -504,16 +540,22 @@ export class ConversationStore {
           where conversation_id = $1 and compaction_id = $2 and status = 'staged'`,
         [comp.conversationId, compactionId],
       );
-      await c.query(
-        `update compactions set status = $3, reason = $2, finished_at = now() where id = $1`,
-        [compactionId, reason, outcome],
-      );
+      await c.query(`update compactions set status = $3, reason = $2, finished_at = now() where id = $1`, [
+        compactionId,
+        reason,
+        outcome,
+      ]);
       return { status: outcome };
     });
   }
 
   /** Records a meta event of a compaction; the same key twice records it once. */
-  async recordEvent(compactionId: string, key: string, phase: string, data: Record<string, unknown>): Promise<void> {
+  async recordEvent(
+    compactionId: string,
+    key: string,
+    phase: string,
+    data: Record<string, unknown>,
+  ): Promise<void> {
     await this.pool.query(
       `insert into compaction_events (compaction_id, key, phase, data) values ($1, $2, $3, $4)
        on conflict (compaction_id, key) do nothing`,
@@ -576,7 +618,10 @@ export class ConversationStore {
         `update context_versions set status = 'superseded' where conversation_id = $1 and version = $2`,
         [conversationId, active],
       );
-      await c.query('update conversations set active_version = $2 where id = $1', [conversationId, newVersion]);
+      await c.query('update conversations set active_version = $2 where id = $1', [
+        conversationId,
+        newVersion,
+      ]);
       return this.totalsOf(c, conversationId, newVersion);
     });
   }
@@ -600,7 +645,10 @@ export class ConversationStore {
     const comp = await this.compactionOn(c, compactionId, true);
     if (!comp) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
     if (comp.status !== 'running') {
-      throw new StoreError('COMPACTION_FINISHED', `compaction ${compactionId} is ${comp.status}, not running`);
+      throw new StoreError(
+        'COMPACTION_FINISHED',
+        `compaction ${compactionId} is ${comp.status}, not running`,
+      );
     }
     return comp;
   }
@@ -666,7 +714,8 @@ export class ConversationStore {
       [conversationId],
     );
     const version = r.rows[0]?.version;
-    if (version === undefined) throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} vanished`);
+    if (version === undefined)
+      throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} vanished`);
     await c.query(
       `insert into context_versions (conversation_id, version, status, base_version, origin, compaction_id, idem_key)
        values ($1, $2, $3, $4, $5, $6, $7)`,
@@ -681,7 +730,12 @@ export class ConversationStore {
   }
 
   /** Adds items at the end of a version, skipping those already in it. */
-  private async addMembers(c: PoolClient, conversationId: string, version: number, ids: string[]): Promise<void> {
+  private async addMembers(
+    c: PoolClient,
+    conversationId: string,
+    version: number,
+    ids: string[],
+  ): Promise<void> {
     if (ids.length === 0) return;
     await c.query(
       `insert into context_version_items (conversation_id, version, position, item_id)

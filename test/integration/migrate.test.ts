@@ -35,6 +35,12 @@ it('applies the migrations once, in a transaction each, even from two workers at
     "select table_name from information_schema.tables where table_schema = 'public' order by table_name",
   );
   expect(tables.rows.map((r) => r.table_name)).toEqual(
-    expect.arrayContaining(['compactions', 'context_version_items', 'context_versions', 'conversations', 'items']),
+    expect.arrayContaining([
+      'compactions',
+      'context_version_items',
+      'context_versions',
+      'conversations',
+      'items',
+    ]),
   );
 });

@@ -87,7 +87,9 @@ describe('conversation store', () => {
   });
 
   it('refuses conversation ids that are not safe identifiers', async () => {
-    await expect(store.createConversation("x'; drop table items; --", [])).rejects.toThrow(/invalid conversation id/);
+    await expect(store.createConversation("x'; drop table items; --", [])).rejects.toThrow(
+      /invalid conversation id/,
+    );
     await expect(store.createConversation('', [])).rejects.toThrow(/invalid conversation id/);
   });
 
@@ -130,7 +132,10 @@ describe('conversation store', () => {
       id: `${c2}:summary`,
       type: 'COMPACTION_SUMMARY',
       summarizer: 'extractive',
-      message: { role: 'user', content: '[System] Context cleared. Summary of previous conversation:\nsummary' },
+      message: {
+        role: 'user',
+        content: '[System] Context cleared. Summary of previous conversation:\nsummary',
+      },
       tokens: 20,
       round: 4,
       isMeta: true,
@@ -181,7 +186,11 @@ describe('conversation store', () => {
     const err = await store.commitCompaction(c, staged.version).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreError);
     expect((err as StoreError).kind).toBe('BASE_VERSION_CHANGED');
-    expect((await store.getActiveContext(id)).items.map((i) => i.id)).toEqual([`${id}:sys`, `${id}:u1`, `${id}:u2`]);
+    expect((await store.getActiveContext(id)).items.map((i) => i.id)).toEqual([
+      `${id}:sys`,
+      `${id}:u1`,
+      `${id}:u2`,
+    ]);
   });
 
   it('refuses to restore a version that does not exist', async () => {

@@ -57,7 +57,9 @@ describe('file tools stay inside the workspace', () => {
 
 describe('file tools', () => {
   it('reads a file, and lines by offset/limit', async () => {
-    expect((await run('read_file', { path: 'src/a.ts' })).content).toBe('const a = 1;\nconst b = 2;\n// TODO fix\n');
+    expect((await run('read_file', { path: 'src/a.ts' })).content).toBe(
+      'const a = 1;\nconst b = 2;\n// TODO fix\n',
+    );
     expect((await run('read_file', { path: 'src/a.ts', offset: 2, limit: 1 })).content).toBe('const b = 2;');
   });
 
@@ -81,8 +83,12 @@ describe('file tools', () => {
 
   it('searches literally and by regex; a bad regex is a clear error', async () => {
     expect((await run('search_text', { pattern: 'TODO' })).content).toBe('src/a.ts:3: // TODO fix');
-    expect((await run('search_text', { pattern: 'const [ab]', regex: true })).content.split('\n')).toHaveLength(2);
-    await expect(run('search_text', { pattern: '(', regex: true })).rejects.toThrow(/invalid regular expression/);
+    expect(
+      (await run('search_text', { pattern: 'const [ab]', regex: true })).content.split('\n'),
+    ).toHaveLength(2);
+    await expect(run('search_text', { pattern: '(', regex: true })).rejects.toThrow(
+      /invalid regular expression/,
+    );
   });
 
   it('writes files, creating directories', async () => {
@@ -113,7 +119,11 @@ describe('note tools', () => {
       ],
     });
     expect(tasks.notes).toEqual([{ kind: 'task_list', text: '[x] fix rounding\n[ ] changelog' }]);
-    expect((await run('pin', { text: 'never drop this' })).notes).toEqual([{ kind: 'pin', text: 'never drop this' }]);
-    await expect(run('update_tasks', { tasks: [{ title: 'x', status: 'later' }] })).rejects.toThrow(/status "later"/);
+    expect((await run('pin', { text: 'never drop this' })).notes).toEqual([
+      { kind: 'pin', text: 'never drop this' },
+    ]);
+    await expect(run('update_tasks', { tasks: [{ title: 'x', status: 'later' }] })).rejects.toThrow(
+      /status "later"/,
+    );
   });
 });

@@ -17,24 +17,44 @@ afterAll(() => {
   busy.close();
 });
 
-function run(args: string[], env: Record<string, string>): { code: number | null; stderr: string; stdout: string } {
+function run(
+  args: string[],
+  env: Record<string, string>,
+): { code: number | null; stderr: string; stdout: string } {
   const clean = { ...process.env };
-  for (const key of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'DEBUG', 'OPENAI_API_KEY', 'OPENAI_BASE_URL']) delete clean[key];
-  const r = spawnSync(process.execPath, [cli, ...args], { env: { ...clean, ...env }, encoding: 'utf8', timeout: 60_000 });
+  for (const key of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'DEBUG', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'])
+    delete clean[key];
+  const r = spawnSync(process.execPath, [cli, ...args], {
+    env: { ...clean, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 
 describe('bad infrastructure settings end with one clear line and a non-zero exit', () => {
   it.each([
-    ['a malformed TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'http://localhost:7233' }, /TEMPORAL_ADDRESS "http:\/\/localhost:7233" is not host:port/],
+    [
+      'a malformed TEMPORAL_ADDRESS',
+      { TEMPORAL_ADDRESS: 'http://localhost:7233' },
+      /TEMPORAL_ADDRESS "http:\/\/localhost:7233" is not host:port/,
+    ],
     ['a malformed DATABASE_URL', { DATABASE_URL: 'not a url' }, /DATABASE_URL is not a valid URL/],
-    ['a DATABASE_URL with another scheme', { DATABASE_URL: 'mysql://u:p@localhost/db' }, /scheme mysql: instead of postgres:/],
+    [
+      'a DATABASE_URL with another scheme',
+      { DATABASE_URL: 'mysql://u:p@localhost/db' },
+      /scheme mysql: instead of postgres:/,
+    ],
     [
       'a remote PostgreSQL without TLS',
       { DATABASE_URL: 'postgres://u:secretpw@db.example.com:5432/db' },
       /refusing to use the remote PostgreSQL at db.example.com without TLS/,
     ],
-    ['an unreachable TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: '127.0.0.1:1' }, /cannot reach the Temporal server at 127.0.0.1:1/],
+    [
+      'an unreachable TEMPORAL_ADDRESS',
+      { TEMPORAL_ADDRESS: '127.0.0.1:1' },
+      /cannot reach the Temporal server at 127.0.0.1:1/,
+    ],
   ])('worker with %s', (_case, env, message) => {
     const r = run(['worker'], env);
     expect(r.code).toBe(1);
@@ -47,7 +67,10 @@ describe('bad infrastructure settings end with one clear line and a non-zero exi
   });
 
   it('an unreachable DATABASE_URL names it without the password', () => {
-    const r = run(['up', '--no-demo'], { DATABASE_URL: 'postgres://u:secretpw@127.0.0.1:1/db', TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    const r = run(['up', '--no-demo'], {
+      DATABASE_URL: 'postgres://u:secretpw@127.0.0.1:1/db',
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot connect to PostgreSQL at postgres:\/\/u:\*\*\*@127.0.0.1:1\/db/);
     expect(r.stderr).not.toContain('secretpw');

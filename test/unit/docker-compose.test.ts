@@ -8,7 +8,10 @@ import { SEARCH_ATTRIBUTE_KEYS } from '../../src/infra/temporal';
 const root = join(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed YAML document, checked field by field
 const compose: any = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'));
-const services = compose.services as Record<string, { [k: string]: unknown; environment?: Record<string, string> }>;
+const services = compose.services as Record<
+  string,
+  { [k: string]: unknown; environment?: Record<string, string> }
+>;
 
 describe('docker-compose.yml', () => {
   it('has PostgreSQL, the Temporal server with schema setup, the UI and the worker', () => {
@@ -18,7 +21,8 @@ describe('docker-compose.yml', () => {
     expect(services.temporal?.image).toMatch(/^temporalio\/server:/);
     expect(services['temporal-schema']?.image).toMatch(/^temporalio\/admin-tools:/);
     expect(services['temporal-ui']?.image).toMatch(/^temporalio\/ui:/);
-    for (const service of Object.values(services)) expect(String(service.image ?? '')).not.toMatch(/auto-setup/);
+    for (const service of Object.values(services))
+      expect(String(service.image ?? '')).not.toMatch(/auto-setup/);
   });
 
   it('points the worker and the UI at the Temporal service', () => {

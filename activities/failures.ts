@@ -1,0 +1,33 @@
+/**
+ * Errors carry their kind (STYLE.md §7): store failures become ApplicationFailures with a stable
+ * type and the right retryability at the activity boundary.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { StoreError, type StoreErrorKind } from '../src/store';
+
+/** Store failures that retrying cannot fix. */
+const NON_RETRYABLE: ReadonlySet<StoreErrorKind> = new Set([
+  'CONVERSATION_NOT_FOUND',
+  'CONVERSATION_ENDED',
+  'VERSION_NOT_FOUND',
+  'BASE_VERSION_CHANGED',
+  'COMPACTION_NOT_FOUND',
+  'COMPACTION_FINISHED',
+  'ITEM_NOT_FOUND',
+]);
+
+/** Runs `fn`, turning a StoreError into an ApplicationFailure of the same kind. */
+export async function storeBoundary<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof StoreError) {
+      throw ApplicationFailure.create({
+        type: err.kind,
+        message: err.message,
+        nonRetryable: NON_RETRYABLE.has(err.kind),
+      });
+    }
+    throw err;
+  }
+}

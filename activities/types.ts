@@ -1,0 +1,198 @@
+/**
+ * Inputs and results of the activities. Workflows import these as types only. They carry ids,
+ * counts and short metadata — message bodies stay in PostgreSQL (DESIGN.md §2).
+ */
+import type { ModelSettings, TriggerKind, UsageInfo } from '../workflows/definitions';
+
+/** Totals of the active context after a write. */
+export interface Totals {
+  version: number;
+  tokens: number;
+  itemCount: number;
+}
+
+export interface InitConversationInput {
+  conversationId: string;
+  systemPrompt: string;
+  tools: string[];
+  model: string;
+}
+
+export interface AppendUserMessageInput {
+  conversationId: string;
+  itemId: string;
+  text: string;
+  round: number;
+  model: string;
+}
+
+export interface CallModelInput {
+  conversationId: string;
+  /** Id for the assistant item this call writes (made in the workflow, so a retry finds it). */
+  itemId: string;
+  round: number;
+  /** Model calls already made in this round (the recorded model plays back step N of round R). */
+  step: number;
+  model: ModelSettings;
+  /** Characters of the reply returned to the workflow (the rest stays in the store). */
+  replyPreviewChars: number;
+  /** The marker that asks for a compaction (seed 001). */
+  marker: string;
+}
+
+export interface ToolCallRef {
+  id: string;
+  name: string;
+}
+
+export interface CallModelResult {
+  /** `turn_end`: the recorded session has no more assistant turns in this round. */
+  kind: 'message' | 'turn_end';
+  itemId: string;
+  tokens: number;
+  usage: UsageInfo | null;
+  finishReason: string | null;
+  toolCalls: ToolCallRef[];
+  markerSeen: boolean;
+  reply: string;
+  replyTruncated: boolean;
+  totals: Totals;
+}
+
+export interface RunToolInput {
+  conversationId: string;
+  round: number;
+  callItemId: string;
+  toolCallId: string;
+  name: string;
+  resultItemId: string;
+  workspace: string | null;
+  model: ModelSettings;
+}
+
+export interface RunToolResult {
+  itemId: string;
+  tokens: number;
+  isError: boolean;
+  totals: Totals;
+}
+
+export interface RecordSkippedInput {
+  conversationId: string;
+  compactionId: string;
+  seq: number;
+  trigger: TriggerKind;
+  reason: string;
+}
+
+export interface RestoreInput {
+  conversationId: string;
+  version: number;
+  idemKey: string;
+}
+
+// ---- compaction ----------------------------------------------------------------------------
+
+export interface PruneInput {
+  conversationId: string;
+  compactionId: string;
+  seq: number;
+  trigger: TriggerKind;
+  focus: string | null;
+  config: Record<string, unknown>;
+  model: string;
+}
+
+export interface PruneResult {
+  baseVersion: number;
+  stagedVersion: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  targetTokens: number;
+  underTarget: boolean;
+  taskType: string;
+  /** Strategy chain for the detected task type (adaptive chain, then the fixed fallback order). */
+  chain: string[];
+  stats: {
+    toolBlocksKept: number;
+    toolBlocksDropped: number;
+    toolCallsTruncated: number;
+    toolResultsTruncated: number;
+    /** Items removed by the prune, by item type. */
+    itemsDropped: Record<string, number>;
+  };
+  /** Set when compaction cannot help (the header alone is over the target). */
+  impossible: string | null;
+}
+
+export interface SummarizeInput {
+  conversationId: string;
+  compactionId: string;
+  /** The staged version written by selectivePrune: every strategy starts from it. */
+  prunedVersion: number;
+  strategy: string;
+  /** For the `full` strategy: rounds kept verbatim (fewer when still over target). */
+  keepRecentRounds: number | null;
+  focus: string | null;
+  config: Record<string, unknown>;
+  summaryModel: string;
+  workspace: string | null;
+}
+
+export interface SummarizeResult {
+  stagedVersion: number;
+  tokensAfter: number;
+  underTarget: boolean;
+  summaryItemId: string | null;
+  summaryTokens: number;
+  itemsCompacted: number;
+  summaryPreview: string;
+  attempts: number;
+}
+
+export interface DropOldestInput {
+  conversationId: string;
+  compactionId: string;
+  prunedVersion: number;
+  config: Record<string, unknown>;
+}
+
+export interface CommitInput {
+  compactionId: string;
+  stagedVersion: number;
+}
+
+export interface DiscardInput {
+  compactionId: string;
+  reason: string;
+  /** `skipped` when nothing went wrong but compaction could not help (default `rolled_back`). */
+  outcome?: 'rolled_back' | 'skipped';
+}
+
+export interface RecordEventInput {
+  compactionId: string;
+  key: string;
+  phase: string;
+  data: Record<string, unknown>;
+}
+
+/** The activities the conversation workflow calls. Implementations: `createActivities` (activities/index.ts). */
+export interface ConversationActivities {
+  initConversation(input: InitConversationInput): Promise<Totals>;
+  appendUserMessage(input: AppendUserMessageInput): Promise<Totals>;
+  callModel(input: CallModelInput): Promise<CallModelResult>;
+  runTool(input: RunToolInput): Promise<RunToolResult>;
+  recordSkippedCompaction(input: RecordSkippedInput): Promise<void>;
+  restoreVersion(input: RestoreInput): Promise<Totals>;
+  endConversation(input: { conversationId: string }): Promise<void>;
+}
+
+/** The activities the compaction child workflow calls. */
+export interface CompactionActivities {
+  selectivePrune(input: PruneInput): Promise<PruneResult>;
+  summarize(input: SummarizeInput): Promise<SummarizeResult>;
+  dropOldestRounds(input: DropOldestInput): Promise<SummarizeResult>;
+  commitCompaction(input: CommitInput): Promise<Totals>;
+  discardStaged(input: DiscardInput): Promise<{ status: string }>;
+  recordCompactionEvent(input: RecordEventInput): Promise<void>;
+}

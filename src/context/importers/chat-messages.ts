@@ -1,0 +1,234 @@
+/**
+ * OpenAI chat messages as the OpenAI-list and SWE-agent formats write them, to and from the item
+ * model's messages. The SWE-agent dialect differs in one field: a tool message names its calls in
+ * `tool_call_ids` (a list) instead of `tool_call_id`; its other keys (`agent`, `message_type`,
+ * `thought`, `action`, `is_demo`, ...) are kept as side fields like any key the item model lacks.
+ * Pure.
+ */
+import type { ChatMessage, ContentPart, ToolCall } from '../items';
+import { lowerMessage } from '../lower';
+import { putText, takeText } from './blocks';
+import { rawFields, unchangedRaw, type Converted } from './common';
+import { ImportError } from './errors';
+import { describe, isRecord, jsonEqual, omit, type JsonObject } from './json';
+
+export type ChatDialect = 'openai' | 'swe-agent';
+
+const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'];
+const MAPPED_KEYS: Record<ChatDialect, string[]> = {
+  openai: ['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'reasoning_content'],
+  'swe-agent': ['role', 'content', 'name', 'tool_calls', 'tool_call_ids', 'reasoning_content'],
+};
+
+/**
+ * Side fields of a chat message (all optional): `extra` (keys the item model lacks, in order),
+ * `role: 'developer'`, `noContent` (the source had no `content`), `contentParts` (layout of a
+ * content part list), `toolCallIds` (SWE-agent list other than exactly one id), or `raw` +
+ * `digest` (the whole source message, when the mapping cannot rebuild it exactly).
+ */
+type ChatFields = JsonObject;
+
+function expectString(value: unknown, field: string): string {
+  if (typeof value !== 'string')
+    throw new ImportError(`expected a string, got ${describe(value)}`, { field });
+  return value;
+}
+
+function parts(value: unknown[], field: string): JsonObject[] {
+  return value.map((part, i) => {
+    if (!isRecord(part) || typeof part.type !== 'string') {
+      throw new ImportError(`expected a content part with a string type, got ${describe(part)}`, {
+        field: `${field}[${i}]`,
+      });
+    }
+    return part;
+  });
+}
+
+/** Content of a message that the item model holds as one string (system, assistant, tool). */
+function textContent(raw: JsonObject, field: string, fields: ChatFields, nullable: boolean): string | null {
+  const content = raw.content;
+  if (typeof content === 'string') return content;
+  if (content === undefined) {
+    fields.noContent = true;
+    return nullable ? null : '';
+  }
+  if (content === null && nullable) return null;
+  if (Array.isArray(content)) {
+    const taken = takeText(parts(content, `${field}.content`), 'text', 'text', '');
+    fields.contentParts = taken.layout;
+    return taken.text ?? (nullable ? null : '');
+  }
+  throw new ImportError(`expected a string or a list of content parts, got ${describe(content)}`, {
+    field: `${field}.content`,
+  });
+}
+
+function toolCalls(value: unknown, field: string): ToolCall[] {
+  if (!Array.isArray(value)) throw new ImportError(`expected a list, got ${describe(value)}`, { field });
+  return value.map((call, i) => {
+    const at = `${field}[${i}]`;
+    if (!isRecord(call))
+      throw new ImportError(`expected a tool call object, got ${describe(call)}`, { field: at });
+    const fn = call.function;
+    if (!isRecord(fn))
+      throw new ImportError(`expected an object, got ${describe(fn)}`, { field: `${at}.function` });
+    const args = fn.arguments;
+    return {
+      id: expectString(call.id, `${at}.id`),
+      type: 'function',
+      function: {
+        name: expectString(fn.name, `${at}.function.name`),
+        // Some writers log arguments as an object; the API carries them as JSON text.
+        arguments: typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args),
+      },
+    };
+  });
+}
+
+function mapMessage(raw: JsonObject, field: string, dialect: ChatDialect, fields: ChatFields): Converted {
+  const role = raw.role;
+  if (typeof role !== 'string' || !ROLES.includes(role)) {
+    throw new ImportError(`expected one of ${ROLES.join(', ')}, got ${JSON.stringify(role) ?? 'nothing'}`, {
+      field: `${field}.role`,
+    });
+  }
+  const name = raw.name === undefined ? undefined : expectString(raw.name, `${field}.name`);
+  const named = name === undefined ? {} : { name };
+  switch (role) {
+    case 'system':
+    case 'developer':
+      if (role === 'developer') fields.role = 'developer';
+      return {
+        type: 'SYSTEM_PROMPT',
+        message: { role: 'system', content: textContent(raw, field, fields, false) ?? '', ...named },
+      };
+    case 'user': {
+      const content = raw.content;
+      let userContent: string | ContentPart[];
+      if (typeof content === 'string') userContent = content;
+      else if (Array.isArray(content)) userContent = parts(content, `${field}.content`) as ContentPart[];
+      else if (content === undefined) {
+        fields.noContent = true;
+        userContent = '';
+      } else {
+        throw new ImportError(`expected a string or a list of content parts, got ${describe(content)}`, {
+          field: `${field}.content`,
+        });
+      }
+      return { type: 'USER_MESSAGE', message: { role: 'user', content: userContent, ...named } };
+    }
+    case 'assistant': {
+      const content = textContent(raw, field, fields, true);
+      const calls = raw.tool_calls == null ? undefined : toolCalls(raw.tool_calls, `${field}.tool_calls`);
+      if (raw.tool_calls === null) fields.nullToolCalls = true;
+      const reasoning = raw.reasoning_content;
+      return {
+        type: 'ASSISTANT_MESSAGE',
+        message: {
+          role: 'assistant',
+          content,
+          ...(calls ? { tool_calls: calls } : {}),
+          ...(typeof reasoning === 'string' ? { reasoning_content: reasoning } : {}),
+          ...named,
+        },
+      };
+    }
+    default: {
+      let id: string;
+      if (dialect === 'swe-agent' && raw.tool_call_id === undefined) {
+        const ids = raw.tool_call_ids;
+        if (!Array.isArray(ids)) {
+          throw new ImportError(`expected a list of tool call ids, got ${describe(ids)}`, {
+            field: `${field}.tool_call_ids`,
+          });
+        }
+        id = expectString(ids[0], `${field}.tool_call_ids[0]`);
+        if (ids.length !== 1) fields.toolCallIds = ids;
+      } else {
+        id = expectString(raw.tool_call_id, `${field}.tool_call_id`);
+      }
+      return {
+        type: 'TOOL_RESULT',
+        message: {
+          role: 'tool',
+          content: textContent(raw, field, fields, false) ?? '',
+          tool_call_id: id,
+          ...named,
+        },
+      };
+    }
+  }
+}
+
+/**
+ * A source message as a converted item message plus its side fields.
+ * @param field where the message is, for errors (`messages[3]`, `history[3]`)
+ */
+export function chatMessageFromJson(
+  raw: unknown,
+  field: string,
+  dialect: ChatDialect,
+): Converted & { fields: ChatFields } {
+  if (!isRecord(raw)) throw new ImportError(`expected a message object, got ${describe(raw)}`, { field });
+  const fields: ChatFields = {};
+  const converted = mapMessage(raw, field, dialect, fields);
+  const extra = omit(raw, MAPPED_KEYS[dialect]);
+  if (Object.keys(extra).length > 0) fields.extra = extra;
+  // The mapping covers the shapes real files use; anything else is kept whole.
+  if (!jsonEqual(chatMessageToJson(converted.message, fields, dialect), raw)) {
+    return { ...converted, fields: rawFields(raw, converted.message) };
+  }
+  return { ...converted, fields };
+}
+
+/**
+ * A message written in the dialect: from its side fields when it came from this dialect (exactly
+ * the source when unchanged), else the plain API shape (plus `tool_call_ids` for SWE-agent).
+ */
+export function chatMessageToJson(
+  message: ChatMessage,
+  fields: ChatFields | undefined,
+  dialect: ChatDialect,
+): JsonObject {
+  const kept = unchangedRaw(fields, message);
+  if (isRecord(kept)) return kept;
+  if (!fields) {
+    const plain = lowerMessage(message) as unknown as JsonObject;
+    if (dialect === 'swe-agent' && message.role === 'tool') {
+      return { ...omit(plain, ['tool_call_id']), tool_call_ids: [message.tool_call_id] };
+    }
+    return plain;
+  }
+  const raw = isRecord(fields.raw) ? fields.raw : undefined;
+  const f: ChatFields = raw ? {} : fields;
+  const out: JsonObject = { role: f.role ?? message.role };
+  const content = message.content;
+  if (message.role === 'user') {
+    if (!(f.noContent && content === '')) out.content = content;
+  } else if (Array.isArray(f.contentParts)) {
+    out.content = putText(f.contentParts as JsonObject[], 'text', 'text', content as string | null, '');
+  } else if (!(f.noContent && (content === null || content === ''))) {
+    out.content = content;
+  }
+  if (message.role === 'assistant') {
+    if (message.tool_calls !== undefined) {
+      out.tool_calls = message.tool_calls.map((c) => ({
+        id: c.id,
+        type: c.type,
+        function: { name: c.function.name, arguments: c.function.arguments },
+      }));
+    } else if (f.nullToolCalls) {
+      out.tool_calls = null;
+    }
+    if (message.reasoning_content !== undefined) out.reasoning_content = message.reasoning_content;
+  }
+  if (message.role === 'tool') {
+    if (dialect === 'swe-agent')
+      out.tool_call_ids = Array.isArray(f.toolCallIds) ? f.toolCallIds : [message.tool_call_id];
+    else out.tool_call_id = message.tool_call_id;
+  }
+  if (message.name !== undefined) out.name = message.name;
+  const extra = isRecord(f.extra) ? f.extra : raw ? omit(raw, MAPPED_KEYS[dialect]) : {};
+  return { ...out, ...extra };
+}

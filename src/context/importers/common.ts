@@ -1,0 +1,146 @@
+/**
+ * What the importers share: the result types, item construction, token counting and rounds. Pure.
+ */
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ContextItem,
+  ItemBase,
+  ItemOrigin,
+  SessionFormat,
+  SystemMessage,
+  ToolMessage,
+  UserMessage,
+} from '../items';
+import { messageText } from '../items';
+import { assignRounds } from '../segments';
+import { withTokenCount } from '../token-accounting';
+import type { Tokenizer } from '../tokenizer';
+import { contentHash, type JsonObject } from './json';
+
+export interface ImportOptions {
+  /** Counts each item's tokens (content + per-message overhead, see `token-accounting.ts`). */
+  tokenizer: Tokenizer;
+  /**
+   * Prefix of the item ids; an item's id is the prefix plus its position in the source. Default:
+   * `<format>-<12 hex digits of the content hash>:`, so importing the same text again gives the
+   * same ids. Give one (e.g. the conversation id) to import the same file into two conversations.
+   */
+  idPrefix?: string;
+}
+
+/** How an OpenAI chat list was laid out: a bare array, `{ messages, tools?, ... }`, or JSONL. */
+export type OpenAILayout = 'array' | 'object' | 'jsonl';
+
+/** A pi session line: an entry that became an item, or one kept as it was. */
+export type PiSlot = { itemId: string } | { entry: unknown };
+
+/** What the exporter of a format needs beyond the items to write the source back. */
+export type SessionDocument =
+  | {
+      format: 'openai';
+      layout: OpenAILayout;
+      /** Object layout: the top-level keys in order, `messages` (and `tools`) as `null` placeholders. */
+      top?: JsonObject;
+    }
+  | {
+      format: 'swe-agent';
+      /** Every top-level key in order (`trajectory`, `info`, ...), `history` as a `null` placeholder. */
+      top: JsonObject;
+    }
+  | {
+      format: 'pi';
+      /** Every entry of the file in order. */
+      slots: PiSlot[];
+    };
+
+export interface ImportedSession {
+  format: SessionFormat;
+  /** The context: OpenAI-shaped, token-counted items with rounds assigned, in context order. */
+  items: ContextItem[];
+  document: SessionDocument;
+}
+
+/** A converted source message: the item type and the OpenAI-shaped message. */
+export type Converted =
+  | { type: 'SYSTEM_PROMPT'; message: SystemMessage }
+  | { type: 'USER_MESSAGE'; message: UserMessage }
+  | { type: 'ASSISTANT_MESSAGE'; message: AssistantMessage }
+  | { type: 'TOOL_RESULT'; message: ToolMessage }
+  | { type: 'COMPACTION_SUMMARY'; message: UserMessage };
+
+/** `<Pin>…</Pin>` marks content the user wants kept through every compaction (seed 001). */
+const PIN = /<Pin>[\s\S]*?<\/Pin>/;
+
+export function hasPin(message: ChatMessage): boolean {
+  return PIN.test(messageText(message));
+}
+
+export function defaultIdPrefix(format: SessionFormat, text: string): string {
+  return `${format}-${contentHash(text)}:`;
+}
+
+/** The item for a converted message; tokens and rounds are filled by {@link finishItems}. */
+export function makeItem(
+  converted: Converted,
+  base: { id: string; isMeta: boolean; origin: ItemOrigin },
+): ContextItem {
+  const common: ItemBase = {
+    id: base.id,
+    tokens: 0,
+    round: 0,
+    isMeta: base.isMeta,
+    pinned: converted.type === 'USER_MESSAGE' && hasPin(converted.message),
+    ephemeral: false,
+    origin: base.origin,
+  };
+  switch (converted.type) {
+    case 'SYSTEM_PROMPT':
+      return { ...common, type: converted.type, message: converted.message };
+    case 'USER_MESSAGE':
+      return { ...common, type: converted.type, message: converted.message };
+    case 'ASSISTANT_MESSAGE':
+      return { ...common, type: converted.type, message: converted.message };
+    case 'TOOL_RESULT':
+      return { ...common, type: converted.type, message: converted.message };
+    case 'COMPACTION_SUMMARY':
+      return { ...common, type: converted.type, message: converted.message, summarizer: 'llm' };
+  }
+}
+
+/** Counts every item's tokens and numbers the rounds. */
+export function finishItems(items: readonly ContextItem[], tokenizer: Tokenizer): ContextItem[] {
+  return assignRounds(items.map((item) => withTokenCount(item, tokenizer)));
+}
+
+/** JSON text with object keys sorted: the same for equal values whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as JsonObject)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Digest of a message, to tell later whether an item still holds the message it was imported with. */
+export function messageDigest(message: ChatMessage): string {
+  return contentHash(canonicalJson(message));
+}
+
+/**
+ * Side fields that keep a whole source entry. Used when the structured mapping of a format cannot
+ * rebuild an entry exactly (an unusual shape): the exporter writes `raw` back as long as the item's
+ * message is the one imported, and converts the message otherwise.
+ */
+export function rawFields(raw: unknown, message: ChatMessage): JsonObject {
+  return { raw, digest: messageDigest(message) };
+}
+
+/** The kept source entry, if the fields hold one and the message is unchanged since import. */
+export function unchangedRaw(fields: JsonObject | undefined, message: ChatMessage): unknown {
+  if (!fields || !('raw' in fields)) return undefined;
+  return fields.digest === messageDigest(message) ? fields.raw : undefined;
+}

@@ -1,0 +1,109 @@
+/**
+ * JSON helpers of the importers: parsing with located errors, field checks, structural equality and
+ * a content hash for deterministic ids. Pure.
+ */
+import { ImportError } from './errors';
+
+export type JsonObject = Record<string, unknown>;
+
+export function isRecord(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** 1-based line and column of a character offset. */
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/**
+ * Parses one JSON document. A syntax error becomes an {@link ImportError} naming the line (the
+ * given one for a JSONL line, else the line of the error position when the engine reports it).
+ */
+export function parseJson(text: string, line?: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const message = (err as Error).message;
+    if (line !== undefined) throw new ImportError(`not valid JSON (${message})`, { line });
+    const position = /position (\d+)/.exec(message);
+    const at = position ? lineColumn(text, Number(position[1])) : undefined;
+    throw new ImportError(`not valid JSON (${message})`, at ? { line: at.line } : {});
+  }
+}
+
+/** One parsed JSONL line with its 1-based line number. Blank lines are skipped. */
+export interface JsonLine {
+  line: number;
+  value: unknown;
+}
+
+/** Parses JSONL: one JSON value per non-blank line; an error names the line. */
+export function parseJsonLines(text: string): JsonLine[] {
+  const lines: JsonLine[] = [];
+  let start = 0;
+  let number = 0;
+  while (start <= text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    number++;
+    const raw = text.slice(start, end);
+    if (raw.trim().length > 0) lines.push({ line: number, value: parseJson(raw, number) });
+    start = end + 1;
+  }
+  return lines;
+}
+
+/** Describes a value for an error message ("a number", "null", ...). */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (value === undefined) return 'missing';
+  return `a ${typeof value}`;
+}
+
+/** Structural equality of JSON values (key order ignored; a key holding `undefined` counts as absent). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((value, i) => jsonEqual(value, b[i]));
+  }
+  const ak = Object.keys(a).filter((k) => (a as JsonObject)[k] !== undefined);
+  const bk = Object.keys(b).filter((k) => (b as JsonObject)[k] !== undefined);
+  if (ak.length !== bk.length) return false;
+  return ak.every((k) => Object.hasOwn(b, k) && jsonEqual((a as JsonObject)[k], (b as JsonObject)[k]));
+}
+
+/** A copy of an object without some keys (key order kept). */
+export function omit(object: JsonObject, keys: readonly string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(object)) if (!keys.includes(key)) out[key] = value;
+  return out;
+}
+
+/**
+ * A 48-bit content hash as 12 hex digits (two 32-bit FNV-1a variants over UTF-16 units): stable
+ * across runs and platforms, for deterministic ids. Not cryptographic.
+ */
+export function contentHash(text: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 15;
+  }
+  const hex = (n: number, digits: number): string => (n >>> 0).toString(16).padStart(8, '0').slice(-digits);
+  return hex(h1, 8) + hex(h2, 4);
+}

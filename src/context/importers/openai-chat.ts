@@ -1,0 +1,213 @@
+/**
+ * OpenAI chat lists: a JSON array of messages, an object `{ messages, tools?, ...other keys }`, or
+ * JSONL with one message per line. Pure: takes text, returns items.
+ */
+import type { ContextItem, ToolDefinition } from '../items';
+import { lower } from '../lower';
+import { chatMessageFromJson, chatMessageToJson } from './chat-messages';
+import {
+  defaultIdPrefix,
+  finishItems,
+  makeItem,
+  type ImportedSession,
+  type ImportOptions,
+  type OpenAILayout,
+  type SessionDocument,
+} from './common';
+import { ImportError } from './errors';
+import { describe, isRecord, parseJson, parseJsonLines, type JsonObject } from './json';
+
+function toolDefinitions(value: unknown): ToolDefinition[] {
+  if (!Array.isArray(value))
+    throw new ImportError(`expected a list, got ${describe(value)}`, { field: 'tools' });
+  value.forEach((tool, i) => {
+    const fn = isRecord(tool) ? tool.function : undefined;
+    if (!isRecord(fn) || typeof fn.name !== 'string') {
+      throw new ImportError('expected a function tool with a string name', {
+        field: `tools[${i}].function.name`,
+      });
+    }
+  });
+  return value as ToolDefinition[];
+}
+
+/** Items from parsed messages (`where(i)` names message i in errors). */
+function itemsFromMessages(
+  messages: readonly unknown[],
+  where: (i: number) => { field: string; line?: number },
+  idPrefix: string,
+): ContextItem[] {
+  return messages.map((raw, i) => {
+    const at = where(i);
+    try {
+      const { fields, ...converted } = chatMessageFromJson(raw, at.field, 'openai');
+      return makeItem(converted, {
+        id: `${idPrefix}${i}`,
+        isMeta: false,
+        origin: { format: 'openai', index: i, fields },
+      });
+    } catch (err) {
+      // JSONL: name the line as well as the field.
+      if (err instanceof ImportError && at.line !== undefined && err.line === undefined) {
+        throw new ImportError(err.detail, { line: at.line, field: err.field });
+      }
+      throw err;
+    }
+  });
+}
+
+/** Import from an already parsed value: an array of messages or an object with `messages`. */
+export function openAIFromValue(value: unknown, options: ImportOptions, idPrefix: string): ImportedSession {
+  let items: ContextItem[];
+  let document: SessionDocument;
+  if (Array.isArray(value)) {
+    items = itemsFromMessages(value, (i) => ({ field: `[${i}]` }), idPrefix);
+    document = { format: 'openai', layout: 'array' };
+  } else if (isRecord(value) && Array.isArray(value.messages)) {
+    items = itemsFromMessages(value.messages, (i) => ({ field: `messages[${i}]` }), idPrefix);
+    const top: JsonObject = { ...value, messages: null };
+    if (value.tools !== undefined) {
+      top.tools = null;
+      const tools = toolDefinitions(value.tools);
+      // After the leading system messages, where a request's tools conceptually sit.
+      const at = items.findIndex((item) => item.type !== 'SYSTEM_PROMPT');
+      const toolsItem: ContextItem = {
+        id: `${idPrefix}tools`,
+        type: 'TOOL_DEFINITIONS',
+        tools,
+        tokens: 0,
+        round: 0,
+        isMeta: false,
+        pinned: false,
+        ephemeral: false,
+      };
+      items.splice(at < 0 ? items.length : at, 0, toolsItem);
+    }
+    document = { format: 'openai', layout: 'object', top };
+  } else {
+    throw new ImportError(`expected a list of messages or an object with one, got ${describe(value)}`, {
+      field: 'messages',
+    });
+  }
+  return { format: 'openai', items: finishItems(items, options.tokenizer), document };
+}
+
+/** Import from parsed JSONL lines, one message each. */
+export function openAIFromLines(
+  lines: readonly { line: number; value: unknown }[],
+  options: ImportOptions,
+  idPrefix: string,
+): ImportedSession {
+  const items = itemsFromMessages(
+    lines.map((l) => l.value),
+    (i) => ({ field: 'message', line: (lines[i] as { line: number }).line }),
+    idPrefix,
+  );
+  return {
+    format: 'openai',
+    items: finishItems(items, options.tokenizer),
+    document: { format: 'openai', layout: 'jsonl' },
+  };
+}
+
+/**
+ * Imports an OpenAI chat list: a JSON array of messages, `{ messages: [...], tools?: [...] }`
+ * (other top-level keys are kept for export), or JSONL of messages (`layout: 'jsonl'`, or when the
+ * text is not one JSON value). Roles: system and developer (SYSTEM_PROMPT), user, assistant, tool;
+ * keys beyond the item model's (`refusal`, `annotations`, ...) are kept as side fields.
+ * @throws ImportError naming the line (JSONL) or field
+ */
+export function importOpenAIChat(
+  text: string,
+  options: ImportOptions & { layout?: OpenAILayout },
+): ImportedSession {
+  const idPrefix = options.idPrefix ?? defaultIdPrefix('openai', text);
+  if (options.layout === 'jsonl') return openAIFromLines(parseJsonLines(text), options, idPrefix);
+  const trimmed = text.trim();
+  if (options.layout === undefined && !trimmed.startsWith('[') && trimmed.includes('\n')) {
+    let single = true;
+    try {
+      JSON.parse(trimmed);
+    } catch {
+      single = false;
+    }
+    if (!single) return openAIFromLines(parseJsonLines(text), options, idPrefix);
+  }
+  return openAIFromValue(parseJson(text), options, idPrefix);
+}
+
+/** Tools of every TOOL_DEFINITIONS item, in order. */
+function collectTools(items: readonly ContextItem[]): ToolDefinition[] {
+  return items.flatMap((item) => (item.type === 'TOOL_DEFINITIONS' ? item.tools : []));
+}
+
+/** The messages of the items in item order, written back with their OpenAI side fields. */
+function sourceMessages(items: readonly ContextItem[]): JsonObject[] {
+  return items.flatMap((item) =>
+    item.type === 'TOOL_DEFINITIONS'
+      ? []
+      : [
+          chatMessageToJson(
+            item.message,
+            item.origin?.format === 'openai' ? item.origin.fields : undefined,
+            'openai',
+          ),
+        ],
+  );
+}
+
+function jsonl(values: readonly unknown[]): string {
+  return values.map((value) => JSON.stringify(value)).join('\n') + (values.length > 0 ? '\n' : '');
+}
+
+/**
+ * Writes items back as the OpenAI chat list they were imported from (same layout, same top-level
+ * keys, same side fields): an unchanged import gives back a deep-equal document. Items are written
+ * in item order; tools (object layout only) come from the TOOL_DEFINITIONS items.
+ */
+export function exportOpenAIDocument(
+  items: readonly ContextItem[],
+  document: Extract<SessionDocument, { format: 'openai' }>,
+): string {
+  const messages = sourceMessages(items);
+  switch (document.layout) {
+    case 'array':
+      return JSON.stringify(messages, null, 2) + '\n';
+    case 'jsonl':
+      return jsonl(messages);
+    case 'object': {
+      const tools = collectTools(items);
+      const out: JsonObject = { ...(document.top ?? {}), messages };
+      if ('tools' in out || tools.length > 0) out.tools = tools;
+      return JSON.stringify(out, null, 2) + '\n';
+    }
+  }
+}
+
+/**
+ * The plain OpenAI chat request of the items (`lower()`: header first, internal fields dropped,
+ * no side fields), as `{ messages, tools? }` JSON (`'object'`), a bare message array (`'array'`),
+ * or JSONL of messages (`'jsonl'`; the array and JSONL forms cannot hold tools).
+ */
+export function exportOpenAIChat(
+  items: readonly ContextItem[],
+  options: { layout?: OpenAILayout } = {},
+): string {
+  const request = lower(items);
+  switch (options.layout ?? 'object') {
+    case 'array':
+      return JSON.stringify(request.messages, null, 2) + '\n';
+    case 'jsonl':
+      return jsonl(request.messages);
+    case 'object':
+      return (
+        JSON.stringify(
+          request.tools.length > 0
+            ? { messages: request.messages, tools: request.tools }
+            : { messages: request.messages },
+          null,
+          2,
+        ) + '\n'
+      );
+  }
+}

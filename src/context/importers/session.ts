@@ -1,0 +1,120 @@
+/**
+ * One entry point for any session file: detects the format, imports it, and writes it back. Pure.
+ */
+import type { SessionFormat } from '../items';
+import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
+import { ImportError } from './errors';
+import { describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
+import { exportOpenAIDocument, openAIFromLines, openAIFromValue } from './openai-chat';
+import { exportPiSession, piFromLines } from './pi-session';
+import { exportSweAgentTraj, sweAgentFromValue } from './swe-agent';
+
+export interface DetectedFormat {
+  format: SessionFormat;
+  /** For OpenAI chat lists: how the messages are laid out. */
+  layout?: OpenAILayout;
+}
+
+type Parsed = { kind: 'value'; value: unknown } | { kind: 'lines'; lines: JsonLine[] };
+
+function extension(fileName: string | undefined): string {
+  const match = fileName ? /\.([^./\\]+)$/.exec(fileName) : null;
+  return match ? (match[1] as string).toLowerCase() : '';
+}
+
+/** The text as one JSON value, or as JSONL when it is not one value (or the file is `.jsonl`). */
+function parse(text: string, fileName: string | undefined): Parsed {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  if (body.trim().length === 0) throw new ImportError('the input is empty');
+  if (extension(fileName) === 'jsonl') return { kind: 'lines', lines: parseJsonLines(body) };
+  try {
+    return { kind: 'value', value: JSON.parse(body) };
+  } catch (err) {
+    const lines = body.split('\n').filter((line) => line.trim().length > 0);
+    // Several lines that do not form one JSON value: JSONL (a bad line is reported with its number).
+    if (lines.length > 1 && !body.trimStart().startsWith('['))
+      return { kind: 'lines', lines: parseJsonLines(body) };
+    parseJson(body);
+    throw err;
+  }
+}
+
+/** A JSONL file's kind, from its first entry: pi entries have `type`, chat messages `role`. */
+function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
+  const first = lines[0];
+  if (!first) throw new ImportError('the input has no entries');
+  if (isRecord(first.value) && typeof first.value.role === 'string')
+    return { format: 'openai', layout: 'jsonl' };
+  if (isRecord(first.value) && typeof first.value.type === 'string') return { format: 'pi' };
+  throw new ImportError(
+    `expected a chat message (with "role") or a pi session entry (with "type"), got ${describe(first.value)}`,
+    { line: first.line },
+  );
+}
+
+function valueFormat(value: unknown, fileName: string | undefined): DetectedFormat {
+  if (extension(fileName) === 'traj' || (isRecord(value) && Array.isArray(value.history)))
+    return { format: 'swe-agent' };
+  if (Array.isArray(value)) return { format: 'openai', layout: 'array' };
+  if (isRecord(value) && Array.isArray(value.messages)) return { format: 'openai', layout: 'object' };
+  // A one-line JSONL file.
+  if (isRecord(value) && typeof value.role === 'string') return { format: 'openai', layout: 'jsonl' };
+  if (isRecord(value) && typeof value.type === 'string') return { format: 'pi' };
+  throw new ImportError(
+    'not a session: expected an OpenAI chat list (an array, or an object with "messages"), ' +
+      'a SWE-agent trajectory (an object with "history") or a pi session (JSONL entries with "type")',
+    { field: 'history' },
+  );
+}
+
+/** Which format a session text is in (the file name's extension helps: `.traj`, `.jsonl`). */
+export function detectSessionFormat(text: string, fileName?: string): DetectedFormat {
+  const parsed = parse(text, fileName);
+  return parsed.kind === 'lines' ? linesFormat(parsed.lines) : valueFormat(parsed.value, fileName);
+}
+
+/**
+ * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
+ * SWE-agent trajectory, or a pi session. The format is detected from the content (and the file
+ * name's extension when given).
+ * @throws ImportError naming the line (JSONL) or field of malformed input
+ */
+export function importSession(text: string, options: ImportOptions & { fileName?: string }): ImportedSession {
+  const parsed = parse(text, options.fileName);
+  if (parsed.kind === 'lines') {
+    const { format } = linesFormat(parsed.lines);
+    const prefix = options.idPrefix ?? defaultIdPrefix(format, text);
+    return format === 'pi'
+      ? piFromLines(parsed.lines, options, prefix)
+      : openAIFromLines(parsed.lines, options, prefix);
+  }
+  const { format, layout } = valueFormat(parsed.value, options.fileName);
+  const prefix = options.idPrefix ?? defaultIdPrefix(format, text);
+  switch (format) {
+    case 'swe-agent':
+      return sweAgentFromValue(parsed.value, options, prefix);
+    case 'pi':
+      return piFromLines([{ line: 1, value: parsed.value }], options, prefix);
+    case 'openai':
+      return layout === 'jsonl'
+        ? openAIFromLines([{ line: 1, value: parsed.value }], options, prefix)
+        : openAIFromValue(parsed.value, options, prefix);
+  }
+}
+
+/**
+ * Writes a session back in the format it was imported from. For an unchanged import the result
+ * parses to a value deep-equal to the parsed source (JSONL: line for line). The items may have
+ * changed since (compacted, appended): see each format's exporter for how changes are written.
+ */
+export function exportSession(session: Pick<ImportedSession, 'items' | 'document'>): string {
+  const { items, document } = session;
+  switch (document.format) {
+    case 'openai':
+      return exportOpenAIDocument(items, document);
+    case 'swe-agent':
+      return exportSweAgentTraj(items, document);
+    case 'pi':
+      return exportPiSession(items, document);
+  }
+}

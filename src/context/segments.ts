@@ -1,0 +1,142 @@
+/**
+ * The two segments of a context (seed 002's context IR, DESIGN.md §5) and round numbering.
+ *
+ * The header is never compacted: system prompt, tool definitions, subagent strategy, the original
+ * task (the first real user message), pinned content, the latest task list, the last 10 memory
+ * notes and the latest artifact trail. Everything else is the conversation. Membership is derived
+ * from the items (types, flags, order), never stored, so it cannot drift from them.
+ *
+ * Pure module.
+ */
+import type { ContextItem } from './items';
+
+/** Memory notes kept in the header: the most recent ones (seed 001: the last 10 memories). */
+export const HEADER_MEMORY_LIMIT = 10;
+
+/**
+ * Why an item is in the header. The order of this list is the order of the header in the request
+ * (`lower()`), whatever the order of the items.
+ */
+export const HEADER_ROLES = [
+  'system',
+  'tools',
+  'subagent',
+  'task',
+  'pinned',
+  'task_list',
+  'memory',
+  'artifacts',
+] as const;
+export type HeaderRole = (typeof HEADER_ROLES)[number];
+
+export interface Segments {
+  /** Header items in header order (by {@link HEADER_ROLES}, then by position). */
+  header: ContextItem[];
+  /** Everything else, in the order of the items. */
+  conversation: ContextItem[];
+}
+
+/** A real user message starts a round; meta messages (injected by the system) never do (seed 003). */
+export function isRoundStart(item: ContextItem): boolean {
+  return item.type === 'USER_MESSAGE' && !item.isMeta;
+}
+
+/** An item taking part in a tool call/result pair: moving it alone would split the pair. */
+function isToolPairMember(item: ContextItem): boolean {
+  return (
+    item.type === 'TOOL_RESULT' ||
+    (item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 0)
+  );
+}
+
+/**
+ * The header role of each item (`undefined`: conversation), by position.
+ *
+ * - SYSTEM_PROMPT, TOOL_DEFINITIONS, SUBAGENT_STRATEGY: always header.
+ * - The first real (non-meta) USER_MESSAGE: the original task.
+ * - Pinned items, except a TOOL_RESULT or an assistant message with tool calls: those stay in the
+ *   conversation (still pinned: the rules never compact them) so the pair keeps its order.
+ * - The latest TASK_LIST, the latest ARTIFACT_TRAIL, the last {@link HEADER_MEMORY_LIMIT} MEMORY
+ *   items; older ones are conversation.
+ * - SKILL_PROMPT, SKILL_METADATA, COMPACTION_SUMMARY and the rest: conversation.
+ */
+export function headerRoles(items: readonly ContextItem[]): (HeaderRole | undefined)[] {
+  const roles: (HeaderRole | undefined)[] = new Array<HeaderRole | undefined>(items.length).fill(undefined);
+  let taskFound = false;
+  let memories = 0;
+  let taskListFound = false;
+  let artifactsFound = false;
+  // Backwards for the "latest" rules, then forwards for the original task.
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as ContextItem;
+    if (item.type === 'TASK_LIST' && !taskListFound) {
+      taskListFound = true;
+      roles[i] = 'task_list';
+    } else if (item.type === 'ARTIFACT_TRAIL' && !artifactsFound) {
+      artifactsFound = true;
+      roles[i] = 'artifacts';
+    } else if (item.type === 'MEMORY' && memories < HEADER_MEMORY_LIMIT) {
+      memories++;
+      roles[i] = 'memory';
+    }
+  }
+  items.forEach((item, i) => {
+    if (item.type === 'SYSTEM_PROMPT') roles[i] = 'system';
+    else if (item.type === 'TOOL_DEFINITIONS') roles[i] = 'tools';
+    else if (item.type === 'SUBAGENT_STRATEGY') roles[i] = 'subagent';
+    else if (!taskFound && isRoundStart(item)) {
+      taskFound = true;
+      roles[i] = 'task';
+    } else if (item.pinned && roles[i] === undefined && !isToolPairMember(item)) roles[i] = 'pinned';
+  });
+  return roles;
+}
+
+/** Splits items into the header (in header order) and the conversation (in order). */
+export function splitSegments(items: readonly ContextItem[]): Segments {
+  const roles = headerRoles(items);
+  const buckets = new Map<HeaderRole, ContextItem[]>(HEADER_ROLES.map((role) => [role, []]));
+  const conversation: ContextItem[] = [];
+  items.forEach((item, i) => {
+    const role = roles[i];
+    if (role === undefined) conversation.push(item);
+    else buckets.get(role)?.push(item);
+  });
+  return { header: HEADER_ROLES.flatMap((role) => buckets.get(role) ?? []), conversation };
+}
+
+/** Whether each item is in the header, as a set of ids (for rules that must never touch them). */
+export function headerIds(items: readonly ContextItem[]): Set<string> {
+  const roles = headerRoles(items);
+  return new Set(items.filter((_, i) => roles[i] !== undefined).map((item) => item.id));
+}
+
+export interface AssignRoundsOptions {
+  /** Round of the items before the first real user message; the first one starts `startRound + 1`. Default 0. */
+  startRound?: number;
+}
+
+/**
+ * Numbers the rounds: a round starts at each real (non-meta) user message and runs to the next
+ * one; items before the first are in round `startRound` (0 by default). SYSTEM_PROMPT,
+ * TOOL_DEFINITIONS and SUBAGENT_STRATEGY items are always round 0. Returns new items where the
+ * round changes (the input is not modified) and the same objects elsewhere.
+ */
+export function assignRounds(
+  items: readonly ContextItem[],
+  options: AssignRoundsOptions = {},
+): ContextItem[] {
+  let round = options.startRound ?? 0;
+  return items.map((item) => {
+    if (isRoundStart(item)) round++;
+    const fixed =
+      item.type === 'SYSTEM_PROMPT' || item.type === 'TOOL_DEFINITIONS' || item.type === 'SUBAGENT_STRATEGY';
+    const wanted = fixed ? 0 : round;
+    return item.round === wanted ? item : { ...item, round: wanted };
+  });
+}
+
+/** Real user rounds in the items (the number of real user messages). */
+export function countRounds(items: readonly ContextItem[]): number {
+  return items.reduce((n, item) => (isRoundStart(item) ? n + 1 : n), 0);
+}

@@ -1,0 +1,26 @@
+/**
+ * What policy code needs from a tokenizer: count a text, cut a text to its first N tokens.
+ *
+ * Type-only module, so that `src/context` can take a tokenizer as an argument without importing
+ * js-tiktoken. `src/tokens` implements it (`createTokenCounter`); tests may pass a fake. Message
+ * and item accounting (per-message overhead, tool calls, tool definitions) is built on these two
+ * operations in `token-accounting.ts`, so every counter agrees on it.
+ */
+
+/** The result of cutting a text to a token budget. */
+export interface TruncateResult {
+  /** The longest prefix of the input that fits the budget (the input itself when it fits). */
+  text: string;
+  /** Tokens of the whole input, before cutting. */
+  originalTokens: number;
+}
+
+export interface Tokenizer {
+  /** Tokens of a plain text, without any message overhead. Linear in the length of the text. */
+  countText(text: string): number;
+  /**
+   * The first `maxTokens` tokens of `text`, as a prefix of `text` (never a partial character).
+   * Returns `text` unchanged when it has at most `maxTokens` tokens.
+   */
+  truncate(text: string, maxTokens: number): TruncateResult;
+}

@@ -1,0 +1,66 @@
+/**
+ * Tool blocks and units: the granularity at which anything is removed from a context.
+ *
+ * A tool block (seed 003) is an assistant message with tool calls plus every tool result that
+ * answers one of those calls. A unit is a tool block or any other single item. Every policy keeps
+ * or removes whole units, so a tool call never loses its result and a result never loses its call
+ * (DESIGN.md §5 invariant). An orphan result (no call before it) is a unit of its own.
+ *
+ * Pure module.
+ */
+import type { ContextItem } from './items';
+import { pairToolCalls } from './tool-pairs';
+
+export interface Unit {
+  /** `block`: assistant tool calls + results; `item`: anything else; `orphan`: a result without its call. */
+  kind: 'block' | 'item' | 'orphan';
+  /** The unit's items, in context order. */
+  items: ContextItem[];
+  /** Index in the input of the unit's first item (units are ordered by it). */
+  start: number;
+  /** Round of the unit's first item. */
+  round: number;
+}
+
+/** Tokens of a list of items (their stored counts). */
+export function sumTokens(items: readonly ContextItem[]): number {
+  let total = 0;
+  for (const item of items) total += item.tokens;
+  return total;
+}
+
+/** Groups items into units, ordered by their first item. Every item is in exactly one unit. */
+export function groupUnits(items: readonly ContextItem[]): Unit[] {
+  const pairs = pairToolCalls(items);
+  const index = new Map<string, number>();
+  items.forEach((item, i) => index.set(item.id, i));
+  const blockOf = new Map<string, Unit>();
+  const units: Unit[] = [];
+  items.forEach((item, i) => {
+    if (item.type === 'ASSISTANT_MESSAGE' && pairs.byCall.has(item.id)) {
+      const unit: Unit = { kind: 'block', items: [item], start: i, round: item.round };
+      blockOf.set(item.id, unit);
+      units.push(unit);
+    } else if (item.type === 'TOOL_RESULT') {
+      const pair = pairs.byResult.get(item.id);
+      const block = pair ? blockOf.get(pair.callItemId) : undefined;
+      if (block) block.items.push(item);
+      else units.push({ kind: 'orphan', items: [item], start: i, round: item.round });
+    } else {
+      units.push({ kind: 'item', items: [item], start: i, round: item.round });
+    }
+  });
+  return units;
+}
+
+/** The tool blocks among the units, oldest first. */
+export function toolBlocks(units: readonly Unit[]): Unit[] {
+  return units.filter((u) => u.kind === 'block');
+}
+
+/** Ids of the items of some units. */
+export function unitIds(units: readonly Unit[]): Set<string> {
+  const ids = new Set<string>();
+  for (const unit of units) for (const item of unit.items) ids.add(item.id);
+  return ids;
+}

@@ -1,0 +1,71 @@
+/**
+ * Which tool result answers which tool call.
+ *
+ * Pairing is by position, not by id alone: a result answers the latest earlier call with its
+ * `tool_call_id` that has no result yet. Real sessions reuse ids (the SWE-agent demonstrations
+ * send the same `call_…` id in several turns), so a map keyed by tool_call_id alone would pair a
+ * result with the wrong turn.
+ *
+ * Pure module.
+ */
+import type { ContextItem } from './items';
+
+export interface ToolPair {
+  toolCallId: string;
+  /** The assistant item holding the call. */
+  callItemId: string;
+  /** Position of the call in that item's `tool_calls`. */
+  callIndex: number;
+  /** The TOOL_RESULT item answering it, when there is one. */
+  resultItemId?: string;
+}
+
+export interface ToolPairs {
+  /** Every call, in order of the items and then of `tool_calls`. */
+  pairs: ToolPair[];
+  /** Assistant item id → its calls' pairs, in `tool_calls` order. */
+  byCall: Map<string, ToolPair[]>;
+  /** TOOL_RESULT item id → the pair it answers. */
+  byResult: Map<string, ToolPair>;
+  /** TOOL_RESULT items that answer no earlier unanswered call. */
+  orphanResults: string[];
+}
+
+/** Pairs every tool call in the items with its result (see the module comment for the rule). */
+export function pairToolCalls(items: readonly ContextItem[]): ToolPairs {
+  const pairs: ToolPair[] = [];
+  const byCall = new Map<string, ToolPair[]>();
+  const byResult = new Map<string, ToolPair>();
+  const orphanResults: string[] = [];
+  // tool_call_id → unanswered calls with that id, latest last.
+  const open = new Map<string, ToolPair[]>();
+  for (const item of items) {
+    if (item.type === 'ASSISTANT_MESSAGE') {
+      const calls = item.message.tool_calls ?? [];
+      const mine: ToolPair[] = [];
+      calls.forEach((call, callIndex) => {
+        const pair: ToolPair = { toolCallId: call.id, callItemId: item.id, callIndex };
+        pairs.push(pair);
+        mine.push(pair);
+        const waiting = open.get(call.id);
+        if (waiting) waiting.push(pair);
+        else open.set(call.id, [pair]);
+      });
+      if (mine.length > 0) byCall.set(item.id, mine);
+    } else if (item.type === 'TOOL_RESULT') {
+      const pair = open.get(item.message.tool_call_id)?.pop();
+      if (pair) {
+        pair.resultItemId = item.id;
+        byResult.set(item.id, pair);
+      } else {
+        orphanResults.push(item.id);
+      }
+    }
+  }
+  return { pairs, byCall, byResult, orphanResults };
+}
+
+/** Calls without a result in the items (a request with them is refused by the API). */
+export function unansweredCalls(pairs: ToolPairs): ToolPair[] {
+  return pairs.pairs.filter((pair) => pair.resultItemId === undefined);
+}

@@ -1,0 +1,150 @@
+/**
+ * Counting, cutting and encoding text in linear time with an encoding's ranks.
+ *
+ * The text is pre-split with the encoding's own pattern (as tiktoken does), so ordinary text gives
+ * exactly js-tiktoken's tokens. Two guards keep any input linear:
+ *
+ * - a piece longer than {@link MAX_PIECE_CHARS} (a run without whitespace or punctuation, such as
+ *   one character repeated, a long word in a script written without spaces) is cut into chunks
+ *   of that length, each merged on its own: counts of such runs may differ from js-tiktoken by
+ *   about one token per chunk, ordinary text is unaffected;
+ * - merging is O(m log m) per chunk with cached pair merges (`bpe.ts`), and a chunk equal to the
+ *   previous one (a run of one character) is not merged again, so base64, minified JSON and
+ *   repeated characters stay cheap.
+ */
+import { Merger } from './bpe';
+import type { EncodingData } from './encodings';
+
+/** Longest piece merged in one go; longer runs are cut into chunks of this many UTF-16 units. */
+export const MAX_PIECE_CHARS = 512;
+
+const utf8 = new TextEncoder();
+
+/** A string's UTF-8 bytes as a binary string (one char per byte); ASCII strings are their own bytes. */
+function toBytes(text: string): string {
+  let ascii = true;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return text;
+  const bytes = utf8.encode(text);
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 4096) {
+    out += String.fromCharCode(...bytes.subarray(i, i + 4096));
+  }
+  return out;
+}
+
+/** UTF-8 length of a code point (a lone surrogate is written as U+FFFD: 3 bytes). */
+function utf8Length(codePoint: number): number {
+  if (codePoint < 0x80) return 1;
+  if (codePoint < 0x800) return 2;
+  if (codePoint < 0x10000) return 3;
+  return 4;
+}
+
+/** The longest prefix of `text` whose UTF-8 encoding fits in `maxBytes` (whole characters only). */
+function prefixWithinBytes(text: string, maxBytes: number): string {
+  let bytes = 0;
+  let i = 0;
+  while (i < text.length) {
+    const codePoint = text.codePointAt(i) as number;
+    const length = utf8Length(codePoint);
+    if (bytes + length > maxBytes) break;
+    bytes += length;
+    i += codePoint > 0xffff ? 2 : 1;
+  }
+  return text.slice(0, i);
+}
+
+export class LinearEncoder {
+  private lastChunk = '';
+  private lastChunkTokens = 0;
+
+  private readonly merger: Merger;
+
+  constructor(private readonly encoding: EncodingData) {
+    this.merger = new Merger(encoding.ranks);
+  }
+
+  /** Tokens of `text`. */
+  count(text: string): number {
+    let total = 0;
+    this.forEachChunk(text, (chunk) => {
+      total += this.countChunk(chunk);
+    });
+    return total;
+  }
+
+  /** The first `maxTokens` tokens of `text` as a prefix of it, and the tokens of the whole text. */
+  truncate(text: string, maxTokens: number): { text: string; originalTokens: number } {
+    const budget = Math.max(0, Math.floor(maxTokens));
+    let total = 0;
+    let cutAt = -1;
+    this.forEachChunk(text, (chunk, offset) => {
+      const tokens = this.countChunk(chunk);
+      if (cutAt < 0 && total + tokens > budget) {
+        cutAt = offset + this.prefixOfTokens(chunk, budget - total).length;
+      }
+      total += tokens;
+    });
+    return { text: cutAt < 0 ? text : text.slice(0, cutAt), originalTokens: total };
+  }
+
+  /** Token ids of `text` (same as js-tiktoken's `encode(text, [], [])` outside over-long runs). */
+  encode(text: string): number[] {
+    const ids: number[] = [];
+    this.forEachChunk(text, (chunk) => {
+      const bytes = toBytes(chunk);
+      let start = 0;
+      for (const end of this.merger.tokenEnds(bytes)) {
+        ids.push(this.merger.rank(bytes.slice(start, end)) as number);
+        start = end;
+      }
+    });
+    return ids;
+  }
+
+  /** Calls `visit` for each chunk of the text in order: a pre-split piece, or a slice of a long one. */
+  private forEachChunk(text: string, visit: (chunk: string, offset: number) => void): void {
+    if (text.length === 0) return;
+    for (const match of text.matchAll(this.encoding.pattern)) {
+      const piece = match[0];
+      const offset = match.index;
+      if (piece.length <= MAX_PIECE_CHARS) {
+        visit(piece, offset);
+        continue;
+      }
+      let start = 0;
+      while (start < piece.length) {
+        let end = Math.min(start + MAX_PIECE_CHARS, piece.length);
+        // Never separate the two halves of a surrogate pair.
+        const last = piece.charCodeAt(end - 1);
+        if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+        visit(piece.slice(start, end), offset + start);
+        start = end;
+      }
+    }
+  }
+
+  private countChunk(chunk: string): number {
+    if (chunk.length < MAX_PIECE_CHARS) return this.merger.count(toBytes(chunk));
+    // Long runs of one character come as a series of equal chunks.
+    if (chunk === this.lastChunk) return this.lastChunkTokens;
+    const tokens = this.merger.count(toBytes(chunk));
+    this.lastChunk = chunk;
+    this.lastChunkTokens = tokens;
+    return tokens;
+  }
+
+  /** The text of the first `tokens` tokens of a chunk, cut back to a whole character. */
+  private prefixOfTokens(chunk: string, tokens: number): string {
+    if (tokens <= 0) return '';
+    const ends = this.merger.tokenEnds(toBytes(chunk));
+    const byteLength = ends[Math.min(tokens, ends.length) - 1] as number;
+    return prefixWithinBytes(chunk, byteLength);
+  }
+}

@@ -1,0 +1,409 @@
+/**
+ * A test environment for the agent conversation workflows on the real dev server and the real
+ * PostgreSQL of the integration run (test/support/global-setup.ts): a worker with the real
+ * activities (`createActivities`) on its own task queue, the LLM client pointed at a fake OpenAI
+ * server in this process, and helpers to drive a conversation (start, send, compact, approve),
+ * read its state (status, events, the store) and fetch its workflow history, children included.
+ *
+ * ```ts
+ * const env = await startConversationEnv();
+ * const conv = await env.startConversation({ config: { maxContextTokens: 2000 } });
+ * env.llm.script(step.text('hello'));
+ * const reply = await conv.send('hi');
+ * const history = await conv.fullHistory();
+ * await env.close();
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  Connection,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { Pool } from 'pg';
+import type { ContextItem } from '../../src/context/items';
+import { ConversationStore, type CompactionEvent, type CompactionRecord } from '../../src/store';
+import type { AgentTool } from '../../activities/tools/registry';
+import { createWorker } from '../../src/worker';
+import {
+  approveCompactionUpdate,
+  compactUpdate,
+  endUpdate,
+  eventsQuery,
+  sendMessageUpdate,
+  statusQuery,
+  type AgentConversationInput,
+  type CompactionBrief,
+  type ConversationEvent,
+  type ConversationStatus,
+  type SendMessageResult,
+} from '../../workflows/definitions';
+import { startFakeOpenAI, type FakeOpenAI } from './fake-openai';
+import { startTestWorker, testDatabaseUrl, testWorkflowBundle } from './harness';
+
+type History = temporal.api.history.v1.IHistory;
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const EventType = temporal.api.enums.v1.EventType;
+
+/** The API key the worker's LLM client presents (the fake checks it); must never reach history. */
+export const TEST_API_KEY = `sk-test-${randomUUID().replace(/-/g, '')}`;
+
+export interface ConversationEnvOptions {
+  /** Tools registered on the worker besides the built-ins. */
+  tools?: AgentTool[];
+  /** The LLM client's per-request timeout. Default 20 s. */
+  llmTimeoutMs?: number;
+  /** Connect to this Temporal server (`host:port`, namespace `default`) instead of the run's shared one. */
+  temporalAddress?: string;
+}
+
+export interface StartOptions {
+  /** Compaction configuration (partial; the schema fills the rest). Default: a small window. */
+  config?: Record<string, unknown>;
+  systemPrompt?: string;
+  tools?: string[];
+  model?: Partial<AgentConversationInput['model']>;
+  maxStepsPerRound?: number;
+  /** Prefix of the conversation id (a unique suffix is added). */
+  name?: string;
+  searchAttributes?: boolean;
+}
+
+/** A history with what ran in it: the parent run(s) and each compaction child. */
+export interface FullHistory {
+  /** Each run of the conversation, in order (more than one after continue-as-new). */
+  runs: { runId: string; history: History }[];
+  /** Each compaction child by workflow id (`<conversation>/compaction-<n>`). */
+  children: { workflowId: string; runId: string; history: History }[];
+}
+
+export interface Conversation {
+  id: string;
+  handle: WorkflowHandle;
+  /** Sends a user message; resolves with the round's result (rejects when the round fails). */
+  send(text: string): Promise<SendMessageResult>;
+  /** Requests a manual compaction. */
+  compact(focus?: string): Promise<CompactionBrief>;
+  approve(approve: boolean): Promise<{ decision: 'approved' | 'rejected' }>;
+  end(): Promise<{ rounds: number }>;
+  status(): Promise<ConversationStatus>;
+  events(): Promise<ConversationEvent[]>;
+  /** The active context in the store, in order. */
+  activeContext(): Promise<{ version: number; items: ContextItem[] }>;
+  /** Every item ever stored for the conversation (the archive). */
+  archive(): Promise<ContextItem[]>;
+  /** The compaction records in the store, by seq. */
+  compactions(): Promise<CompactionRecord[]>;
+  compactionEvents(compactionId: string): Promise<CompactionEvent[]>;
+  /** The latest run's history. */
+  history(): Promise<History>;
+  /** Every run of the conversation and every compaction child. */
+  fullHistory(): Promise<FullHistory>;
+  /** Waits until `predicate(status)` holds (polling the `status` Query). */
+  waitForStatus(
+    predicate: (s: ConversationStatus) => boolean,
+    timeoutMs?: number,
+  ): Promise<ConversationStatus>;
+}
+
+export interface ConversationEnv {
+  client: Client;
+  llm: FakeOpenAI;
+  pool: Pool;
+  store: ConversationStore;
+  taskQueue: string;
+  startConversation(options?: StartOptions): Promise<Conversation>;
+  close(): Promise<void>;
+}
+
+/** A small window, short timeouts: what most tests start from. */
+export const SMALL_WINDOW_CONFIG: Record<string, unknown> = {
+  maxContextTokens: 4000,
+  cooldownMs: 2000,
+};
+
+/** Starts the fake LLM, a store on the test database and a worker on a fresh task queue. */
+export async function startConversationEnv(options: ConversationEnvOptions = {}): Promise<ConversationEnv> {
+  const llm = await startFakeOpenAI({ apiKey: TEST_API_KEY });
+  const pool = new Pool({ connectionString: testDatabaseUrl(), max: 6 });
+  const store = new ConversationStore(pool);
+  const taskQueue = `conv-${randomUUID()}`;
+  const workerOptions = {
+    taskQueue,
+    llm: { apiKey: TEST_API_KEY, baseURL: llm.url, timeoutMs: options.llmTimeoutMs ?? 20_000 },
+    tools: options.tools ?? [],
+    shutdownGraceTime: '1s',
+  };
+  let worker: { client: Client; shutdown(): Promise<void> };
+  try {
+    worker = options.temporalAddress
+      ? await startWorkerOn(options.temporalAddress, workerOptions)
+      : await startTestWorker(workerOptions);
+  } catch (err) {
+    await llm.close();
+    await pool.end();
+    throw err;
+  }
+  const client = worker.client;
+  const started: Conversation[] = [];
+
+  const startConversation = async (opts: StartOptions = {}): Promise<Conversation> => {
+    const id = `${opts.name ?? 'conv'}-${randomUUID().slice(0, 8)}`;
+    const input: AgentConversationInput = {
+      conversationId: id,
+      systemPrompt: opts.systemPrompt ?? 'You are a careful test agent.',
+      tools: opts.tools ?? [],
+      model: { provider: 'openai', model: 'fake-model', summaryModel: 'fake-summarizer', ...opts.model },
+      config: { ...SMALL_WINDOW_CONFIG, ...opts.config },
+      searchAttributes: opts.searchAttributes ?? false,
+      ...(opts.maxStepsPerRound !== undefined ? { maxStepsPerRound: opts.maxStepsPerRound } : {}),
+    };
+    const handle = await client.workflow.start('agentConversation', {
+      workflowId: id,
+      taskQueue,
+      args: [input],
+      workflowExecutionTimeout: '10 minutes',
+    });
+    const conv = conversation(client, store, handle, id);
+    started.push(conv);
+    return conv;
+  };
+
+  return {
+    client,
+    llm,
+    pool,
+    store,
+    taskQueue,
+    startConversation,
+    async close() {
+      // Conversations still running would keep timers and pollers busy: end them first.
+      await Promise.allSettled(
+        started.map(async (c) => {
+          const d = await c.handle.describe();
+          if (d.status.name === 'RUNNING') await c.handle.terminate('test finished');
+        }),
+      );
+      await worker.shutdown();
+      await llm.close();
+      await pool.end();
+    },
+  };
+}
+
+/** A worker like `startTestWorker`'s, on another Temporal server (e.g. one with its own dynamic config). */
+async function startWorkerOn(
+  address: string,
+  options: {
+    taskQueue: string;
+    llm: { apiKey: string; baseURL: string; timeoutMs: number };
+    tools: AgentTool[];
+  },
+): Promise<{ client: Client; shutdown(): Promise<void> }> {
+  const connection = await Connection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const pool = new Pool({ connectionString: testDatabaseUrl(), max: 5 });
+  pool.on('error', () => undefined);
+  const worker = await createWorker({
+    ...options,
+    connection: nativeConnection,
+    pool,
+    workflowBundle: testWorkflowBundle(),
+    shutdownGraceTime: '1s',
+  });
+  const running = worker.run();
+  return {
+    client: new Client({ connection }),
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await nativeConnection.close();
+      await connection.close();
+      await pool.end();
+    },
+  };
+}
+
+function conversation(
+  client: Client,
+  store: ConversationStore,
+  handle: WorkflowHandleWithFirstExecutionRunId,
+  id: string,
+): Conversation {
+  const conv: Conversation = {
+    id,
+    handle,
+    send: (text) => handle.executeUpdate(sendMessageUpdate, { args: [text] }),
+    compact: (focus) => handle.executeUpdate(compactUpdate, { args: [focus === undefined ? {} : { focus }] }),
+    approve: (approve) => handle.executeUpdate(approveCompactionUpdate, { args: [{ approve }] }),
+    end: () => handle.executeUpdate(endUpdate, { args: [] }),
+    status: () => handle.query(statusQuery),
+    events: () => handle.query(eventsQuery, {}),
+    activeContext: () => store.getActiveContext(id),
+    archive: () => store.getArchive(id),
+    compactions: () => store.listCompactions(id),
+    compactionEvents: (compactionId) => store.listEvents(compactionId),
+    history: () => client.workflow.getHandle(id).fetchHistory(),
+    fullHistory: () => fetchFullHistory(client, id, handle.firstExecutionRunId),
+    async waitForStatus(predicate, timeoutMs = 30_000) {
+      return waitFor(() => conv.status(), predicate, timeoutMs, `status of ${id}`);
+    },
+  };
+  return conv;
+}
+
+/** Polls `read` until `predicate` holds; throws with the last value after `timeoutMs`. */
+export async function waitFor<T>(
+  read: () => Promise<T>,
+  predicate: (value: T) => boolean,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    try {
+      last = await read();
+      if (predicate(last)) return last;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Fetches every run of the conversation (following continue-as-new) and every compaction child. */
+export async function fetchFullHistory(
+  client: Client,
+  workflowId: string,
+  firstRunId: string,
+): Promise<FullHistory> {
+  const runs: FullHistory['runs'] = [];
+  const children: FullHistory['children'] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    runs.push({ runId, history });
+    for (const event of history.events ?? []) {
+      const started = event.childWorkflowExecutionStartedEventAttributes;
+      const execution = started?.workflowExecution;
+      if (execution?.workflowId && execution.runId) {
+        const childHistory = await client.workflow
+          .getHandle(execution.workflowId, execution.runId)
+          .fetchHistory();
+        children.push({ workflowId: execution.workflowId, runId: execution.runId, history: childHistory });
+      }
+    }
+    runId =
+      eventsOf(history, 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW')[0]
+        ?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return { runs, children };
+}
+
+/** The protobuf encoding of a history, as the server stores and sends it. */
+export function encodeHistory(history: History): Uint8Array {
+  return temporal.api.history.v1.History.encode(history).finish();
+}
+
+/** Every history of a full history (parent runs, then children). */
+export function allHistories(full: FullHistory): History[] {
+  return [...full.runs.map((r) => r.history), ...full.children.map((c) => c.history)];
+}
+
+/** The name of an event's type without the `EVENT_TYPE_` prefix, e.g. `TIMER_STARTED`. */
+export function eventTypeName(event: HistoryEvent): string {
+  const name = EventType[event.eventType ?? 0] ?? 'UNKNOWN';
+  return name.replace(/^EVENT_TYPE_/, '');
+}
+
+/** The events of a given type (name without `EVENT_TYPE_`). */
+export function eventsOf(history: History, type: string): HistoryEvent[] {
+  return (history.events ?? []).filter((e) => eventTypeName(e) === type);
+}
+
+/** The decoded `summary` of an event's user metadata (timers, activities, children), or null. */
+export function eventSummary(event: HistoryEvent): string | null {
+  const data = event.userMetadata?.summary?.data;
+  if (!data || data.length === 0) return null;
+  const text = Buffer.from(data).toString('utf8');
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'string' ? parsed : text;
+  } catch {
+    return text;
+  }
+}
+
+/** Activity name of each scheduled activity, by its scheduled event id. */
+function scheduledActivities(history: History): Map<string, string> {
+  const byId = new Map<string, string>();
+  for (const event of eventsOf(history, 'ACTIVITY_TASK_SCHEDULED')) {
+    const name = event.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
+    byId.set(String(event.eventId), name);
+  }
+  return byId;
+}
+
+/** The names of the activities scheduled in a history, in order. */
+export function activityNames(history: History): string[] {
+  return [...scheduledActivities(history).values()];
+}
+
+/**
+ * For each execution of the named activity: the attempt that ran last (`ActivityTaskStarted.attempt`)
+ * and the failure of the attempt before it, if any. Temporal records only the last attempt.
+ */
+export function activityAttempts(
+  history: History,
+  activity: string,
+): { attempt: number; lastFailure: string | null }[] {
+  const names = scheduledActivities(history);
+  return eventsOf(history, 'ACTIVITY_TASK_STARTED')
+    .filter((e) => names.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId)) === activity)
+    .map((e) => {
+      const attrs = e.activityTaskStartedEventAttributes;
+      const failure = attrs?.lastFailure;
+      const lastFailure = failure
+        ? [failure.applicationFailureInfo?.type, failure.message].filter(Boolean).join(': ')
+        : null;
+      return { attempt: attrs?.attempt ?? 0, lastFailure };
+    });
+}
+
+/** A unique id for items written by a test directly to the store. */
+export function testItemId(prefix = 'test'): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+/** A user message item, as a test appends it to the store behind the workflow's back. */
+export function userItem(text: string, round: number): ContextItem {
+  return {
+    id: testItemId('direct'),
+    type: 'USER_MESSAGE',
+    message: { role: 'user', content: text },
+    tokens: Math.ceil(text.length / 4) + 4,
+    round,
+    isMeta: false,
+    pinned: false,
+    ephemeral: false,
+  };
+}
+
+/** Text of `n` characters of distinct words (tokenizes to about n / 5 tokens). */
+export function words(n: number, seed = 'word'): string {
+  const parts: string[] = [];
+  let length = 0;
+  for (let i = 0; length < n; i++) {
+    const w = `${seed}${i}`;
+    parts.push(w);
+    length += w.length + 1;
+  }
+  return parts.join(' ').slice(0, n);
+}

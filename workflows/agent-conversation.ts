@@ -1,0 +1,722 @@
+/**
+ * The agent conversation workflow (DESIGN.md §3). One round per user message:
+ *
+ *   append user message → [precheck] → model → [check] → tools → append results → [precheck] → …
+ *
+ * until the model answers without tool calls. When a trigger fires (and no cooldown runs) it runs
+ * the compaction child workflow and waits for it; messages that arrive meanwhile are queued in
+ * order. State is ids, counters and cooldown state — bodies live in PostgreSQL.
+ */
+import {
+  type ActivityOptions,
+  ApplicationFailure,
+  ActivityFailure,
+  ChildWorkflowFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+  log,
+} from '@temporalio/workflow';
+import type { ConversationActivities, CallModelResult, Totals } from '../activities/types';
+import { parseCompactionConfig, type CompactionConfig } from '../src/context/config';
+import { compaction } from './compaction';
+import {
+  approveCompactionUpdate,
+  compactUpdate,
+  endUpdate,
+  eventsQuery,
+  restoreUpdate,
+  sendMessageUpdate,
+  statusQuery,
+  userMessageSignal,
+  type AgentConversationInput,
+  type CarriedState,
+  type CompactionBrief,
+  type CompactionResult,
+  type ConversationEvent,
+  type ConversationStatus,
+  type Phase,
+  type SendMessageResult,
+  type TriggerKind,
+  type UsageInfo,
+} from './definitions';
+import { CONVERSATION_SEARCH_ATTRIBUTES } from './search-attributes';
+import { decideCompaction, loopGuardVerdict, type TriggerPoint } from './trigger-adapter';
+
+/** Store writes: quick, retried until they succeed. */
+const storeOptions: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200ms', maximumInterval: '10s', maximumAttempts: 20 },
+};
+
+/** The agent's model call. Context-length errors go to the overflow path instead of retries. */
+const modelOptions: ActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: [
+      'LLM_BAD_REQUEST',
+      'LLM_AUTH',
+      'LLM_CONTEXT_LENGTH_EXCEEDED',
+      'RECORDING_INVALID',
+    ],
+  },
+};
+
+/** Tools run at least once; a failing tool reports its error to the model instead of failing the round. */
+const toolOptions: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: ['TOOL_UNKNOWN'] },
+};
+
+const store = proxyActivities<ConversationActivities>(storeOptions);
+const model = proxyActivities<ConversationActivities>(modelOptions);
+const tools = proxyActivities<ConversationActivities>(toolOptions);
+
+/** Characters of the reply carried back by `sendMessage` (the whole reply is in the store). */
+const REPLY_PREVIEW_CHARS = 4000;
+/** Events kept for the `events` Query (bounded state, STYLE.md §12). */
+const MAX_EVENTS = 100;
+
+interface QueuedMessage {
+  id: string;
+  text: string;
+  /** Signals have no caller waiting for the reply. */
+  awaited: boolean;
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: ApplicationFailure };
+
+function isContextLengthError(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof ApplicationFailure &&
+    err.cause.type === 'LLM_CONTEXT_LENGTH_EXCEEDED'
+  );
+}
+
+function asApplicationFailure(err: unknown, fallbackType: string): ApplicationFailure {
+  let cause: unknown = err;
+  while ((cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure) && cause.cause) {
+    cause = cause.cause;
+  }
+  if (cause instanceof ApplicationFailure) {
+    return ApplicationFailure.create({
+      type: cause.type ?? fallbackType,
+      message: cause.message,
+      nonRetryable: true,
+    });
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return ApplicationFailure.create({ type: fallbackType, message, nonRetryable: true });
+}
+
+function formatTokens(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+export async function agentConversation(input: AgentConversationInput): Promise<{ rounds: number }> {
+  const conversationId = input.conversationId;
+  const config: CompactionConfig = parseCompactionConfig(input.config ?? {});
+  const window = config.maxContextTokens;
+  const carried = input.carried;
+
+  // ---- state (ids, counters, cooldown; O(1) per round) ----
+  let phase: Phase = 'starting';
+  let rounds = carried?.rounds ?? 0;
+  let compactionSeq = carried?.compactionSeq ?? 0;
+  let lastCompactionRound = carried?.lastCompactionRound ?? 0;
+  let cooldownUntil: number | null = carried?.cooldownUntil ?? null;
+  let contextTokens = carried?.contextTokens ?? 0;
+  let itemCount = carried?.itemCount ?? 0;
+  let activeVersion = carried?.activeVersion ?? 0;
+  let lastReportedTokens: number | null = carried?.lastReportedTokens ?? null;
+  let recentAutomatic = carried?.recentAutomatic ?? [];
+  let pausedReason: string | null = carried?.pausedReason ?? null;
+  let events: ConversationEvent[] = carried?.recentEvents ?? [];
+  let lastCompaction: CompactionBrief | null = null;
+  let ended = false;
+  let awaitingApproval: { trigger: TriggerKind; tokens: number } | null = null;
+  let approvalDecision: 'approved' | 'rejected' | null = null;
+  const runs = (carried?.runs ?? 0) + 1;
+
+  const inbox: QueuedMessage[] = [];
+  const manualRequests: { id: string; focus: string | null }[] = [];
+  const outcomes = new Map<string, Outcome<SendMessageResult | CompactionBrief>>();
+
+  const pushEvent = (event: ConversationEvent): void => {
+    if (event.type === 'compaction_meta' && !config.emitCompactionMetaEvents) return;
+    events.push(event);
+    if (events.length > MAX_EVENTS) events = events.slice(-MAX_EVENTS);
+  };
+
+  const cooldownActive = (): boolean => cooldownUntil !== null && Date.now() < cooldownUntil;
+
+  const status = (): ConversationStatus => ({
+    conversationId,
+    phase,
+    rounds,
+    contextTokens,
+    window,
+    ratio: window > 0 ? contextTokens / window : 0,
+    itemCount,
+    activeVersion,
+    compactions: compactionSeq,
+    lastCompaction,
+    cooldownUntil,
+    cooldownActive: cooldownActive(),
+    pausedReason,
+    queued: inbox.length,
+    awaitingApproval,
+    ended,
+    runs,
+  });
+
+  const publish = (): void => {
+    const pct = window > 0 ? Math.round((contextTokens / window) * 100) : 0;
+    const lines = [
+      `**${conversationId}** · ${phase}`,
+      `Context: ${formatTokens(contextTokens)} / ${formatTokens(window)} tokens (${pct}%) · ${itemCount} items · v${activeVersion}`,
+      `Rounds: ${rounds} · Compactions: ${compactionSeq}` +
+        (lastCompaction ? ` · last: ${lastCompaction.status} (${lastCompaction.trigger})` : ''),
+    ];
+    if (cooldownActive()) lines.push(`Cooldown until ${new Date(cooldownUntil ?? 0).toISOString()}`);
+    if (pausedReason) lines.push(`Automatic compaction paused: ${pausedReason}`);
+    if (awaitingApproval) lines.push(`Awaiting approval of a ${awaitingApproval.trigger} compaction`);
+    setCurrentDetails(lines.join('\n\n'));
+    if (input.searchAttributes !== false) {
+      upsertSearchAttributes([
+        { key: CONVERSATION_SEARCH_ATTRIBUTES.contextTokens, value: contextTokens },
+        { key: CONVERSATION_SEARCH_ATTRIBUTES.compactionCount, value: compactionSeq },
+        ...(lastCompaction
+          ? [{ key: CONVERSATION_SEARCH_ATTRIBUTES.lastCompactionStatus, value: lastCompaction.status }]
+          : []),
+      ]);
+    }
+  };
+
+  const applyTotals = (totals: Totals): void => {
+    contextTokens = totals.tokens;
+    itemCount = totals.itemCount;
+    activeVersion = totals.version;
+  };
+
+  // ---- handlers ----
+  setHandler(statusQuery, status);
+  setHandler(eventsQuery, (opts) => events.slice(Math.max(0, opts?.since ?? 0)));
+
+  setHandler(
+    sendMessageUpdate,
+    async (text: string): Promise<SendMessageResult> => {
+      const id = uuid4();
+      inbox.push({ id, text, awaited: true });
+      await condition(() => outcomes.has(id));
+      const outcome = outcomes.get(id);
+      outcomes.delete(id);
+      if (!outcome) throw ApplicationFailure.nonRetryable('lost the outcome of the round', 'INTERNAL');
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value as SendMessageResult;
+    },
+    {
+      validator: (text: string): void => {
+        if (ended) throw new Error('the conversation has ended');
+        if (typeof text !== 'string' || text.trim().length === 0) {
+          throw new Error('message is empty: send some text');
+        }
+        if (text.length > config.maxInputChars) {
+          throw new Error(
+            `message is too long: ${text.length} characters, the limit is ${config.maxInputChars} (maxInputChars)`,
+          );
+        }
+      },
+    },
+  );
+
+  setHandler(userMessageSignal, (text: string) => {
+    if (ended || typeof text !== 'string' || text.trim().length === 0 || text.length > config.maxInputChars) {
+      log.warn('ignored an invalid userMessage signal', {
+        length: typeof text === 'string' ? text.length : -1,
+      });
+      return;
+    }
+    inbox.push({ id: uuid4(), text, awaited: false });
+  });
+
+  setHandler(
+    compactUpdate,
+    async (opts): Promise<CompactionBrief> => {
+      const id = uuid4();
+      manualRequests.push({ id, focus: opts?.focus?.trim() || null });
+      await condition(() => outcomes.has(id));
+      const outcome = outcomes.get(id);
+      outcomes.delete(id);
+      if (!outcome) throw ApplicationFailure.nonRetryable('lost the outcome of the compaction', 'INTERNAL');
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value as CompactionBrief;
+    },
+    {
+      validator: (opts): void => {
+        if (ended) throw new Error('the conversation has ended');
+        if (opts?.focus !== undefined && typeof opts.focus !== 'string')
+          throw new Error('focus must be text');
+        if (opts?.focus && opts.focus.length > 4000)
+          throw new Error('focus is too long (over 4000 characters)');
+      },
+    },
+  );
+
+  setHandler(
+    approveCompactionUpdate,
+    (opts) => {
+      approvalDecision = opts.approve ? 'approved' : 'rejected';
+      return { decision: approvalDecision };
+    },
+    {
+      validator: (opts): void => {
+        if (!awaitingApproval) throw new Error('no compaction is awaiting approval');
+        if (typeof opts?.approve !== 'boolean') throw new Error('approve must be true or false');
+      },
+    },
+  );
+
+  setHandler(
+    restoreUpdate,
+    async ({ version }) => {
+      await condition(() => phase === 'idle' || ended);
+      const totals = await store.restoreVersion.executeWithOptions(
+        { ...storeOptions, summary: `restore v${version}` },
+        [{ conversationId, version, idemKey: uuid4() }],
+      );
+      applyTotals(totals);
+      pushEvent({ type: 'restored', version, activeVersion: totals.version, tokens: totals.tokens });
+      publish();
+      return { version, activeVersion: totals.version, tokens: totals.tokens };
+    },
+    {
+      validator: ({ version }): void => {
+        if (!Number.isInteger(version) || version < 1) throw new Error('version must be a positive integer');
+      },
+    },
+  );
+
+  setHandler(endUpdate, async () => {
+    ended = true;
+    await condition(() => phase === 'ended');
+    return { rounds };
+  });
+
+  // ---- compaction ----
+  const runCompaction = async (
+    trigger: TriggerKind,
+    detail: string,
+    opts: { focus?: string | null; mode?: 'summarize' | 'drop_oldest' } = {},
+  ): Promise<CompactionBrief> => {
+    const previousPhase = phase;
+    phase = 'compacting';
+    const seq = ++compactionSeq;
+    const compactionId = uuid4();
+    const pct = window > 0 ? Math.round((contextTokens / window) * 100) : 0;
+    pushEvent({ type: 'pre_compact', seq, trigger, round: rounds, tokens: contextTokens, detail });
+    publish();
+    let result: CompactionResult;
+    try {
+      result = await executeChild(compaction, {
+        workflowId: `${conversationId}/compaction-${seq}`,
+        staticSummary: `${trigger} compaction #${seq}: ${formatTokens(contextTokens)} tokens (${pct}% of ${formatTokens(window)})`,
+        staticDetails: detail,
+        args: [
+          {
+            conversationId,
+            compactionId,
+            seq,
+            trigger,
+            round: rounds,
+            focus: opts.focus ?? null,
+            config: config as unknown as Record<string, unknown>,
+            summaryModel: input.model.summaryModel ?? input.model.model,
+            mode: opts.mode ?? 'summarize',
+            workspace: input.workspace ?? null,
+          },
+        ],
+      });
+    } catch (err) {
+      // A cancelled or failed child compensated already; the context is what it was.
+      const reason =
+        err instanceof ChildWorkflowFailure
+          ? asApplicationFailure(err, 'COMPACTION_FAILED').message
+          : String(err);
+      result = {
+        compactionId,
+        seq,
+        status: 'rolled_back',
+        trigger,
+        strategy: null,
+        taskType: null,
+        tokensBefore: contextTokens,
+        tokensAfter: contextTokens,
+        savedRatio: 0,
+        itemsCompacted: 0,
+        summaryItemId: null,
+        summaryPreview: '',
+        attempts: 0,
+        reason: `child workflow ended: ${reason}`,
+        failedPhase: 'cancelled',
+        timings: { pruneMs: 0, summaryMs: 0, commitMs: 0, totalMs: 0 },
+        activeVersion,
+        itemCount,
+        events: [],
+      };
+    }
+    for (const e of result.events) pushEvent(e);
+    if (result.status === 'committed') {
+      contextTokens = result.tokensAfter;
+      itemCount = result.itemCount;
+      activeVersion = result.activeVersion;
+      lastCompactionRound = rounds;
+      lastReportedTokens = null;
+      pushEvent({
+        type: 'context_compacted',
+        seq,
+        trigger,
+        strategy: result.strategy,
+        originalTokens: result.tokensBefore,
+        newTokens: result.tokensAfter,
+        savedRatio: result.savedRatio,
+        summaryItemId: result.summaryItemId,
+        summaryPreview: result.summaryPreview,
+      });
+    } else if (result.status === 'rolled_back') {
+      pushEvent({ type: 'compaction_rolled_back', seq, trigger, reason: result.reason ?? 'unknown' });
+      if (result.failedPhase === 'summary') startCooldown();
+    } else {
+      pushEvent({ type: 'compaction_skipped', seq, trigger, reason: result.reason ?? 'unknown' });
+    }
+    const brief: CompactionBrief = {
+      seq,
+      compactionId,
+      trigger,
+      status: result.status,
+      round: rounds,
+      strategy: result.strategy,
+      tokensBefore: result.tokensBefore,
+      tokensAfter: result.tokensAfter,
+      savedRatio: result.savedRatio,
+      reason: result.reason,
+    };
+    lastCompaction = brief;
+    if (trigger !== 'manual' && trigger !== 'overflow') {
+      recentAutomatic = [...recentAutomatic, { round: rounds, savedRatio: result.savedRatio }].slice(-20);
+      const verdict = loopGuardVerdict(recentAutomatic, rounds, config);
+      if (verdict) {
+        pausedReason = verdict;
+        pushEvent({ type: 'loop_guard', reason: verdict });
+      }
+    } else if (result.status === 'committed') {
+      // A successful manual or overflow compaction lifts the loop guard's pause.
+      pausedReason = null;
+      recentAutomatic = [];
+    }
+    phase = previousPhase;
+    publish();
+    return brief;
+  };
+
+  const startCooldown = (): void => {
+    const ms = config.cooldownMs;
+    const until = Date.now() + ms;
+    cooldownUntil = until;
+    pushEvent({ type: 'cooldown_started', until, ms });
+    // A durable timer, visible in the UI; automatic triggers are skipped until it fires.
+    void sleep(ms, { summary: `compaction cooldown ${ms / 1000}s after summary failure` }).then(() => {
+      if (cooldownUntil === until) {
+        pushEvent({ type: 'cooldown_ended' });
+        publish();
+      }
+    });
+  };
+  if (cooldownUntil !== null && cooldownActive()) {
+    const ms = cooldownUntil - Date.now();
+    void sleep(ms, { summary: `compaction cooldown (continued) ${Math.ceil(ms / 1000)}s` }).then(() => {
+      pushEvent({ type: 'cooldown_ended' });
+    });
+  }
+
+  /** Asks for approval when configured; returns what to do. */
+  const confirm = async (trigger: TriggerKind): Promise<'compact' | 'drop_oldest' | 'continue' | 'fail'> => {
+    if (!config.requireConfirmation || trigger === 'manual') return 'compact';
+    const previousPhase = phase;
+    phase = 'awaiting_approval';
+    awaitingApproval = { trigger, tokens: contextTokens };
+    approvalDecision = null;
+    pushEvent({ type: 'awaiting_approval', trigger, tokens: contextTokens });
+    publish();
+    const answered = await condition(() => approvalDecision !== null, config.confirmationTimeoutMs, {
+      summary: `awaiting approval of a ${trigger} compaction`,
+    });
+    const decision = answered
+      ? approvalDecision
+      : config.confirmationDefault === 'approve'
+        ? 'approved'
+        : 'rejected';
+    awaitingApproval = null;
+    phase = previousPhase;
+    const action = decision === 'approved' ? 'compact' : config.onReject;
+    pushEvent({ type: 'approval', decision: answered ? (decision ?? 'rejected') : 'timed_out', action });
+    publish();
+    return action;
+  };
+
+  /** Evaluates the automatic triggers at one point of the loop and compacts when one fires. */
+  const maybeCompact = async (
+    point: TriggerPoint,
+    observed: { reportedTokens?: number | null; markerSeen?: boolean } = {},
+  ): Promise<CompactionBrief[]> => {
+    const decision = decideCompaction(point, {
+      config,
+      contextTokens,
+      reportedTokens: observed.reportedTokens ?? null,
+      itemCount,
+      roundsSinceCompaction: rounds - lastCompactionRound,
+      markerSeen: observed.markerSeen ?? false,
+      cooldownActive: cooldownActive(),
+      pausedReason,
+    });
+    if (!decision) return [];
+    if (decision.skip) {
+      const seq = ++compactionSeq;
+      const compactionId = uuid4();
+      await store.recordSkippedCompaction.executeWithOptions(
+        { ...storeOptions, summary: `skip ${decision.trigger}: ${decision.skip}` },
+        [{ conversationId, compactionId, seq, trigger: decision.trigger, reason: decision.skip }],
+      );
+      pushEvent({ type: 'compaction_skipped', seq, trigger: decision.trigger, reason: decision.skip });
+      lastCompaction = {
+        seq,
+        compactionId,
+        trigger: decision.trigger,
+        status: 'skipped',
+        round: rounds,
+        strategy: null,
+        tokensBefore: contextTokens,
+        tokensAfter: contextTokens,
+        savedRatio: 0,
+        reason: decision.skip,
+      };
+      publish();
+      return [lastCompaction];
+    }
+    const action = await confirm(decision.trigger);
+    switch (action) {
+      case 'compact':
+        return [await runCompaction(decision.trigger, decision.detail)];
+      case 'drop_oldest':
+        return [
+          await runCompaction(decision.trigger, `${decision.detail}; rejected: dropping the oldest rounds`, {
+            mode: 'drop_oldest',
+          }),
+        ];
+      case 'continue':
+        // Seed 004: the user declined; go on uncompacted until the next trigger.
+        lastCompactionRound = rounds;
+        return [];
+      case 'fail':
+        throw ApplicationFailure.create({
+          type: 'COMPACTION_REJECTED',
+          message: `the context needs compaction (${formatTokens(contextTokens)} of ${formatTokens(window)} tokens) and it was declined; compact manually or restart with onReject "continue"`,
+          nonRetryable: true,
+        });
+    }
+  };
+
+  // ---- one round ----
+  const runRound = async (message: QueuedMessage): Promise<SendMessageResult> => {
+    rounds += 1;
+    const round = rounds;
+    const compactions: CompactionBrief[] = [];
+    phase = 'model';
+    const appended = await store.appendUserMessage.executeWithOptions(
+      { ...storeOptions, summary: `user message · round ${round}` },
+      [{ conversationId, itemId: uuid4(), text: message.text, round, model: input.model.model }],
+    );
+    applyTotals(appended);
+    let last: CallModelResult | null = null;
+    let usage: UsageInfo | null = null;
+    let overflowRetried = false;
+    const maxSteps = input.maxStepsPerRound ?? 25;
+    for (let step = 0; step < maxSteps; step++) {
+      compactions.push(...(await maybeCompact('before_model_call')));
+      phase = 'model';
+      let res: CallModelResult;
+      try {
+        res = await model.callModel.executeWithOptions(
+          { ...modelOptions, summary: `model call · round ${round} step ${step + 1}` },
+          [
+            {
+              conversationId,
+              itemId: uuid4(),
+              round,
+              step,
+              model: input.model,
+              replyPreviewChars: REPLY_PREVIEW_CHARS,
+              marker: config.marker,
+            },
+          ],
+        );
+      } catch (err) {
+        if (isContextLengthError(err) && !overflowRetried) {
+          // Emergency compaction, then one retry of the call (seed 000's last line of defence).
+          overflowRetried = true;
+          compactions.push(await runCompaction('overflow', 'the model rejected the request as too long'));
+          step -= 1;
+          continue;
+        }
+        throw err;
+      }
+      applyTotals(res.totals);
+      if (res.kind === 'turn_end') break;
+      last = res;
+      if (res.usage) {
+        usage = res.usage;
+        lastReportedTokens = res.usage.totalTokens;
+      }
+      compactions.push(
+        ...(await maybeCompact('after_model_call', {
+          reportedTokens: res.usage?.totalTokens ?? null,
+          markerSeen: res.markerSeen,
+        })),
+      );
+      if (res.toolCalls.length === 0) break;
+      phase = 'tool';
+      for (const call of res.toolCalls) {
+        const toolResult = await tools.runTool.executeWithOptions(
+          { ...toolOptions, summary: `tool ${call.name} · round ${round}` },
+          [
+            {
+              conversationId,
+              round,
+              callItemId: res.itemId,
+              toolCallId: call.id,
+              name: call.name,
+              resultItemId: uuid4(),
+              workspace: input.workspace ?? null,
+              model: input.model,
+            },
+          ],
+        );
+        applyTotals(toolResult.totals);
+      }
+    }
+    return {
+      round,
+      replyItemId: last?.itemId ?? null,
+      reply: last?.reply ?? '',
+      replyTruncated: last?.replyTruncated ?? false,
+      usage,
+      contextTokens,
+      window,
+      compactions,
+    };
+  };
+
+  // ---- main loop ----
+  if (input.searchAttributes !== false) {
+    upsertSearchAttributes([{ key: CONVERSATION_SEARCH_ATTRIBUTES.conversationId, value: conversationId }]);
+  }
+  if (!carried) {
+    const totals = await store.initConversation.executeWithOptions(
+      { ...storeOptions, summary: 'create conversation' },
+      [
+        {
+          conversationId,
+          systemPrompt: input.systemPrompt ?? '',
+          tools: input.tools ?? [],
+          model: input.model.model,
+        },
+      ],
+    );
+    applyTotals(totals);
+  }
+  phase = 'idle';
+  publish();
+
+  for (;;) {
+    await condition(() => ended || inbox.length > 0 || manualRequests.length > 0);
+    const manual = manualRequests.shift();
+    if (manual) {
+      phase = 'compacting';
+      try {
+        const brief = await runCompaction(
+          'manual',
+          manual.focus ? `manual, focus: ${manual.focus}` : 'manual',
+          {
+            focus: manual.focus,
+          },
+        );
+        outcomes.set(manual.id, { ok: true, value: brief });
+      } catch (err) {
+        outcomes.set(manual.id, { ok: false, error: asApplicationFailure(err, 'COMPACTION_FAILED') });
+      }
+      phase = 'idle';
+      publish();
+      continue;
+    }
+    const message = inbox.shift();
+    if (message) {
+      try {
+        const value = await runRound(message);
+        if (message.awaited) outcomes.set(message.id, { ok: true, value });
+      } catch (err) {
+        log.warn('round failed', { round: rounds, error: String(err) });
+        if (message.awaited)
+          outcomes.set(message.id, { ok: false, error: asApplicationFailure(err, 'ROUND_FAILED') });
+      }
+      phase = 'idle';
+      publish();
+    }
+    if (ended && inbox.length === 0 && manualRequests.length === 0) break;
+    if (
+      workflowInfo().continueAsNewSuggested &&
+      inbox.length === 0 &&
+      manualRequests.length === 0 &&
+      !ended
+    ) {
+      // A quiet point: let handlers finish (their callers get their answers), then start afresh.
+      await condition(allHandlersFinished);
+      if (inbox.length > 0 || manualRequests.length > 0) continue;
+      const next: CarriedState = {
+        rounds,
+        compactionSeq,
+        lastCompactionRound,
+        cooldownUntil: cooldownActive() ? cooldownUntil : null,
+        contextTokens,
+        itemCount,
+        activeVersion,
+        lastReportedTokens,
+        recentAutomatic,
+        pausedReason,
+        recentEvents: events.slice(-20),
+        runs,
+      };
+      await continueAsNew<typeof agentConversation>({ ...input, systemPrompt: undefined, carried: next });
+    }
+  }
+
+  phase = 'ended';
+  await store.endConversation.executeWithOptions({ ...storeOptions, summary: 'end conversation' }, [
+    { conversationId },
+  ]);
+  publish();
+  await condition(allHandlersFinished);
+  return { rounds };
+}

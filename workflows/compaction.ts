@@ -1,0 +1,265 @@
+/**
+ * The compaction child workflow (DESIGN.md §4):
+ *
+ *   selectivePrune ──► summarize (strategy chain, retried) ──► commit
+ *         │                     │ failure                      │ failure
+ *         └──────────► discardStaged (compensation, non-cancellable) ──► rolled_back
+ *
+ * Activities exchange ids and counts; the staged context lives in PostgreSQL until commit flips the
+ * conversation's active version. Any failure after a staged version exists runs the compensation,
+ * so the conversation's context is then exactly what it was before.
+ */
+import {
+  type ActivityOptions,
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { CompactionActivities, PruneResult, SummarizeResult } from '../activities/types';
+import type { CompactionInput, CompactionResult, ConversationEvent } from './definitions';
+
+/** Pruning is deterministic and cheap: retry it freely. */
+const pruneOptions: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '500ms', maximumAttempts: 5, nonRetryableErrorTypes: ['CONFIG_INVALID'] },
+};
+
+/**
+ * The summary call: 3 attempts (seed 003: two retries), covering unusable answers
+ * (`content_none`, `empty_summary`, ...). Bad requests and auth errors are not retried; 429
+ * honours Retry-After through the failure's `nextRetryDelay`.
+ */
+const summarizeOptions: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['LLM_BAD_REQUEST', 'LLM_AUTH', 'LLM_CONTEXT_LENGTH_EXCEEDED', 'CONFIG_INVALID'],
+  },
+};
+
+/** Commit is one transaction guarded by the base version: retry transient failures, not a changed base. */
+const commitOptions: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: {
+    initialInterval: '500ms',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['BASE_VERSION_CHANGED', 'COMPACTION_FINISHED', 'VERSION_NOT_FOUND'],
+  },
+};
+
+/** Compensation must eventually succeed: unlimited attempts, bounded backoff. */
+const compensationOptions: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500ms', maximumInterval: '30s', maximumAttempts: 0 },
+};
+
+const prune = proxyActivities<CompactionActivities>(pruneOptions);
+const summary = proxyActivities<CompactionActivities>(summarizeOptions);
+const commit = proxyActivities<CompactionActivities>(commitOptions);
+const compensation = proxyActivities<CompactionActivities>(compensationOptions);
+
+/** Rounds kept verbatim by the last-resort full summary, then fewer (seed 004: "keep fewer rounds"). */
+function fullSummarySteps(keepRecentRounds: number): { strategy: string; keepRecentRounds: number | null }[] {
+  const steps: { strategy: string; keepRecentRounds: number | null }[] = [];
+  for (let k = keepRecentRounds; k >= 0; k--) steps.push({ strategy: 'full', keepRecentRounds: k });
+  return steps;
+}
+
+function configNumber(config: Record<string, unknown>, key: string, fallback: number): number {
+  const value = config[key];
+  return typeof value === 'number' ? value : fallback;
+}
+
+/** The failure's reason as recorded: the application failure type and message, innermost first. */
+export function describeFailure(err: unknown): string {
+  let cause: unknown = err;
+  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  if (cause instanceof ApplicationFailure) {
+    const reason = (cause.details?.[0] as { reason?: string } | undefined)?.reason;
+    return [cause.type ?? 'Error', reason, cause.message].filter(Boolean).join(': ');
+  }
+  if (cause instanceof Error) return cause.message;
+  return String(cause);
+}
+
+export async function compaction(input: CompactionInput): Promise<CompactionResult> {
+  const started = Date.now();
+  const events: ConversationEvent[] = [];
+  const timings = { pruneMs: 0, summaryMs: 0, commitMs: 0, totalMs: 0 };
+  let pruned: PruneResult | undefined;
+  let chosen: SummarizeResult | undefined;
+  let attempts = 0;
+  let strategy: string | null = null;
+  let failedPhase: CompactionResult['failedPhase'] = 'prune';
+
+  const result = (
+    status: CompactionResult['status'],
+    reason: string | null,
+    totals: { version: number; tokens: number; itemCount: number } | null,
+  ): CompactionResult => {
+    const tokensBefore = pruned?.tokensBefore ?? 0;
+    const tokensAfter = status === 'committed' ? (totals?.tokens ?? tokensBefore) : tokensBefore;
+    timings.totalMs = Date.now() - started;
+    return {
+      compactionId: input.compactionId,
+      seq: input.seq,
+      status,
+      trigger: input.trigger,
+      strategy,
+      taskType: pruned?.taskType ?? null,
+      tokensBefore,
+      tokensAfter,
+      savedRatio: tokensBefore > 0 ? (tokensBefore - tokensAfter) / tokensBefore : 0,
+      itemsCompacted: status === 'committed' ? (chosen?.itemsCompacted ?? 0) : 0,
+      summaryItemId: status === 'committed' ? (chosen?.summaryItemId ?? null) : null,
+      summaryPreview: status === 'committed' ? (chosen?.summaryPreview ?? '') : '',
+      attempts,
+      reason,
+      failedPhase: status === 'rolled_back' ? failedPhase : null,
+      timings,
+      activeVersion: totals?.version ?? pruned?.baseVersion ?? 0,
+      itemCount: totals?.itemCount ?? 0,
+      events,
+    };
+  };
+
+  const rollBack = async (
+    reason: string,
+    outcome: 'rolled_back' | 'skipped' = 'rolled_back',
+  ): Promise<void> => {
+    // Compensation runs even when the compaction was cancelled, and cannot itself be cancelled.
+    await CancellationScope.nonCancellable(async () => {
+      await compensation.discardStaged.executeWithOptions(
+        { ...compensationOptions, summary: `compensation: discard staged (${failedPhase})` },
+        [{ compactionId: input.compactionId, reason, outcome }],
+      );
+    });
+    events.push({ type: 'compaction_meta', seq: input.seq, phase: 'rollback', reason });
+  };
+
+  try {
+    let t = Date.now();
+    events.push({ type: 'compaction_meta', seq: input.seq, phase: 'selective_start' });
+    pruned = await prune.selectivePrune.executeWithOptions(
+      { ...pruneOptions, summary: `selective prune (${input.trigger})` },
+      [
+        {
+          conversationId: input.conversationId,
+          compactionId: input.compactionId,
+          seq: input.seq,
+          trigger: input.trigger,
+          focus: input.focus,
+          config: input.config,
+          model: input.summaryModel,
+        },
+      ],
+    );
+    timings.pruneMs = Date.now() - t;
+    events.push({
+      type: 'compaction_meta',
+      seq: input.seq,
+      phase: 'selective_done',
+      tokensBefore: pruned.tokensBefore,
+      tokensAfter: pruned.tokensAfter,
+      toolBlocksKept: pruned.stats.toolBlocksKept,
+      toolBlocksDropped: pruned.stats.toolBlocksDropped,
+      toolCallsTruncated: pruned.stats.toolCallsTruncated,
+      toolResultsTruncated: pruned.stats.toolResultsTruncated,
+    });
+    if (pruned.impossible) {
+      await rollBack(pruned.impossible, 'skipped');
+      return result('skipped', pruned.impossible, null);
+    }
+
+    failedPhase = 'summary';
+    t = Date.now();
+    events.push({
+      type: 'compaction_meta',
+      seq: input.seq,
+      phase: 'summary_start',
+      tokensBefore: pruned.tokensAfter,
+    });
+    if (input.mode === 'drop_oldest') {
+      strategy = 'drop_oldest';
+      chosen = await summary.dropOldestRounds.executeWithOptions(
+        { ...summarizeOptions, summary: 'drop oldest rounds (no summary)' },
+        [
+          {
+            conversationId: input.conversationId,
+            compactionId: input.compactionId,
+            prunedVersion: pruned.stagedVersion,
+            config: input.config,
+          },
+        ],
+      );
+    } else {
+      const keepRecentRounds = configNumber(input.config, 'keepRecentRounds', 2);
+      const steps = [
+        ...pruned.chain.map((s) => ({ strategy: s, keepRecentRounds: null as number | null })),
+        ...fullSummarySteps(keepRecentRounds),
+      ];
+      for (const step of steps) {
+        strategy = step.keepRecentRounds === null ? step.strategy : `full(keep ${step.keepRecentRounds})`;
+        const r = await summary.summarize.executeWithOptions(
+          { ...summarizeOptions, summary: `summary: ${strategy}` },
+          [
+            {
+              conversationId: input.conversationId,
+              compactionId: input.compactionId,
+              prunedVersion: pruned.stagedVersion,
+              strategy: step.strategy,
+              keepRecentRounds: step.keepRecentRounds,
+              focus: input.focus,
+              config: input.config,
+              summaryModel: input.summaryModel,
+              workspace: input.workspace,
+            },
+          ],
+        );
+        attempts += r.attempts;
+        chosen = r;
+        if (r.underTarget) break;
+      }
+    }
+    timings.summaryMs = Date.now() - t;
+    if (!chosen) throw ApplicationFailure.nonRetryable('no summary strategy ran', 'NO_STRATEGY');
+    events.push({
+      type: 'compaction_meta',
+      seq: input.seq,
+      phase: 'summary_done',
+      tokensBefore: pruned.tokensBefore,
+      tokensAfter: chosen.tokensAfter,
+    });
+    if (chosen.tokensAfter >= pruned.tokensBefore) {
+      failedPhase = null;
+      await rollBack('no_progress: the compacted context is not smaller', 'skipped');
+      return result('skipped', 'no_progress: the compacted context is not smaller', null);
+    }
+
+    failedPhase = 'commit';
+    t = Date.now();
+    const totals = await commit.commitCompaction.executeWithOptions(
+      { ...commitOptions, summary: `commit v${chosen.stagedVersion}` },
+      [{ compactionId: input.compactionId, stagedVersion: chosen.stagedVersion }],
+    );
+    timings.commitMs = Date.now() - t;
+    events.push({
+      type: 'compaction_meta',
+      seq: input.seq,
+      phase: 'commit',
+      tokensBefore: pruned.tokensBefore,
+      tokensAfter: totals.tokens,
+    });
+    return result('committed', null, totals);
+  } catch (err) {
+    const reason = isCancellation(err) ? 'cancelled' : describeFailure(err);
+    if (isCancellation(err)) failedPhase = 'cancelled';
+    await rollBack(reason);
+    if (isCancellation(err)) throw err;
+    return result('rolled_back', reason, null);
+  }
+}

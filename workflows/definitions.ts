@@ -1,0 +1,220 @@
+/**
+ * Messages of the agent conversation and compaction workflows: their inputs, results, Updates and
+ * Queries. Everything here travels through workflow history, so it holds ids, counts and short
+ * metadata — never message bodies (DESIGN.md §2), apart from the user's own input and a capped
+ * preview of the reply.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/** What fired a compaction (DESIGN.md §3). */
+export type TriggerKind = 'precheck' | 'check' | 'rounds' | 'events' | 'marker' | 'manual' | 'overflow';
+
+/** Which model answers the agent's turns. */
+export interface ModelSettings {
+  /** `openai`: any OpenAI-compatible endpoint (key and URL from the worker's environment). `recorded`: play back an imported session. */
+  provider: 'openai' | 'recorded';
+  /** Agent model name. */
+  model: string;
+  /** Summarizer model (a cheaper one is common); defaults to `model`. */
+  summaryModel?: string;
+  /** For `recorded`: the session file, as the worker sees it. */
+  recordingPath?: string;
+  /** Upper bound on the tokens of one answer. */
+  maxOutputTokens?: number;
+}
+
+/** State carried across continue-as-new: ids, counters and cooldown state only. */
+export interface CarriedState {
+  rounds: number;
+  compactionSeq: number;
+  lastCompactionRound: number;
+  /** Workflow time (ms since epoch) until which automatic compaction is cooling down. */
+  cooldownUntil: number | null;
+  contextTokens: number;
+  itemCount: number;
+  activeVersion: number;
+  lastReportedTokens: number | null;
+  /** Rounds at which recent automatic compactions ran, and what they saved (the loop guard's memory). */
+  recentAutomatic: { round: number; savedRatio: number }[];
+  pausedReason: string | null;
+  recentEvents: ConversationEvent[];
+  runs: number;
+}
+
+export interface AgentConversationInput {
+  conversationId: string;
+  /** The system prompt; only on the first run (a continued run finds it in the store). */
+  systemPrompt?: string;
+  /** Names of the tools the agent may call (built-in or registered on the worker). */
+  tools?: string[];
+  /** Workspace directory for the built-in file tools, as the worker sees it. */
+  workspace?: string;
+  model: ModelSettings;
+  /** Compaction configuration (partial; validated against the schema, defaults fill the rest). */
+  config?: Record<string, unknown>;
+  /** Upper bound on model calls in one round (a runaway tool loop ends the round). Default 25. */
+  maxStepsPerRound?: number;
+  /** Set the search attributes (they must be registered on the namespace). Default true. */
+  searchAttributes?: boolean;
+  /** Present on a continued run. */
+  carried?: CarriedState;
+}
+
+export interface UsageInfo {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+/** One compaction as the conversation reports it. */
+export interface CompactionBrief {
+  seq: number;
+  compactionId: string;
+  trigger: TriggerKind;
+  status: 'committed' | 'rolled_back' | 'skipped';
+  round: number;
+  strategy: string | null;
+  tokensBefore: number;
+  tokensAfter: number;
+  savedRatio: number;
+  reason: string | null;
+}
+
+/** Events of a conversation (the `events` Query), seeds 003 and 004. */
+export type ConversationEvent =
+  | { type: 'pre_compact'; seq: number; trigger: TriggerKind; round: number; tokens: number; detail: string }
+  | {
+      type: 'compaction_meta';
+      seq: number;
+      phase: MetaPhase;
+      tokensBefore?: number;
+      tokensAfter?: number;
+      toolBlocksKept?: number;
+      toolBlocksDropped?: number;
+      toolCallsTruncated?: number;
+      toolResultsTruncated?: number;
+      reason?: string;
+    }
+  | {
+      type: 'context_compacted';
+      seq: number;
+      trigger: TriggerKind;
+      strategy: string | null;
+      originalTokens: number;
+      newTokens: number;
+      savedRatio: number;
+      summaryItemId: string | null;
+      /** The first characters of the summary; the whole text is in the store (`inspect`). */
+      summaryPreview: string;
+    }
+  | { type: 'compaction_rolled_back'; seq: number; trigger: TriggerKind; reason: string }
+  | { type: 'compaction_skipped'; seq: number; trigger: TriggerKind; reason: string }
+  | { type: 'cooldown_started'; until: number; ms: number }
+  | { type: 'cooldown_ended' }
+  | { type: 'loop_guard'; reason: string }
+  | { type: 'awaiting_approval'; trigger: TriggerKind; tokens: number }
+  | { type: 'approval'; decision: 'approved' | 'rejected' | 'timed_out'; action: string }
+  | { type: 'restored'; version: number; activeVersion: number; tokens: number };
+
+export type MetaPhase =
+  | 'selective_start'
+  | 'selective_done'
+  | 'summary_start'
+  | 'summary_done'
+  | 'rollback'
+  | 'commit'
+  | 'cooldown';
+
+export interface SendMessageResult {
+  round: number;
+  replyItemId: string | null;
+  /** The reply, cut to a preview length when long (`replyTruncated`); the whole text is in the store. */
+  reply: string;
+  replyTruncated: boolean;
+  usage: UsageInfo | null;
+  contextTokens: number;
+  window: number;
+  compactions: CompactionBrief[];
+}
+
+export type Phase = 'starting' | 'idle' | 'model' | 'tool' | 'compacting' | 'awaiting_approval' | 'ended';
+
+export interface ConversationStatus {
+  conversationId: string;
+  phase: Phase;
+  rounds: number;
+  contextTokens: number;
+  window: number;
+  ratio: number;
+  itemCount: number;
+  activeVersion: number;
+  compactions: number;
+  lastCompaction: CompactionBrief | null;
+  cooldownUntil: number | null;
+  cooldownActive: boolean;
+  pausedReason: string | null;
+  queued: number;
+  awaitingApproval: { trigger: TriggerKind; tokens: number } | null;
+  ended: boolean;
+  runs: number;
+}
+
+// ---- the compaction child workflow ---------------------------------------------------------
+
+export interface CompactionInput {
+  conversationId: string;
+  compactionId: string;
+  seq: number;
+  trigger: TriggerKind;
+  round: number;
+  focus: string | null;
+  /** The validated compaction configuration. */
+  config: Record<string, unknown>;
+  summaryModel: string;
+  /** `summarize` (prune, summary chain, commit) or `drop_oldest` (seed 004's alternative: no summary). */
+  mode: 'summarize' | 'drop_oldest';
+  /** Workspace of the conversation (for the git diff stat of the summary request). */
+  workspace: string | null;
+}
+
+export interface CompactionResult {
+  compactionId: string;
+  seq: number;
+  status: 'committed' | 'rolled_back' | 'skipped';
+  trigger: TriggerKind;
+  strategy: string | null;
+  taskType: string | null;
+  tokensBefore: number;
+  tokensAfter: number;
+  savedRatio: number;
+  itemsCompacted: number;
+  summaryItemId: string | null;
+  summaryPreview: string;
+  attempts: number;
+  /** Why it rolled back or was skipped. */
+  reason: string | null;
+  /** Which phase failed: summary failures start the cooldown. */
+  failedPhase: 'prune' | 'summary' | 'commit' | 'cancelled' | null;
+  timings: { pruneMs: number; summaryMs: number; commitMs: number; totalMs: number };
+  activeVersion: number;
+  itemCount: number;
+  events: ConversationEvent[];
+}
+
+// ---- Updates, Queries, Signals -------------------------------------------------------------
+
+export const sendMessageUpdate = defineUpdate<SendMessageResult, [string]>('sendMessage');
+export const compactUpdate = defineUpdate<CompactionBrief, [{ focus?: string } | undefined]>('compact');
+export const approveCompactionUpdate = defineUpdate<
+  { decision: 'approved' | 'rejected' },
+  [{ approve: boolean }]
+>('approveCompaction');
+export const restoreUpdate = defineUpdate<
+  { version: number; activeVersion: number; tokens: number },
+  [{ version: number }]
+>('restore');
+export const endUpdate = defineUpdate<{ rounds: number }, []>('end');
+/** Fire-and-forget input (no reply); queued like `sendMessage`. */
+export const userMessageSignal = defineSignal<[string]>('userMessage');
+export const statusQuery = defineQuery<ConversationStatus>('status');
+export const eventsQuery = defineQuery<ConversationEvent[], [{ since?: number } | undefined]>('events');
