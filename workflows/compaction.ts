@@ -54,7 +54,8 @@ const commitOptions: ActivityOptions = {
 /** Compensation must eventually succeed: unlimited attempts, bounded backoff. */
 const compensationOptions: ActivityOptions = {
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500ms', maximumInterval: '30s', maximumAttempts: 0 },
+  // No maximumAttempts: unlimited (the SDK refuses 0).
+  retry: { initialInterval: '500ms', maximumInterval: '30s' },
 };
 
 const prune = proxyActivities<CompactionActivities>(pruneOptions);
@@ -222,7 +223,8 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
         );
         attempts += r.attempts;
         chosen = r;
-        if (r.underTarget) break;
+        // A strategy that summarized nothing did not compact (seed 003: the summary always runs).
+        if (r.underTarget && r.itemsCompacted > 0) break;
       }
     }
     timings.summaryMs = Date.now() - t;

@@ -1,0 +1,134 @@
+/**
+ * The agent conversation workflow on the real dev server, real PostgreSQL and the fake LLM:
+ * a plain round, tool calls, and the compaction triggers that fire before and after a model call.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isSummaryRequest, step } from '../support/fake-openai';
+import {
+  activityNames,
+  eventSummary,
+  eventsOf,
+  startConversationEnv,
+  words,
+  type ConversationEnv,
+} from '../support/conversation-env';
+
+let env: ConversationEnv;
+
+beforeAll(async () => {
+  env = await startConversationEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('a round', () => {
+  it('answers, stores both messages and reports the tokens', async () => {
+    env.llm.reset();
+    env.llm.script(step.text('hello back'));
+    const conv = await env.startConversation({ systemPrompt: 'You are terse.' });
+    const result = await conv.send('hello');
+    expect(result.reply).toBe('hello back');
+    expect(result.round).toBe(1);
+    const { items } = await conv.activeContext();
+    expect(items.map((i) => i.type)).toEqual(['SYSTEM_PROMPT', 'USER_MESSAGE', 'ASSISTANT_MESSAGE']);
+    expect(result.contextTokens).toBe(items.reduce((n, i) => n + i.tokens, 0));
+    const request = env.llm.chatRequests()[0];
+    expect(request?.body.messages?.map((m) => m.role)).toEqual(['system', 'user']);
+    const status = await conv.status();
+    expect(status).toMatchObject({ rounds: 1, phase: 'idle', compactions: 0 });
+  });
+
+  it('rejects empty and oversized input in the validator, changing nothing', async () => {
+    env.llm.reset();
+    const conv = await env.startConversation({ config: { maxInputChars: 50 } });
+    await expect(conv.send('   ')).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/empty/i) },
+    });
+    await expect(conv.send('x'.repeat(51))).rejects.toMatchObject({
+      cause: { message: expect.stringContaining('too long: 51 characters, the limit is 50') },
+    });
+    expect(env.llm.chatRequests()).toHaveLength(0);
+    const { items } = await conv.activeContext();
+    expect(items.filter((i) => i.type === 'USER_MESSAGE')).toHaveLength(0);
+  });
+
+  it('runs the tools the model calls and sends their results back', async () => {
+    env.llm.reset();
+    env.llm.script(
+      step.toolCalls([
+        { id: 'call_1', name: 'remember', arguments: JSON.stringify({ note: 'the answer is 42' }) },
+      ]),
+      step.text('noted'),
+    );
+    const conv = await env.startConversation({ tools: ['remember'] });
+    const result = await conv.send('remember 42');
+    expect(result.reply).toBe('noted');
+    const second = env.llm.chatRequests()[1];
+    const roles = second?.body.messages?.map((m) => m.role);
+    expect(roles).toContain('tool');
+    const { items } = await conv.activeContext();
+    expect(items.some((i) => i.type === 'MEMORY')).toBe(true);
+  });
+});
+
+describe('triggers', () => {
+  it('precheck: the estimate crosses 80% of the window before a model call, compaction commits', async () => {
+    env.llm.reset();
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('Earlier the user sent long texts.'));
+    env.llm.setDefault(step.text('ok'));
+    const conv = await env.startConversation({
+      config: { maxContextTokens: 4000, protectedRounds: 1, toolBlocksKeepRecent: 1 },
+    });
+    // Each message is several hundred tokens: a few rounds cross 3,200 (80% of 4,000).
+    let compacted = null;
+    let sent = 0;
+    for (let i = 0; i < 9 && !compacted; i++, sent++) {
+      const r = await conv.send(words(2500, `m${i}x`));
+      compacted = r.compactions.find((c) => c.status === 'committed') ?? null;
+    }
+    expect(compacted).not.toBeNull();
+    expect(compacted?.trigger).toBe('precheck');
+    expect(compacted?.tokensAfter).toBeLessThan(compacted?.tokensBefore ?? 0);
+    expect(compacted?.tokensAfter).toBeLessThanOrEqual(2000);
+
+    const { items } = await conv.activeContext();
+    const summary = items.find((i) => i.type === 'COMPACTION_SUMMARY');
+    expect(summary && summary.type !== 'TOOL_DEFINITIONS' ? summary.message.content : '').toContain(
+      '[System] Context cleared. Summary of previous conversation:',
+    );
+    // Nothing is lost: every user message is still in the archive.
+    const archive = await conv.archive();
+    expect(archive.filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta)).toHaveLength(sent);
+
+    const events = await conv.events();
+    expect(events.find((e) => e.type === 'pre_compact')).toMatchObject({ trigger: 'precheck' });
+    expect(events.find((e) => e.type === 'context_compacted')).toMatchObject({ trigger: 'precheck' });
+
+    const full = await conv.fullHistory();
+    expect(full.children).toHaveLength(1);
+    expect(full.children[0]?.workflowId).toBe(`${conv.id}/compaction-1`);
+    const child = full.children[0]!.history;
+    expect(activityNames(child)).toEqual(
+      expect.arrayContaining(['selectivePrune', 'summarize', 'commitCompaction']),
+    );
+    for (const scheduled of eventsOf(child, 'ACTIVITY_TASK_SCHEDULED')) {
+      expect(eventSummary(scheduled)).toBeTruthy();
+    }
+    const records = await conv.compactions();
+    expect(records[0]).toMatchObject({ status: 'committed', trigger: 'precheck' });
+  });
+
+  it('manual: the compact Update runs a compaction with the focus text in the summary request', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text('ok'));
+    const conv = await env.startConversation({ config: { maxContextTokens: 8000, protectedRounds: 1 } });
+    for (let i = 0; i < 4; i++) await conv.send(words(400, `r${i}y`));
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('manual summary'));
+    const brief = await conv.compact('keep the file names');
+    expect(brief).toMatchObject({ trigger: 'manual', status: 'committed' });
+    const summaryRequest = env.llm.chatRequests().find((r) => isSummaryRequest(r));
+    const last = summaryRequest?.body.messages?.at(-1);
+    expect(String(last?.content)).toContain('keep the file names');
+  });
+});
