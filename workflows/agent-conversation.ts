@@ -415,7 +415,9 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       reason: result.reason,
     };
     lastCompaction = brief;
-    if (trigger !== 'manual' && trigger !== 'overflow') {
+    const cooledDown = result.status === 'rolled_back' && result.failedPhase === 'summary';
+    if (trigger !== 'manual' && trigger !== 'overflow' && !cooledDown) {
+      // The loop guard judges compactions that ran; a summary failure is the cooldown's business.
       recentAutomatic = [...recentAutomatic, { round: rounds, savedRatio: result.savedRatio }].slice(-20);
       const verdict = loopGuardVerdict(recentAutomatic, rounds, config);
       if (verdict) {

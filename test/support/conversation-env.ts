@@ -58,6 +58,8 @@ export interface ConversationEnvOptions {
   llmTimeoutMs?: number;
   /** Connect to this Temporal server (`host:port`, namespace `default`) instead of the run's shared one. */
   temporalAddress?: string;
+  /** Replace activities of the worker (fault injection); see `createWorker`. */
+  activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
 
 export interface StartOptions {
@@ -136,6 +138,7 @@ export async function startConversationEnv(options: ConversationEnvOptions = {})
     llm: { apiKey: TEST_API_KEY, baseURL: llm.url, timeoutMs: options.llmTimeoutMs ?? 20_000 },
     tools: options.tools ?? [],
     shutdownGraceTime: '1s',
+    ...(options.activityOverrides ? { activityOverrides: options.activityOverrides } : {}),
   };
   let worker: { client: Client; shutdown(): Promise<void> };
   try {

@@ -1,0 +1,256 @@
+/**
+ * Every trigger of DESIGN.md §3 and the failure paths of the compaction child workflow (§4), on
+ * the real dev server, real PostgreSQL and the fake LLM: retries of the summary, rollback with
+ * the context unchanged, the cooldown timer and the skips it causes, a failing commit, a hanging
+ * LLM, overflow, and the optional confirmation.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isSummaryRequest, step, type FakeLane } from '../support/fake-openai';
+import {
+  activityAttempts,
+  eventSummary,
+  eventsOf,
+  startConversationEnv,
+  words,
+  type Conversation,
+  type ConversationEnv,
+} from '../support/conversation-env';
+
+/** Long enough replies that summarizing a round saves tokens. */
+const LONG_REPLY = words(1500, 'reply');
+
+let env: ConversationEnv;
+let commitFailures = 0;
+
+beforeAll(async () => {
+  env = await startConversationEnv({
+    llmTimeoutMs: 1500,
+    activityOverrides: {
+      // Conversations whose id starts with `commitfail` cannot commit (fault injection).
+      commitCompaction: async (input: never) => {
+        const { compactionId } = input as { compactionId: string };
+        const record = await env.store.getCompaction(compactionId);
+        if (record?.conversationId.startsWith('commitfail')) {
+          commitFailures++;
+          throw ApplicationFailure.nonRetryable('injected: the commit transaction failed', 'INJECTED');
+        }
+        const { compactionActivities } = await import('../../activities/compaction');
+        const { tokenService } = await import('../../activities');
+        return compactionActivities({ store: env.store, tokens: tokenService } as never).commitCompaction(
+          input as never,
+        );
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+let summaries: FakeLane;
+/** The summarizer's lane (lanes match in creation order, so there is one per reset). */
+function summaryLane(): FakeLane {
+  return summaries;
+}
+
+/** Fresh fake: long agent replies on the main queue, good summaries on their lane. */
+function resetLlm(): void {
+  env.llm.reset();
+  summaries = env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('a good summary'));
+  env.llm.setDefault(step.text(LONG_REPLY));
+}
+
+async function talk(conv: Conversation, rounds: number, prefix = 'q'): Promise<void> {
+  for (let i = 0; i < rounds; i++) await conv.send(words(300, `${prefix}${i}w`));
+}
+
+async function activeIds(conv: Conversation): Promise<string[]> {
+  return (await conv.activeContext()).items.map((i) => i.id);
+}
+
+describe('triggers after the model call and on counts', () => {
+  it('check: the reported usage crosses 80% of the window', async () => {
+    resetLlm();
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000 } });
+    await talk(conv, 2);
+    env.llm.script(step.text(LONG_REPLY, { usage: { prompt_tokens: 16_500, completion_tokens: 100 } }));
+    const result = await conv.send('one more');
+    expect(result.compactions.map((c) => c.trigger)).toContain('check');
+    const pre = (await conv.events()).find((e) => e.type === 'pre_compact');
+    expect(pre).toMatchObject({ trigger: 'check' });
+    expect(pre && 'detail' in pre ? pre.detail : '').toContain('reported usage 16600');
+  });
+
+  it('marker: the model writes !!!SUMMARY!!!', async () => {
+    resetLlm();
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000 } });
+    await talk(conv, 3);
+    env.llm.script(step.text('I am losing track. !!!SUMMARY!!!'));
+    const result = await conv.send('go on');
+    expect(result.compactions[0]).toMatchObject({ trigger: 'marker', status: 'committed' });
+  });
+
+  it('rounds: the configured number of real rounds since the last compaction', async () => {
+    resetLlm();
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000, roundsThreshold: 4 } });
+    await talk(conv, 3);
+    expect((await conv.status()).compactions).toBe(0);
+    const result = await conv.send('fourth');
+    expect(result.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'committed' });
+  });
+
+  it('events: the number of items in the context', async () => {
+    resetLlm();
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000, eventsThreshold: 8 } });
+    await talk(conv, 3);
+    const result = await conv.send('more');
+    expect(result.compactions[0]).toMatchObject({ trigger: 'events', status: 'committed' });
+  });
+
+  it('overflow: a context-length error compacts and retries the model call once', async () => {
+    resetLlm();
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000 } });
+    await talk(conv, 3);
+    const before = env.llm.chatRequests().length;
+    env.llm.script(step.contextLengthExceeded(), step.text('after the emergency compaction'));
+    const result = await conv.send('big question');
+    expect(result.reply).toBe('after the emergency compaction');
+    expect(result.compactions[0]).toMatchObject({ trigger: 'overflow', status: 'committed' });
+    const agentCalls = env.llm
+      .chatRequests()
+      .slice(before)
+      .filter((r) => !isSummaryRequest(r));
+    expect(agentCalls).toHaveLength(2);
+  });
+});
+
+describe('summary failures', () => {
+  it('fails twice, then succeeds: 3 attempts, committed', async () => {
+    resetLlm();
+    summaryLane().script(step.contentNull(), step.emptyContent(), step.summary('third time lucky'));
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000 } });
+    await talk(conv, 3);
+    const brief = await conv.compact();
+    expect(brief).toMatchObject({ status: 'committed' });
+    const record = (await conv.compactions()).at(-1);
+    expect(record).toMatchObject({ status: 'committed', attempts: 3 });
+    const child = (await conv.fullHistory()).children.at(-1)!.history;
+    // Strategies with nothing to summarize make no call; the one that did took 3 attempts.
+    const attempts = activityAttempts(child, 'summarize');
+    expect(attempts.map((a) => a.attempt)).toContain(3);
+    expect(attempts.find((a) => a.attempt === 3)?.lastFailure).toMatch(/empty_summary/);
+  });
+
+  it('fails every time: rolled back, context unchanged, cooldown, automatic triggers skipped, manual still runs', async () => {
+    resetLlm();
+    summaryLane().setDefault(step.contentNull());
+    const conv = await env.startConversation({
+      config: { maxContextTokens: 20_000, roundsThreshold: 3, cooldownMs: 60_000 },
+    });
+    await talk(conv, 2);
+    const before = await activeIds(conv);
+    const third = await conv.send('third');
+    const failed = third.compactions[0];
+    expect(failed).toMatchObject({ trigger: 'rounds', status: 'rolled_back' });
+    expect(failed?.reason).toContain('content_none');
+    // The context is exactly what it was, plus this round's own messages.
+    const after = await activeIds(conv);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after).toHaveLength(before.length + 2);
+    const record = (await conv.compactions()).find((c) => c.seq === failed?.seq);
+    expect(record).toMatchObject({ status: 'rolled_back', stagedVersion: expect.any(Number) });
+
+    const status = await conv.status();
+    expect(status.cooldownActive).toBe(true);
+    const timers = eventsOf(await conv.history(), 'TIMER_STARTED').map(eventSummary);
+    expect(timers.some((t) => /cooldown/i.test(t ?? ''))).toBe(true);
+
+    // The next automatic trigger is skipped and recorded.
+    const fourth = await conv.send('fourth');
+    expect(fourth.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'skipped' });
+    expect(fourth.compactions[0]?.reason).toMatch(/^cooldown/);
+
+    // A manual compaction ignores the cooldown.
+    summaryLane().setDefault(step.summary('manual works'));
+    const manual = await conv.compact();
+    expect(manual).toMatchObject({ trigger: 'manual', status: 'committed' });
+  });
+
+  it('a failing commit is compensated: rolled back, the staged version discarded, context unchanged', async () => {
+    resetLlm();
+    const conv = await env.startConversation({ name: 'commitfail', config: { maxContextTokens: 20_000 } });
+    await talk(conv, 3);
+    const before = await activeIds(conv);
+    const failuresBefore = commitFailures;
+    const brief = await conv.compact();
+    expect(brief.status).toBe('rolled_back');
+    expect(brief.reason).toContain('injected: the commit transaction failed');
+    expect(commitFailures).toBe(failuresBefore + 1);
+    expect(await activeIds(conv)).toEqual(before);
+    const versions = await env.store.listVersions(conv.id);
+    expect(versions.find((v) => v.status === 'discarded')).toBeTruthy();
+  });
+
+  it('a hanging LLM times out and the retry succeeds', async () => {
+    resetLlm();
+    summaryLane().script(step.hang(), step.summary('after the hang'));
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000 } });
+    await talk(conv, 3);
+    const brief = await conv.compact();
+    expect(brief).toMatchObject({ status: 'committed' });
+    expect((await conv.compactions()).at(-1)).toMatchObject({ attempts: 2 });
+  });
+});
+
+describe('confirmation', () => {
+  const confirmConfig = { maxContextTokens: 20_000, roundsThreshold: 3, requireConfirmation: true };
+
+  it('approved: the compaction runs', async () => {
+    resetLlm();
+    const conv = await env.startConversation({ config: confirmConfig });
+    await talk(conv, 2);
+    const pending = conv.send('third');
+    await conv.waitForStatus((s) => s.awaitingApproval !== null);
+    await conv.approve(true);
+    const result = await pending;
+    expect(result.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'committed' });
+    expect((await conv.events()).find((e) => e.type === 'approval')).toMatchObject({ decision: 'approved' });
+  });
+
+  it('rejected: the configured choice (drop the oldest rounds) runs instead, without a summary', async () => {
+    resetLlm();
+    // A low target, so that dropping rounds is needed.
+    const conv = await env.startConversation({
+      config: { ...confirmConfig, maxContextTokens: 4000, targetRatio: 0.1, onReject: 'drop_oldest' },
+    });
+    await talk(conv, 2);
+    const summariesBefore = env.llm.chatRequests().filter((r) => isSummaryRequest(r)).length;
+    const pending = conv.send('third');
+    await conv.waitForStatus((s) => s.awaitingApproval !== null);
+    await conv.approve(false);
+    const result = await pending;
+    expect(result.compactions[0]).toMatchObject({ strategy: 'drop_oldest', status: 'committed' });
+    expect(env.llm.chatRequests().filter((r) => isSummaryRequest(r))).toHaveLength(summariesBefore);
+    expect((await conv.archive()).filter((i) => i.type === 'USER_MESSAGE')).toHaveLength(3);
+  });
+
+  it('timed out: the default decision applies (reject, then go on uncompacted)', async () => {
+    resetLlm();
+    const conv = await env.startConversation({
+      config: {
+        ...confirmConfig,
+        confirmationTimeoutMs: 1000,
+        confirmationDefault: 'reject',
+        onReject: 'continue',
+      },
+    });
+    await talk(conv, 2);
+    const result = await conv.send('third');
+    expect(result.compactions.filter((c) => c.status === 'committed')).toHaveLength(0);
+    expect((await conv.events()).find((e) => e.type === 'approval')).toMatchObject({
+      decision: 'timed_out',
+      action: 'continue',
+    });
+  });
+});
