@@ -11,6 +11,7 @@ import type { CompactionSummaryItem, ContextItem } from '../src/context/items';
 import { llmBoundary, requestSummary } from '../src/llm';
 import type { ActivityDeps } from './deps';
 import { storeBoundary } from './failures';
+import { withHeartbeat } from './heartbeat';
 import { gitDiffStat } from './git-stat';
 import type {
   CommitInput,
@@ -110,92 +111,94 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
     },
 
     async summarize(input: SummarizeInput): Promise<SummarizeResult> {
-      return storeBoundary(async () => {
-        const config = parseConfig(input.config);
-        const attempt = Context.current().info.attempt;
-        const label =
-          input.keepRecentRounds === null ? input.strategy : `${input.strategy}-${input.keepRecentRounds}`;
-        await store.updateCompaction(input.compactionId, { strategy: label, attempts: attempt });
-        await store.recordEvent(input.compactionId, `summary_start:${label}:${attempt}`, 'summary_start', {
-          strategy: label,
-          attempt,
-        });
-        const items = await store.getVersionItems(input.conversationId, input.prunedVersion);
-        const tokenizer = deps.tokens.forModel(input.summaryModel);
-        const plan = policy.planStrategy(input.strategy, items, config, {
-          keepRecentRounds: input.keepRecentRounds ?? undefined,
-        });
-        const toSummarize = items.filter((i) => plan.summarizeIds.has(i.id));
-        let summaryItem: CompactionSummaryItem | null = null;
-        if (toSummarize.length > 0) {
-          const previous = items.filter((i) => i.type === 'COMPACTION_SUMMARY');
-          let text: string;
-          if (config.summarizer === 'extractive') {
-            text = policy.extractiveSummary(items, toSummarize);
-          } else {
-            const request = policy.buildSummaryRequest({
-              items,
-              toSummarize,
-              previousSummaries: previous,
-              focus: input.focus,
-              gitDiffStat: await gitDiffStat(input.workspace),
-              config,
-            });
-            const outcome = await llmBoundary(() =>
-              requestSummary(deps.llm(), {
-                model: input.summaryModel,
-                messages: request.messages,
-                maxTokens: config.summaryMaxTokens,
-              }),
-            );
-            text = outcome.summary;
+      return withHeartbeat(() =>
+        storeBoundary(async () => {
+          const config = parseConfig(input.config);
+          const attempt = Context.current().info.attempt;
+          const label =
+            input.keepRecentRounds === null ? input.strategy : `${input.strategy}-${input.keepRecentRounds}`;
+          await store.updateCompaction(input.compactionId, { strategy: label, attempts: attempt });
+          await store.recordEvent(input.compactionId, `summary_start:${label}:${attempt}`, 'summary_start', {
+            strategy: label,
+            attempt,
+          });
+          const items = await store.getVersionItems(input.conversationId, input.prunedVersion);
+          const tokenizer = deps.tokens.forModel(input.summaryModel);
+          const plan = policy.planStrategy(input.strategy, items, config, {
+            keepRecentRounds: input.keepRecentRounds ?? undefined,
+          });
+          const toSummarize = items.filter((i) => plan.summarizeIds.has(i.id));
+          let summaryItem: CompactionSummaryItem | null = null;
+          if (toSummarize.length > 0) {
+            const previous = items.filter((i) => i.type === 'COMPACTION_SUMMARY');
+            let text: string;
+            if (config.summarizer === 'extractive') {
+              text = policy.extractiveSummary(items, toSummarize);
+            } else {
+              const request = policy.buildSummaryRequest({
+                items,
+                toSummarize,
+                previousSummaries: previous,
+                focus: input.focus,
+                gitDiffStat: await gitDiffStat(input.workspace),
+                config,
+              });
+              const outcome = await llmBoundary(() =>
+                requestSummary(deps.llm(), {
+                  model: input.summaryModel,
+                  messages: request.messages,
+                  maxTokens: config.summaryMaxTokens,
+                }),
+              );
+              text = outcome.summary;
+            }
+            const cut = tokenizer.truncate(text, config.summaryMaxTokens);
+            const body = `${policy.SUMMARY_MESSAGE_PREFIX}\n${cut.text}`;
+            const draft: CompactionSummaryItem = {
+              id: `${input.compactionId}:summary:${label}`,
+              type: 'COMPACTION_SUMMARY',
+              summarizer: config.summarizer === 'extractive' ? 'extractive' : 'llm',
+              message: { role: 'user', content: body },
+              tokens: 0,
+              round: Math.max(...toSummarize.map((i) => i.round)),
+              isMeta: true,
+              pinned: false,
+              ephemeral: false,
+            };
+            summaryItem = { ...draft, tokens: tokenizer.countItem(draft) };
           }
-          const cut = tokenizer.truncate(text, config.summaryMaxTokens);
-          const body = `${policy.SUMMARY_MESSAGE_PREFIX}\n${cut.text}`;
-          const draft: CompactionSummaryItem = {
-            id: `${input.compactionId}:summary:${label}`,
-            type: 'COMPACTION_SUMMARY',
-            summarizer: config.summarizer === 'extractive' ? 'extractive' : 'llm',
-            message: { role: 'user', content: body },
-            tokens: 0,
-            round: Math.max(...toSummarize.map((i) => i.round)),
-            isMeta: true,
-            pinned: false,
-            ephemeral: false,
+          const next = summaryItem ? policy.buildPostCompactionContext(items, plan, summaryItem) : items;
+          const staged = await store.stageVersion({
+            compactionId: input.compactionId,
+            idemKey: `summary:${label}`,
+            baseVersion: input.prunedVersion,
+            newItems: summaryItem ? [summaryItem] : [],
+            memberIds: next.map((i) => i.id),
+          });
+          const target = targetTokens(config);
+          await store.updateCompaction(input.compactionId, {
+            itemsCompacted: toSummarize.length,
+            ...(summaryItem ? { summaryItemId: summaryItem.id } : {}),
+            tokensAfter: staged.tokens,
+          });
+          await store.recordEvent(input.compactionId, `summary_done:${label}`, 'summary_done', {
+            strategy: label,
+            tokensAfter: staged.tokens,
+            itemsCompacted: toSummarize.length,
+          });
+          const summaryText = summaryItem ? String(summaryItem.message.content) : '';
+          return {
+            stagedVersion: staged.version,
+            tokensAfter: staged.tokens,
+            underTarget: staged.tokens <= target,
+            summaryItemId: summaryItem?.id ?? null,
+            summaryTokens: summaryItem?.tokens ?? 0,
+            itemsCompacted: toSummarize.length,
+            summaryPreview: summaryText.slice(0, SUMMARY_PREVIEW_CHARS),
+            attempts: attempt,
           };
-          summaryItem = { ...draft, tokens: tokenizer.countItem(draft) };
-        }
-        const next = summaryItem ? policy.buildPostCompactionContext(items, plan, summaryItem) : items;
-        const staged = await store.stageVersion({
-          compactionId: input.compactionId,
-          idemKey: `summary:${label}`,
-          baseVersion: input.prunedVersion,
-          newItems: summaryItem ? [summaryItem] : [],
-          memberIds: next.map((i) => i.id),
-        });
-        const target = targetTokens(config);
-        await store.updateCompaction(input.compactionId, {
-          itemsCompacted: toSummarize.length,
-          ...(summaryItem ? { summaryItemId: summaryItem.id } : {}),
-          tokensAfter: staged.tokens,
-        });
-        await store.recordEvent(input.compactionId, `summary_done:${label}`, 'summary_done', {
-          strategy: label,
-          tokensAfter: staged.tokens,
-          itemsCompacted: toSummarize.length,
-        });
-        const summaryText = summaryItem ? String(summaryItem.message.content) : '';
-        return {
-          stagedVersion: staged.version,
-          tokensAfter: staged.tokens,
-          underTarget: staged.tokens <= target,
-          summaryItemId: summaryItem?.id ?? null,
-          summaryTokens: summaryItem?.tokens ?? 0,
-          itemsCompacted: toSummarize.length,
-          summaryPreview: summaryText.slice(0, SUMMARY_PREVIEW_CHARS),
-          attempts: attempt,
-        };
-      });
+        }),
+      );
     },
 
     async dropOldestRounds(input: DropOldestInput): Promise<SummarizeResult> {

@@ -8,6 +8,7 @@ import { messageText } from '../src/context/items';
 import { lower } from '../src/context/lower';
 import { chatCompletion, llmBoundary } from '../src/llm';
 import { storeBoundary } from './failures';
+import { withHeartbeat } from './heartbeat';
 import type { ActivityDeps } from './deps';
 import { noteItem } from './notes';
 import { ToolError } from './tools/registry';
@@ -89,170 +90,177 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
     },
 
     async callModel(input: CallModelInput): Promise<CallModelResult> {
-      return storeBoundary(async () => {
-        // A retry after the answer was stored returns the stored answer instead of asking again.
-        const [existing] = await store.getItemsIfPresent([input.itemId]);
-        if (existing && existing.type === 'ASSISTANT_MESSAGE') {
-          const text = messageText(existing.message);
+      return withHeartbeat(() =>
+        storeBoundary(async () => {
+          // A retry after the answer was stored returns the stored answer instead of asking again.
+          const [existing] = await store.getItemsIfPresent([input.itemId]);
+          if (existing && existing.type === 'ASSISTANT_MESSAGE') {
+            const text = messageText(existing.message);
+            return {
+              kind: 'message',
+              itemId: existing.id,
+              tokens: existing.tokens,
+              usage: null,
+              finishReason: null,
+              toolCalls: (existing.message.tool_calls ?? []).map((c) => ({
+                id: c.id,
+                name: c.function.name,
+              })),
+              markerSeen: text.includes(input.marker),
+              ...preview(text, input.replyPreviewChars),
+              totals: await store.totals(input.conversationId),
+            };
+          }
+
+          let answer: {
+            message: import('../src/context/items').AssistantMessage;
+            finishReason: string | null;
+            usage: CallModelResult['usage'];
+          } | null;
+          if (input.model.provider === 'recorded') {
+            const recording = await deps.recordings.load(input.model.recordingPath);
+            const turn = recording.assistantTurn(input.round, input.step);
+            answer = turn
+              ? { message: turn, finishReason: turn.tool_calls?.length ? 'tool_calls' : 'stop', usage: null }
+              : null;
+          } else {
+            const { items } = await store.getActiveContext(input.conversationId);
+            const request = lower(items);
+            const completion = await llmBoundary(() =>
+              chatCompletion(deps.llm(), {
+                model: input.model.model,
+                messages: request.messages,
+                tools: request.tools.length > 0 ? request.tools : undefined,
+                maxTokens: input.model.maxOutputTokens,
+              }),
+            );
+            answer = {
+              message: completion.message,
+              finishReason: completion.finishReason,
+              usage: completion.usage ?? null,
+            };
+          }
+          if (!answer) {
+            return {
+              kind: 'turn_end',
+              itemId: input.itemId,
+              tokens: 0,
+              usage: null,
+              finishReason: null,
+              toolCalls: [],
+              markerSeen: false,
+              reply: '',
+              replyTruncated: false,
+              totals: await store.totals(input.conversationId),
+            };
+          }
+          const item = counted(
+            { ...baseFields(input.itemId, input.round), type: 'ASSISTANT_MESSAGE', message: answer.message },
+            input.model.model,
+          );
+          await store.appendItems(input.conversationId, [item]);
+          // Ephemeral items were for this call only (seed 002).
+          const totals = await store.dropEphemeral(input.conversationId);
+          const text = messageText(answer.message);
           return {
             kind: 'message',
-            itemId: existing.id,
-            tokens: existing.tokens,
-            usage: null,
-            finishReason: null,
-            toolCalls: (existing.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name })),
+            itemId: item.id,
+            tokens: item.tokens,
+            usage: answer.usage,
+            finishReason: answer.finishReason,
+            toolCalls: (answer.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name })),
             markerSeen: text.includes(input.marker),
             ...preview(text, input.replyPreviewChars),
-            totals: await store.totals(input.conversationId),
+            totals,
           };
-        }
-
-        let answer: {
-          message: import('../src/context/items').AssistantMessage;
-          finishReason: string | null;
-          usage: CallModelResult['usage'];
-        } | null;
-        if (input.model.provider === 'recorded') {
-          const recording = await deps.recordings.load(input.model.recordingPath);
-          const turn = recording.assistantTurn(input.round, input.step);
-          answer = turn
-            ? { message: turn, finishReason: turn.tool_calls?.length ? 'tool_calls' : 'stop', usage: null }
-            : null;
-        } else {
-          const { items } = await store.getActiveContext(input.conversationId);
-          const request = lower(items);
-          const completion = await llmBoundary(() =>
-            chatCompletion(deps.llm(), {
-              model: input.model.model,
-              messages: request.messages,
-              tools: request.tools.length > 0 ? request.tools : undefined,
-              maxTokens: input.model.maxOutputTokens,
-            }),
-          );
-          answer = {
-            message: completion.message,
-            finishReason: completion.finishReason,
-            usage: completion.usage ?? null,
-          };
-        }
-        if (!answer) {
-          return {
-            kind: 'turn_end',
-            itemId: input.itemId,
-            tokens: 0,
-            usage: null,
-            finishReason: null,
-            toolCalls: [],
-            markerSeen: false,
-            reply: '',
-            replyTruncated: false,
-            totals: await store.totals(input.conversationId),
-          };
-        }
-        const item = counted(
-          { ...baseFields(input.itemId, input.round), type: 'ASSISTANT_MESSAGE', message: answer.message },
-          input.model.model,
-        );
-        await store.appendItems(input.conversationId, [item]);
-        // Ephemeral items were for this call only (seed 002).
-        const totals = await store.dropEphemeral(input.conversationId);
-        const text = messageText(answer.message);
-        return {
-          kind: 'message',
-          itemId: item.id,
-          tokens: item.tokens,
-          usage: answer.usage,
-          finishReason: answer.finishReason,
-          toolCalls: (answer.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name })),
-          markerSeen: text.includes(input.marker),
-          ...preview(text, input.replyPreviewChars),
-          totals,
-        };
-      });
+        }),
+      );
     },
 
     async runTool(input: RunToolInput): Promise<RunToolResult> {
-      return storeBoundary(async () => {
-        const [done] = await store.getItemsIfPresent([input.resultItemId]);
-        if (done) {
-          return {
-            itemId: done.id,
-            tokens: done.tokens,
-            isError: false,
-            totals: await store.totals(input.conversationId),
-          };
-        }
-        const [call] = await store.getItems([input.callItemId]);
-        const toolCall =
-          call?.type === 'ASSISTANT_MESSAGE'
-            ? call.message.tool_calls?.find((c) => c.id === input.toolCallId)
-            : undefined;
-        if (!toolCall) {
-          throw ApplicationFailure.nonRetryable(
-            `tool call ${input.toolCallId} is not in item ${input.callItemId}`,
-            'TOOL_CALL_NOT_FOUND',
-          );
-        }
-        let content: string;
-        let isError = false;
-        const notes: ContextItem[] = [];
-        if (input.model.provider === 'recorded') {
-          const recording = await deps.recordings.load(input.model.recordingPath);
-          content =
-            recording.toolResult(input.toolCallId) ??
-            `(no recorded result for tool call ${input.toolCallId})`;
-        } else {
-          const tool = tools.get(input.name);
-          if (!tool) {
-            content = `Error: unknown tool "${input.name}". Available tools: ${tools.names().join(', ')}`;
-            isError = true;
+      return withHeartbeat(() =>
+        storeBoundary(async () => {
+          const [done] = await store.getItemsIfPresent([input.resultItemId]);
+          if (done) {
+            return {
+              itemId: done.id,
+              tokens: done.tokens,
+              isError: false,
+              totals: await store.totals(input.conversationId),
+            };
+          }
+          const [call] = await store.getItems([input.callItemId]);
+          const toolCall =
+            call?.type === 'ASSISTANT_MESSAGE'
+              ? call.message.tool_calls?.find((c) => c.id === input.toolCallId)
+              : undefined;
+          if (!toolCall) {
+            throw ApplicationFailure.nonRetryable(
+              `tool call ${input.toolCallId} is not in item ${input.callItemId}`,
+              'TOOL_CALL_NOT_FOUND',
+            );
+          }
+          let content: string;
+          let isError = false;
+          const notes: ContextItem[] = [];
+          if (input.model.provider === 'recorded') {
+            const recording = await deps.recordings.load(input.model.recordingPath);
+            content =
+              recording.toolResult(input.toolCallId) ??
+              `(no recorded result for tool call ${input.toolCallId})`;
           } else {
-            let args: Record<string, unknown> = {};
-            try {
-              const parsed: unknown = toolCall.function.arguments.trim()
-                ? JSON.parse(toolCall.function.arguments)
-                : {};
-              if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-                throw new ToolError('arguments must be a JSON object');
-              }
-              args = parsed as Record<string, unknown>;
-              const output = await tool.run(args, {
-                conversationId: input.conversationId,
-                round: input.round,
-                workspace: input.workspace,
-              });
-              content = output.content;
-              isError = output.isError ?? false;
-              for (const [i, note] of (output.notes ?? []).entries()) {
-                notes.push(
-                  counted(noteItem(`${input.resultItemId}:note${i}`, input.round, note), input.model.model),
-                );
-              }
-            } catch (err) {
-              if (err instanceof SyntaxError) {
-                content = `Error: the arguments are not valid JSON (${err.message})`;
-              } else if (err instanceof ToolError) {
-                content = `Error: ${err.message}`;
-              } else {
-                // Unexpected failures are retried by Temporal; the third one is reported to the model.
-                if (Context.current().info.attempt < 3) throw err;
-                content = `Error: the tool failed: ${(err as Error).message}`;
-              }
+            const tool = tools.get(input.name);
+            if (!tool) {
+              content = `Error: unknown tool "${input.name}". Available tools: ${tools.names().join(', ')}`;
               isError = true;
+            } else {
+              let args: Record<string, unknown> = {};
+              try {
+                const parsed: unknown = toolCall.function.arguments.trim()
+                  ? JSON.parse(toolCall.function.arguments)
+                  : {};
+                if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+                  throw new ToolError('arguments must be a JSON object');
+                }
+                args = parsed as Record<string, unknown>;
+                const output = await tool.run(args, {
+                  conversationId: input.conversationId,
+                  round: input.round,
+                  workspace: input.workspace,
+                });
+                content = output.content;
+                isError = output.isError ?? false;
+                for (const [i, note] of (output.notes ?? []).entries()) {
+                  notes.push(
+                    counted(noteItem(`${input.resultItemId}:note${i}`, input.round, note), input.model.model),
+                  );
+                }
+              } catch (err) {
+                if (err instanceof SyntaxError) {
+                  content = `Error: the arguments are not valid JSON (${err.message})`;
+                } else if (err instanceof ToolError) {
+                  content = `Error: ${err.message}`;
+                } else {
+                  // Unexpected failures are retried by Temporal; the third one is reported to the model.
+                  if (Context.current().info.attempt < 3) throw err;
+                  content = `Error: the tool failed: ${(err as Error).message}`;
+                }
+                isError = true;
+              }
             }
           }
-        }
-        const result: ToolResultItem = counted(
-          {
-            ...baseFields(input.resultItemId, input.round),
-            type: 'TOOL_RESULT',
-            message: { role: 'tool', tool_call_id: input.toolCallId, content, name: input.name },
-          },
-          input.model.model,
-        );
-        const totals = await store.appendItems(input.conversationId, [result, ...notes]);
-        return { itemId: result.id, tokens: result.tokens, isError, totals };
-      });
+          const result: ToolResultItem = counted(
+            {
+              ...baseFields(input.resultItemId, input.round),
+              type: 'TOOL_RESULT',
+              message: { role: 'tool', tool_call_id: input.toolCallId, content, name: input.name },
+            },
+            input.model.model,
+          );
+          const totals = await store.appendItems(input.conversationId, [result, ...notes]);
+          return { itemId: result.id, tokens: result.tokens, isError, totals };
+        }),
+      );
     },
 
     async recordSkippedCompaction(input: RecordSkippedInput): Promise<void> {

@@ -17,6 +17,7 @@ import {
   continueAsNew,
   executeChild,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -60,6 +61,8 @@ const storeOptions: ActivityOptions = {
 /** The agent's model call. Context-length errors go to the overflow path instead of retries. */
 const modelOptions: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
+  // The activity heartbeats during the call: a dead worker's call is retried after 20 s.
+  heartbeatTimeout: '20 seconds',
   retry: {
     initialInterval: '1s',
     backoffCoefficient: 2,
@@ -77,10 +80,16 @@ const modelOptions: ActivityOptions = {
 /** Tools run at least once; a failing tool reports its error to the model instead of failing the round. */
 const toolOptions: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: ['TOOL_UNKNOWN'] },
 };
 
 const store = proxyActivities<ConversationActivities>(storeOptions);
+/** Quick store writes run as local activities (DESIGN.md §2: history stays small per round). */
+const local = proxyLocalActivities<ConversationActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200ms', maximumInterval: '10s', maximumAttempts: 20 },
+});
 const model = proxyActivities<ConversationActivities>(modelOptions);
 const tools = proxyActivities<ConversationActivities>(toolOptions);
 
@@ -547,10 +556,14 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     const round = rounds;
     const compactions: CompactionBrief[] = [];
     phase = 'model';
-    const appended = await store.appendUserMessage.executeWithOptions(
-      { ...storeOptions, summary: `user message · round ${round}` },
-      [{ conversationId, itemId: uuid4(), text: message.text, round, model: input.model.model }],
-    );
+    // A local activity: one marker event instead of three activity events and a workflow task.
+    const appended = await local.appendUserMessage({
+      conversationId,
+      itemId: uuid4(),
+      text: message.text,
+      round,
+      model: input.model.model,
+    });
     applyTotals(appended);
     let last: CallModelResult | null = null;
     let usage: UsageInfo | null = null;
@@ -598,7 +611,10 @@ export async function agentConversation(input: AgentConversationInput): Promise<
           markerSeen: res.markerSeen,
         })),
       );
-      if (res.toolCalls.length === 0) break;
+      // A live model's text-only answer ends the round; a recording ends it with `turn_end`, since
+      // real sessions hold rounds with several text-only turns (pi-large-session, round 34).
+      if (res.toolCalls.length === 0 && input.model.provider !== 'recorded') break;
+      if (res.toolCalls.length === 0) continue;
       phase = 'tool';
       for (const call of res.toolCalls) {
         const toolResult = await tools.runTool.executeWithOptions(

@@ -22,7 +22,7 @@ import type { CompactionInput, CompactionResult, ConversationEvent } from './def
 
 /** Pruning is deterministic and cheap: retry it freely. */
 const pruneOptions: ActivityOptions = {
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 5, nonRetryableErrorTypes: ['CONFIG_INVALID'] },
 };
 
@@ -33,6 +33,8 @@ const pruneOptions: ActivityOptions = {
  */
 const summarizeOptions: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
+  // The activity heartbeats during the call: a dead worker's summary is retried after 20 s.
+  heartbeatTimeout: '20 seconds',
   retry: {
     initialInterval: '1s',
     backoffCoefficient: 2,
@@ -43,7 +45,7 @@ const summarizeOptions: ActivityOptions = {
 
 /** Commit is one transaction guarded by the base version: retry transient failures, not a changed base. */
 const commitOptions: ActivityOptions = {
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '500ms',
     maximumAttempts: 10,

@@ -178,21 +178,34 @@ export const CompactionConfigSchema = z
       .default(0.1),
   })
   .superRefine((c, ctx) => {
-    if (c.targetRatio >= c.triggerRatio) {
+    // Cross-field checks compare only values that passed their own checks (zod runs this even when
+    // a field failed): a triggerRatio of -1 is reported once, not again as "below targetRatio".
+    const isRatio = (v: unknown): v is number => typeof v === 'number' && v > 0 && v <= 1;
+    const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1;
+    if (isRatio(c.targetRatio) && isRatio(c.triggerRatio) && c.targetRatio >= c.triggerRatio) {
       ctx.addIssue({
         code: 'custom',
         path: ['targetRatio'],
         message: `targetRatio (${c.targetRatio}) must be below triggerRatio (${c.triggerRatio}), or every compaction would fire again at once`,
       });
     }
-    if (c.summaryInputHeadRatio + c.summaryInputTailRatio > 1) {
+    if (
+      isRatio(c.summaryInputHeadRatio) &&
+      isRatio(c.summaryInputTailRatio) &&
+      c.summaryInputHeadRatio + c.summaryInputTailRatio > 1
+    ) {
       ctx.addIssue({
         code: 'custom',
         path: ['summaryInputHeadRatio'],
         message: 'summaryInputHeadRatio + summaryInputTailRatio must be at most 1',
       });
     }
-    if (c.previewTokens >= Math.min(c.toolCallThreshold, c.toolResultThreshold)) {
+    if (
+      isCount(c.previewTokens) &&
+      isCount(c.toolCallThreshold) &&
+      isCount(c.toolResultThreshold) &&
+      c.previewTokens >= Math.min(c.toolCallThreshold, c.toolResultThreshold)
+    ) {
       ctx.addIssue({
         code: 'custom',
         path: ['previewTokens'],

@@ -13,7 +13,7 @@
  * the latest task list, the last 10 memories, the artifact trail), pinned items, user and
  * assistant messages of the newest `protectedRounds` (12) rounds (seed 003). A cut item is a new
  * item whose `sourceId` points at the original (DESIGN.md §2); its id is derived from the
- * original's, so running the prune again yields the same ids.
+ * original's, so running the prune again yields the same ids, and a cut form is never cut again.
  *
  * Pure module: the tokenizer is an argument.
  */
@@ -75,13 +75,19 @@ function cutText(
   return { text: `${cut.text}\n${truncationMarker(cut.originalTokens)}`, originalTokens: cut.originalTokens };
 }
 
-/** The item with oversized arguments or content cut, or the item itself when nothing is over. */
+/**
+ * The item with oversized arguments or content cut, or the item itself when nothing is over or it
+ * is already a cut form (`sourceId` set). A cut form is never cut again: its preview plus marker
+ * may be over a threshold set just above `previewTokens`, and cutting it again would replace the
+ * marker's original size with the cut form's own and break idempotence.
+ */
 function truncateInBlock(
   item: ContextItem,
   config: CompactionConfig,
   tokenizer: Tokenizer,
   stats: PruneStats,
 ): ContextItem {
+  if (item.sourceId !== undefined) return item;
   if (item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls) {
     let changed = false;
     const calls = item.message.tool_calls.map((call) => {

@@ -5,6 +5,8 @@
  * is tried (it needs the internet) before giving up with a message that says what to install.
  */
 import { Client, Connection } from '@temporalio/client';
+import { SearchAttributeType } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { CONVERSATION_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
@@ -61,8 +63,7 @@ export function parseTemporalAddress(address: string): string {
 }
 
 async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
-  const { SearchAttributeType } = await import('@temporalio/common');
-  const { temporal } = await import('@temporalio/proto');
+  // Static imports: a dynamic import of these CommonJS packages under tsx loses the named exports.
   const types: Record<string, number> = {
     [SearchAttributeType.KEYWORD]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
     [SearchAttributeType.INT]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,

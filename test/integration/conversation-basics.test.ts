@@ -94,7 +94,7 @@ describe('triggers', () => {
 
     const { items } = await conv.activeContext();
     const summary = items.find((i) => i.type === 'COMPACTION_SUMMARY');
-    expect(summary && summary.type !== 'TOOL_DEFINITIONS' ? summary.message.content : '').toContain(
+    expect(summary?.type === 'COMPACTION_SUMMARY' ? summary.message.content : '').toContain(
       '[System] Context cleared. Summary of previous conversation:',
     );
     // Nothing is lost: every user message is still in the archive.
