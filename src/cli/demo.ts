@@ -47,7 +47,8 @@ export async function runDemo(options: {
     args: [input],
   });
   log(`conversation ${conversationId} (window ${window.toLocaleString('en-US')} tokens)`);
-  if (options.uiUrl) log(`  watch it: ${options.uiUrl}/namespaces/default/workflows/${encodeURIComponent(conversationId)}`);
+  if (options.uiUrl)
+    log(`  watch it: ${options.uiUrl}/namespaces/default/workflows/${encodeURIComponent(conversationId)}`);
   let seen = 0;
   let compactions = 0;
   for (const [i, message] of recording.userMessages.entries()) {

@@ -22,7 +22,8 @@ export interface UpOptions {
 function intOption(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${name} must be a port number (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw new Error(`${name} must be a port number (got ${JSON.stringify(value)})`);
   return n;
 }
 
@@ -46,7 +47,9 @@ export async function up(options: UpOptions): Promise<void> {
     dataDir: process.env.DATABASE_URL ? undefined : join(dataDir, 'postgres'),
     port: options.pgPort,
   });
-  log(`  PostgreSQL   ${postgres.displayUrl}${postgres.embedded ? ` (embedded, data ${postgres.dataDir})` : ''}`);
+  log(
+    `  PostgreSQL   ${postgres.displayUrl}${postgres.embedded ? ` (embedded, data ${postgres.dataDir})` : ''}`,
+  );
   let temporal;
   try {
     temporal = await connectTemporal({
@@ -59,9 +62,15 @@ export async function up(options: UpOptions): Promise<void> {
     await postgres.shutdown();
     throw err;
   }
-  log(`  Temporal     ${temporal.address}${temporal.embedded ? ` (embedded dev server, ${join(dataDir, 'temporal', 'temporal.db')})` : ''}`);
+  log(
+    `  Temporal     ${temporal.address}${temporal.embedded ? ` (embedded dev server, ${join(dataDir, 'temporal', 'temporal.db')})` : ''}`,
+  );
   if (temporal.uiUrl) log(`  Web UI       ${temporal.uiUrl}`);
-  const worker = await createWorker({ connection: temporal.nativeConnection, pool: postgres.pool, taskQueue: DEFAULT_TASK_QUEUE });
+  const worker = await createWorker({
+    connection: temporal.nativeConnection,
+    pool: postgres.pool,
+    taskQueue: DEFAULT_TASK_QUEUE,
+  });
   const running = worker.run();
   log(`  Worker       task queue "${DEFAULT_TASK_QUEUE}"`);
 
@@ -82,7 +91,9 @@ export async function up(options: UpOptions): Promise<void> {
 
   const hasLlm = Boolean(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL);
   if (options.demo && !hasLlm) {
-    log('\nNo OPENAI_API_KEY / OPENAI_BASE_URL: replaying the sample session with the extractive summarizer.');
+    log(
+      '\nNo OPENAI_API_KEY / OPENAI_BASE_URL: replaying the sample session with the extractive summarizer.',
+    );
     const { runDemo } = await import('../demo');
     await runDemo({ client: temporal.client, taskQueue: DEFAULT_TASK_QUEUE, uiUrl: temporal.uiUrl, log });
     log('\nThe worker keeps running: browse the Web UI, or press Ctrl-C to stop.');
@@ -95,8 +106,14 @@ export async function up(options: UpOptions): Promise<void> {
 export function registerUp(program: Command): void {
   program
     .command('up')
-    .description('start embedded Temporal (with its Web UI), embedded PostgreSQL and a worker; replay the demo without an LLM')
-    .option('--data-dir <dir>', 'where PostgreSQL and Temporal keep their data', process.env.DC_DATA_DIR ?? '.data')
+    .description(
+      'start embedded Temporal (with its Web UI), embedded PostgreSQL and a worker; replay the demo without an LLM',
+    )
+    .option(
+      '--data-dir <dir>',
+      'where PostgreSQL and Temporal keep their data',
+      process.env.DC_DATA_DIR ?? '.data',
+    )
     .option('--no-demo', 'do not replay the sample session')
     .action(async (opts: { dataDir: string; demo: boolean }) => {
       await up({

@@ -18,12 +18,12 @@ export function registerWorker(program: Command): void {
       const { connectPostgres } = await import('../../infra/postgres');
       const { connectTemporal } = await import('../../infra/temporal');
       const temporal = await connectTemporal({ dbFilename: '.data/temporal/temporal.db' });
-      const postgres = await connectPostgres({ dataDir: process.env.DATABASE_URL ? undefined : '.data/postgres' }).catch(
-        async (err: unknown) => {
-          await temporal.shutdown();
-          throw err;
-        },
-      );
+      const postgres = await connectPostgres({
+        dataDir: process.env.DATABASE_URL ? undefined : '.data/postgres',
+      }).catch(async (err: unknown) => {
+        await temporal.shutdown();
+        throw err;
+      });
       const { createWorker } = await import('../../worker');
       const worker = await createWorker({
         connection: temporal.nativeConnection,
@@ -32,7 +32,9 @@ export function registerWorker(program: Command): void {
         taskQueue: opts.taskQueue,
         shutdownGraceTime: opts.grace,
       });
-      console.log(`worker: task queue "${opts.taskQueue}" on ${temporal.address}, PostgreSQL ${postgres.displayUrl}`);
+      console.log(
+        `worker: task queue "${opts.taskQueue}" on ${temporal.address}, PostgreSQL ${postgres.displayUrl}`,
+      );
       const stop = (signal: string): void => {
         console.log(`${signal}: shutting down (in-flight activities get ${opts.grace})`);
         worker.shutdown();
