@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { importSession } from '../context/importers';
+import { loadCompactionConfig } from '../infra/config-sources';
 import { tokenCounterForModel } from '../tokens';
 import { Recording } from '../../activities/recordings';
 import {
@@ -39,7 +40,11 @@ export async function runDemo(options: {
     systemPrompt: recording.systemPrompt ?? 'You are a coding agent.',
     tools: ['read_file', 'list_directory', 'search_text', 'write_file', 'remember', 'update_tasks', 'pin'],
     model: { provider: 'recorded', model: 'gpt-4o', recordingPath: SAMPLE_SESSION },
-    config: { maxContextTokens: window, summarizer: 'extractive', cooldownMs: 2000 },
+    // The demo's window and summarizer win; everything else comes from DC_COMPACTION_CONFIG and the
+    // environment (seed 001's variables, DC_<KEY>), validated before anything starts.
+    config: loadCompactionConfig({
+      overrides: { maxContextTokens: window, summarizer: 'extractive', cooldownMs: 2000 },
+    }) as unknown as Record<string, unknown>,
   };
   const handle = await client.workflow.start('agentConversation', {
     workflowId: conversationId,

