@@ -132,3 +132,44 @@ describe('triggers', () => {
     expect(String(last?.content)).toContain('keep the file names');
   });
 });
+
+describe('what the Web UI shows', () => {
+  it('search attributes, current details, the child id and its static summary, activity summaries', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text(words(1500, 'ui')));
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('for the UI'));
+    const conv = await env.startConversation({
+      searchAttributes: true,
+      config: { maxContextTokens: 20_000 },
+    });
+    for (let i = 0; i < 3; i++) await conv.send(words(300, `u${i}v`));
+    const brief = await conv.compact();
+    expect(brief.status).toBe('committed');
+
+    const { CONVERSATION_SEARCH_ATTRIBUTES: keys } = await import('../../workflows/search-attributes');
+    const described = await env.client.workflow.getHandle(conv.id).describe();
+    const attrs = described.typedSearchAttributes;
+    expect(attrs.get(keys.conversationId)).toBe(conv.id);
+    expect(attrs.get(keys.compactionCount)).toBe(1);
+    expect(attrs.get(keys.lastCompactionStatus)).toBe('committed');
+    expect(attrs.get(keys.contextTokens)).toBe((await conv.status()).contextTokens);
+
+    const metadata = (await env.client.workflow.getHandle(conv.id).query('__temporal_workflow_metadata')) as {
+      currentDetails?: string;
+    };
+    expect(metadata.currentDetails).toMatch(/tokens/i);
+    expect(metadata.currentDetails).toMatch(/compaction/i);
+
+    const child = await env.client.workflow.getHandle(`${conv.id}/compaction-1`).describe();
+    expect(await child.staticSummary()).toMatch(/^manual compaction #1: /);
+    const childHistory = (await conv.fullHistory()).children[0]!.history;
+    const summaries = eventsOf(childHistory, 'ACTIVITY_TASK_SCHEDULED').map(eventSummary);
+    expect(summaries).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^selective prune/),
+        expect.stringMatching(/^summary: /),
+        expect.stringMatching(/^commit v\d+/),
+      ]),
+    );
+  });
+});
