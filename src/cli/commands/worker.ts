@@ -3,6 +3,7 @@
  * ones when unset). SIGINT/SIGTERM shut it down gracefully: in-flight activities get the grace time
  * to finish, then are handed back to the server for another worker.
  */
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
 
@@ -17,9 +18,11 @@ export function registerWorker(program: Command): void {
       // Loaded after the checks: a typo in the environment fails before anything heavy loads.
       const { connectPostgres } = await import('../../infra/postgres');
       const { connectTemporal } = await import('../../infra/temporal');
-      const temporal = await connectTemporal({ dbFilename: '.data/temporal/temporal.db' });
+      // The same data directory as `up` (DC_DATA_DIR), used only for what is embedded.
+      const dataDir = process.env.DC_DATA_DIR ?? '.data';
+      const temporal = await connectTemporal({ dbFilename: join(dataDir, 'temporal', 'temporal.db') });
       const postgres = await connectPostgres({
-        dataDir: process.env.DATABASE_URL ? undefined : '.data/postgres',
+        dataDir: process.env.DATABASE_URL ? undefined : join(dataDir, 'postgres'),
       }).catch(async (err: unknown) => {
         await temporal.shutdown();
         throw err;
