@@ -254,3 +254,61 @@ describe('confirmation', () => {
     });
   });
 });
+
+describe('meta events (seed 003)', () => {
+  it('are always stored with the compaction, and streamed to clients only with emitCompactionMetaEvents', async () => {
+    resetLlm();
+    const quiet = await env.startConversation({ config: { maxContextTokens: 20_000 } });
+    const loud = await env.startConversation({
+      config: { maxContextTokens: 20_000, emitCompactionMetaEvents: true },
+    });
+    for (const conv of [quiet, loud]) {
+      await talk(conv, 3);
+      expect((await conv.compact()).status).toBe('committed');
+    }
+    const phases = (events: { type: string; phase?: string }[]) =>
+      events.filter((e) => e.type === 'compaction_meta').map((e) => e.phase);
+    expect(phases(await quiet.events())).toEqual([]);
+    expect(phases(await loud.events())).toEqual(
+      expect.arrayContaining([
+        'selective_start',
+        'selective_done',
+        'summary_start',
+        'summary_done',
+        'commit',
+      ]),
+    );
+    // Stored either way, with the figures of seed 003's meta event.
+    for (const conv of [quiet, loud]) {
+      const [record] = await conv.compactions();
+      const stored = await conv.compactionEvents(record!.id);
+      const byPhase = new Map(stored.map((e) => [e.phase, e]));
+      expect([...byPhase.keys()]).toEqual(
+        expect.arrayContaining([
+          'selective_start',
+          'selective_done',
+          'summary_start',
+          'summary_done',
+          'commit',
+        ]),
+      );
+      expect(byPhase.get('selective_done')?.data).toMatchObject({
+        tokensBefore: expect.any(Number),
+        tokensAfter: expect.any(Number),
+        toolBlocksKept: expect.any(Number),
+        toolBlocksDropped: expect.any(Number),
+        toolCallsTruncated: expect.any(Number),
+        toolResultsTruncated: expect.any(Number),
+      });
+    }
+    // The pre-compact event records the trigger source; context_compacted carries the figures (seed 004).
+    const events = await loud.events();
+    expect(events.find((e) => e.type === 'pre_compact')).toMatchObject({ trigger: 'manual' });
+    expect(events.find((e) => e.type === 'context_compacted')).toMatchObject({
+      originalTokens: expect.any(Number),
+      newTokens: expect.any(Number),
+      savedRatio: expect.any(Number),
+      summaryPreview: expect.stringContaining('a good summary'),
+    });
+  });
+});
