@@ -195,7 +195,8 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             summaryTokens: summaryItem?.tokens ?? 0,
             itemsCompacted: toSummarize.length,
             summaryPreview: summaryText.slice(0, SUMMARY_PREVIEW_CHARS),
-            attempts: attempt,
+            // Attempts of a summary call; a strategy with nothing to summarize made none.
+            attempts: summaryItem ? attempt : 0,
           };
         }),
       );

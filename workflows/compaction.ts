@@ -17,6 +17,7 @@ import {
   isCancellation,
   proxyActivities,
 } from '@temporalio/workflow';
+import { RetryState } from '@temporalio/common';
 import type { CompactionActivities, PruneResult, SummarizeResult } from '../activities/types';
 import type { CompactionInput, CompactionResult, ConversationEvent } from './definitions';
 
@@ -260,6 +261,13 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     });
     return result('committed', null, totals);
   } catch (err) {
+    if (failedPhase === 'summary' && err instanceof ActivityFailure) {
+      // The failed summary call's attempts: all of them when retries ran out, else the one.
+      attempts +=
+        err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED
+          ? (summarizeOptions.retry?.maximumAttempts ?? 1)
+          : 1;
+    }
     const reason = isCancellation(err) ? 'cancelled' : describeFailure(err);
     if (isCancellation(err)) failedPhase = 'cancelled';
     await rollBack(reason);

@@ -2,6 +2,7 @@
 /** The command line: `durable-compaction <command>` (`npm run cli -- <command>`; `npm start` = `up`). */
 import { Command } from 'commander';
 import { runMain } from '../infra/errors';
+import { registerReplay } from './commands/replay';
 import { registerUp } from './commands/up';
 import { registerWorker } from './commands/worker';
 
@@ -12,6 +13,7 @@ program
   .showHelpAfterError();
 registerUp(program);
 registerWorker(program);
+registerReplay(program);
 
 runMain(async () => {
   await program.parseAsync(process.argv);

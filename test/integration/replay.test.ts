@@ -113,4 +113,17 @@ describe('replaying the recorded histories', () => {
     expect(outcomes).toHaveLength(files.length);
     expect(outcomes.filter((o) => o.error !== null)).toEqual([]);
   });
+
+  it('the replay command reports each file OK with its compaction timeline', async () => {
+    const { replay } = await import('../../src/cli/commands/replay');
+    const report = await replay({
+      targets: ['rolled-back-cooldown-run1.json', 'committed-run1.json'].map((f) => join(DIR, f)),
+    });
+    expect(report.ok).toBe(true);
+    expect(report.histories.map((h) => [h.workflowId, h.error])).toEqual([
+      ['rolled-back-cooldown-run1', null],
+      ['committed-run1', null],
+    ]);
+    expect(report.histories[0]?.timeline.map((e) => e.kind)).toEqual(['compaction', 'cooldown', 'skipped']);
+  });
 });
