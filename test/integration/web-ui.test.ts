@@ -1,0 +1,107 @@
+/**
+ * What a person sees in the Temporal Web UI, checked in a real browser (headless Chromium from
+ * Debian, driven by playwright-core): the conversation, its compaction child with the prune,
+ * summary and commit activities and their summaries, and the cooldown timer after a failure.
+ * Screenshots go to test-output/web-ui/.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isSummaryRequest, step } from '../support/fake-openai';
+import { startConversationEnv, words, type ConversationEnv } from '../support/conversation-env';
+import { testTemporalUiUrl } from '../support/harness';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OUT = join(__dirname, '..', '..', 'test-output', 'web-ui');
+
+let env: ConversationEnv;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: npm test installs it (scripts/prepare-test.ts), or set CHROMIUM_PATH`,
+    );
+  }
+  mkdirSync(OUT, { recursive: true });
+  env = await startConversationEnv();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await env?.close();
+});
+
+/** Opens a workflow's page and waits until its text shows every expected string. */
+async function openWorkflow(
+  page: Page,
+  workflowId: string,
+  expected: string[],
+  shot: string,
+): Promise<string> {
+  const ui = testTemporalUiUrl();
+  if (!ui) throw new Error('the dev server was started without its UI');
+  await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`, {
+    waitUntil: 'networkidle',
+  });
+  let text = '';
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    text = await page.innerText('body');
+    if (expected.every((e) => text.includes(e))) break;
+    await page.waitForTimeout(500);
+  }
+  await page.screenshot({ path: join(OUT, `${shot}.png`), fullPage: true });
+  return text;
+}
+
+describe('the Web UI', () => {
+  it('shows the conversation, its compaction child with activities and summaries, and the cooldown timer', async () => {
+    env.llm.reset();
+    const summaries = env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('summary for the UI'));
+    env.llm.setDefault(step.text(words(1500, 'ui')));
+    const conv = await env.startConversation({
+      name: 'web-ui',
+      searchAttributes: true,
+      config: { maxContextTokens: 20_000, cooldownMs: 600_000 },
+    });
+    for (let i = 0; i < 3; i++) await conv.send(words(300, `w${i}x`));
+    expect((await conv.compact()).status).toBe('committed');
+    summaries.setDefault(step.contentNull());
+    await conv.send('one more');
+    expect((await conv.compact()).status).toBe('rolled_back');
+    expect((await conv.status()).cooldownActive).toBe(true);
+
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+    const parent = await openWorkflow(
+      page,
+      conv.id,
+      [conv.id, 'agentConversation', 'manual compaction #1', 'compaction cooldown'],
+      'conversation',
+    );
+    expect(parent).toContain('agentConversation');
+    // The children's static summaries and the cooldown timer's summary on the timeline.
+    expect(parent).toMatch(/manual compaction #1: [\d,]+ tokens \(\d+% of 20,000\)/);
+    expect(parent).toMatch(/manual compaction #2: /);
+    expect(parent).toMatch(/compaction cooldown 600s after summary failure/);
+
+    const childId = `${conv.id}/compaction-1`;
+    const child = await openWorkflow(
+      page,
+      childId,
+      ['selectivePrune', 'commitCompaction'],
+      'compaction-child',
+    );
+    expect(child).toContain('compaction');
+    expect(child).toMatch(/manual compaction #1/);
+    for (const activity of ['selectivePrune', 'summarize', 'commitCompaction'])
+      expect(child).toContain(activity);
+    expect(child).toMatch(/selective prune \(manual\)/);
+    expect(child).toMatch(/commit v\d+/);
+    await page.close();
+  });
+});
