@@ -19,6 +19,17 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'chaos',
+          include: ['test/chaos/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          pool: 'forks',
+          testTimeout: 1_200_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],

@@ -11,6 +11,7 @@ import type { CompactionSummaryItem, ContextItem } from '../src/context/items';
 import { llmBoundary, requestSummary } from '../src/llm';
 import type { ActivityDeps } from './deps';
 import { storeBoundary } from './failures';
+import { faultPoint } from './faults';
 import { withHeartbeat } from './heartbeat';
 import { gitDiffStat } from './git-stat';
 import type {
@@ -49,65 +50,68 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
 
   return {
     async selectivePrune(input: PruneInput): Promise<PruneResult> {
-      return storeBoundary(async () => {
-        const config = parseConfig(input.config);
-        const tokenizer = deps.tokens.forModel(input.model);
-        const comp = await store.beginCompaction({
-          id: input.compactionId,
-          conversationId: input.conversationId,
-          seq: input.seq,
-          trigger: input.trigger,
-          focus: input.focus,
-        });
-        const items = await store.getVersionItems(input.conversationId, comp.baseVersion);
-        const tokensBefore = sum(items);
-        await store.recordEvent(input.compactionId, 'selective_start', 'selective_start', {
-          trigger: input.trigger,
-          tokensBefore,
-        });
-        const target = targetTokens(config);
-        const pruned = policy.selectivePrune(items, config, tokenizer, target);
-        const taskType = policy.detectTaskType(items);
-        const chain = policy.strategyChain(taskType);
-        const headerTokens = sum(policy.splitSegments(items).header);
-        const impossible =
-          headerTokens > target
-            ? `header_exceeds_target: the header alone is ${headerTokens} tokens, over the target of ${target} ` +
-              `(${config.targetRatio} × ${config.maxContextTokens}); shorten the system prompt, tools or pinned content`
-            : null;
-        const staged = await store.stageVersion({
-          compactionId: input.compactionId,
-          idemKey: 'prune',
-          baseVersion: comp.baseVersion,
-          newItems: pruned.newItems,
-          memberIds: pruned.items.map((i) => i.id),
-        });
-        await store.updateCompaction(input.compactionId, { taskType });
-        const stats = {
-          toolBlocksKept: pruned.stats.toolBlocksKept,
-          toolBlocksDropped: pruned.stats.toolBlocksDropped,
-          toolCallsTruncated: pruned.stats.toolCallsTruncated,
-          toolResultsTruncated: pruned.stats.toolResultsTruncated,
-          itemsDropped: pruned.stats.itemsDropped,
-        };
-        await store.recordEvent(input.compactionId, 'selective_done', 'selective_done', {
-          tokensBefore,
-          tokensAfter: staged.tokens,
-          ...stats,
-        });
-        return {
-          baseVersion: comp.baseVersion,
-          stagedVersion: staged.version,
-          tokensBefore,
-          tokensAfter: staged.tokens,
-          targetTokens: target,
-          underTarget: staged.tokens <= target,
-          taskType,
-          chain,
-          stats,
-          impossible,
-        };
-      });
+      return withHeartbeat(() =>
+        storeBoundary(async () => {
+          const config = parseConfig(input.config);
+          const tokenizer = deps.tokens.forModel(input.model);
+          const comp = await store.beginCompaction({
+            id: input.compactionId,
+            conversationId: input.conversationId,
+            seq: input.seq,
+            trigger: input.trigger,
+            focus: input.focus,
+          });
+          const items = await store.getVersionItems(input.conversationId, comp.baseVersion);
+          const tokensBefore = sum(items);
+          await store.recordEvent(input.compactionId, 'selective_start', 'selective_start', {
+            trigger: input.trigger,
+            tokensBefore,
+          });
+          const target = targetTokens(config);
+          const pruned = policy.selectivePrune(items, config, tokenizer, target);
+          const taskType = policy.detectTaskType(items);
+          const chain = policy.strategyChain(taskType);
+          const headerTokens = sum(policy.splitSegments(items).header);
+          const impossible =
+            headerTokens > target
+              ? `header_exceeds_target: the header alone is ${headerTokens} tokens, over the target of ${target} ` +
+                `(${config.targetRatio} × ${config.maxContextTokens}); shorten the system prompt, tools or pinned content`
+              : null;
+          const staged = await store.stageVersion({
+            compactionId: input.compactionId,
+            idemKey: 'prune',
+            baseVersion: comp.baseVersion,
+            newItems: pruned.newItems,
+            memberIds: pruned.items.map((i) => i.id),
+          });
+          await store.updateCompaction(input.compactionId, { taskType });
+          const stats = {
+            toolBlocksKept: pruned.stats.toolBlocksKept,
+            toolBlocksDropped: pruned.stats.toolBlocksDropped,
+            toolCallsTruncated: pruned.stats.toolCallsTruncated,
+            toolResultsTruncated: pruned.stats.toolResultsTruncated,
+            itemsDropped: pruned.stats.itemsDropped,
+          };
+          await store.recordEvent(input.compactionId, 'selective_done', 'selective_done', {
+            tokensBefore,
+            tokensAfter: staged.tokens,
+            ...stats,
+          });
+          faultPoint('prune_staged');
+          return {
+            baseVersion: comp.baseVersion,
+            stagedVersion: staged.version,
+            tokensBefore,
+            tokensAfter: staged.tokens,
+            targetTokens: target,
+            underTarget: staged.tokens <= target,
+            taskType,
+            chain,
+            stats,
+            impossible,
+          };
+        }),
+      );
     },
 
     async summarize(input: SummarizeInput): Promise<SummarizeResult> {
@@ -143,6 +147,7 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
                 gitDiffStat: await gitDiffStat(input.workspace),
                 config,
               });
+              faultPoint('summary_call');
               const outcome = await llmBoundary(() =>
                 requestSummary(deps.llm(), {
                   model: input.summaryModel,
@@ -233,31 +238,37 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
     },
 
     async commitCompaction(input: CommitInput): Promise<Totals> {
-      return storeBoundary(async () => {
-        const totals = await store.commitCompaction(input.compactionId, input.stagedVersion);
-        await store.recordEvent(input.compactionId, 'commit', 'commit', {
-          version: totals.version,
-          tokens: totals.tokens,
-        });
-        return totals;
-      });
+      return withHeartbeat(() =>
+        storeBoundary(async () => {
+          const totals = await store.commitCompaction(input.compactionId, input.stagedVersion);
+          faultPoint('commit_done');
+          await store.recordEvent(input.compactionId, 'commit', 'commit', {
+            version: totals.version,
+            tokens: totals.tokens,
+          });
+          return totals;
+        }),
+      );
     },
 
     async discardStaged(input: DiscardInput): Promise<{ status: string }> {
-      return storeBoundary(async () => {
-        const result = await store.discardStaged(
-          input.compactionId,
-          input.reason,
-          input.outcome ?? 'rolled_back',
-        );
-        if (await store.getCompaction(input.compactionId)) {
-          await store.recordEvent(input.compactionId, 'rollback', 'rollback', {
-            reason: input.reason,
-            status: result.status,
-          });
-        }
-        return result;
-      });
+      return withHeartbeat(() =>
+        storeBoundary(async () => {
+          faultPoint('compensation');
+          const result = await store.discardStaged(
+            input.compactionId,
+            input.reason,
+            input.outcome ?? 'rolled_back',
+          );
+          if (await store.getCompaction(input.compactionId)) {
+            await store.recordEvent(input.compactionId, 'rollback', 'rollback', {
+              reason: input.reason,
+              status: result.status,
+            });
+          }
+          return result;
+        }),
+      );
     },
 
     async recordCompactionEvent(input: RecordEventInput): Promise<void> {

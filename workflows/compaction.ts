@@ -24,6 +24,8 @@ import type { CompactionInput, CompactionResult, ConversationEvent } from './def
 /** Pruning is deterministic and cheap: retry it freely. */
 const pruneOptions: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
+  // Prune, commit and compensation heartbeat too: a dead worker's task moves on after 10 s.
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 5, nonRetryableErrorTypes: ['CONFIG_INVALID'] },
 };
 
@@ -47,6 +49,7 @@ const summarizeOptions: ActivityOptions = {
 /** Commit is one transaction guarded by the base version: retry transient failures, not a changed base. */
 const commitOptions: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '500ms',
     maximumAttempts: 10,
@@ -57,6 +60,7 @@ const commitOptions: ActivityOptions = {
 /** Compensation must eventually succeed: unlimited attempts, bounded backoff. */
 const compensationOptions: ActivityOptions = {
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
   // No maximumAttempts: unlimited (the SDK refuses 0).
   retry: { initialInterval: '500ms', maximumInterval: '30s' },
 };

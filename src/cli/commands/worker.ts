@@ -3,6 +3,7 @@
  * ones when unset). SIGINT/SIGTERM shut it down gracefully: in-flight activities get the grace time
  * to finish, then are handed back to the server for another worker.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
@@ -13,7 +14,11 @@ export function registerWorker(program: Command): void {
     .description('run a worker (TEMPORAL_ADDRESS, DATABASE_URL, TASK_QUEUE from the environment)')
     .option('--task-queue <name>', 'task queue', process.env.TASK_QUEUE ?? 'durable-compaction')
     .option('--grace <duration>', 'how long in-flight activities get at shutdown', '30s')
-    .action(async (opts: { taskQueue: string; grace: string }) => {
+    .option(
+      '--workflow-bundle <file>',
+      'a prebuilt workflow bundle (bundleWorkflowCode output) instead of bundling at start',
+    )
+    .action(async (opts: { taskQueue: string; grace: string; workflowBundle?: string }) => {
       validateEnvironment();
       // Loaded after the checks: a typo in the environment fails before anything heavy loads.
       const { connectPostgres } = await import('../../infra/postgres');
@@ -33,6 +38,9 @@ export function registerWorker(program: Command): void {
         namespace: temporal.namespace,
         pool: postgres.pool,
         taskQueue: opts.taskQueue,
+        ...(opts.workflowBundle
+          ? { workflowBundle: { code: readFileSync(opts.workflowBundle, 'utf8') } }
+          : {}),
         shutdownGraceTime: opts.grace,
       });
       console.log(
