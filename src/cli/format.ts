@@ -1,7 +1,16 @@
 /** How the CLI shows usage and compaction events. */
-import type { ConversationEvent } from '../../workflows/definitions';
+import type {
+  CompactionBrief,
+  ConversationEvent,
+  ConversationStatus,
+  SendMessageResult,
+} from '../../workflows/definitions';
 
-const n = (x: number): string => Math.round(x).toLocaleString('en-US');
+/** A token count as people read it: `41,200`. */
+export function formatTokens(x: number): string {
+  return Math.round(x).toLocaleString('en-US');
+}
+const n = formatTokens;
 
 /** `41,200 / 128,000 · 32%` */
 export function formatUsage(tokens: number, window: number): string {
@@ -38,4 +47,72 @@ export function formatEvent(event: ConversationEvent): string | null {
     case 'compaction_meta':
       return `  · ${event.phase}${event.tokensAfter !== undefined ? ` (${n(event.tokensAfter)} tokens)` : ''}`;
   }
+}
+
+/** One compaction of a round or a `compact`: `compaction #2 (precheck): 3,400 → 1,200 tokens, saved 65%`. */
+export function formatCompaction(brief: CompactionBrief): string {
+  const head = `compaction #${brief.seq} (${brief.trigger}${brief.strategy ? `, ${brief.strategy}` : ''})`;
+  switch (brief.status) {
+    case 'committed':
+      return (
+        `${head}: ${n(brief.tokensBefore)} → ${n(brief.tokensAfter)} tokens, ` +
+        `saved ${Math.round(brief.savedRatio * 100)}%`
+      );
+    case 'rolled_back':
+      return `${head} rolled back: ${brief.reason ?? 'no reason given'}`;
+    case 'skipped':
+      return `${head} skipped: ${brief.reason ?? 'no reason given'}`;
+  }
+}
+
+/** What `send` prints for a round: the reply, the token usage, the compactions it ran. */
+export function formatSendResult(conversationId: string, result: SendMessageResult): string[] {
+  const lines = [result.reply === '' ? '(no reply text)' : result.reply];
+  if (result.replyTruncated)
+    lines.push(`… (reply shortened; the whole text: durable-compaction export ${conversationId})`);
+  lines.push(`tokens: ${formatUsage(result.contextTokens, result.window)}`);
+  for (const brief of result.compactions) lines.push(formatCompaction(brief));
+  return lines;
+}
+
+/** What the phase of a conversation means to someone waiting on it; null for idle. */
+export function formatPhase(status: Pick<ConversationStatus, 'phase' | 'awaitingApproval'>): string | null {
+  switch (status.phase) {
+    case 'starting':
+      return 'starting…';
+    case 'model':
+      return 'waiting for the model…';
+    case 'tool':
+      return 'running tools…';
+    case 'compacting':
+      return 'compacting…';
+    case 'awaiting_approval':
+      return status.awaitingApproval
+        ? `a ${status.awaitingApproval.trigger} compaction (${n(status.awaitingApproval.tokens)} tokens) awaits approval: approve or reject it`
+        : 'a compaction awaits approval: approve or reject it';
+    case 'ended':
+      return 'ended';
+    case 'idle':
+      return null;
+  }
+}
+
+/** `status` as lines. `now` decides whether a cooldown is still running. */
+export function formatStatus(status: ConversationStatus, now: number = Date.now()): string[] {
+  const lines = [
+    `${status.conversationId} · ${status.ended ? 'ended' : status.phase}${status.runs > 1 ? ` · run ${status.runs}` : ''}`,
+    `  context      ${formatUsage(status.contextTokens, status.window)} (${status.itemCount} items, version ${status.activeVersion})`,
+    `  rounds       ${status.rounds}`,
+    `  compactions  ${status.compactions}${status.lastCompaction ? ` · last: ${formatCompaction(status.lastCompaction)}` : ''}`,
+  ];
+  if (status.cooldownActive && status.cooldownUntil !== null)
+    lines.push(
+      `  cooldown     automatic compaction resumes in ${Math.max(0, Math.ceil((status.cooldownUntil - now) / 1000))} s`,
+    );
+  if (status.pausedReason) lines.push(`  paused       automatic compaction: ${status.pausedReason}`);
+  if (status.awaitingApproval)
+    lines.push(`  approval     ${formatPhase({ ...status, phase: 'awaiting_approval' })}`);
+  if (status.queued > 0)
+    lines.push(`  queued       ${status.queued} message${status.queued === 1 ? '' : 's'}`);
+  return lines;
 }

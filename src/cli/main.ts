@@ -2,7 +2,14 @@
 /** The command line: `durable-compaction <command>` (`npm run cli -- <command>`; `npm start` = `up`). */
 import { Command } from 'commander';
 import { runMain } from '../infra/errors';
+import { registerChat } from './commands/chat';
+import { registerControl } from './commands/control';
+import { registerExport } from './commands/export';
+import { registerImport } from './commands/import';
+import { registerInspect } from './commands/inspect';
 import { registerReplay } from './commands/replay';
+import { registerSend } from './commands/send';
+import { registerStart } from './commands/start';
 import { registerUp } from './commands/up';
 import { registerWorker } from './commands/worker';
 
@@ -10,10 +17,19 @@ const program = new Command();
 program
   .name('durable-compaction')
   .description('Durable context compaction for long-running LLM agents (Temporal + PostgreSQL)')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Usage errors (unknown option, missing argument) are bad input: exit 2, like the commands' own.
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
 registerUp(program);
 registerWorker(program);
 registerReplay(program);
+registerStart(program);
+registerSend(program);
+registerChat(program);
+registerControl(program);
+registerExport(program);
+registerImport(program);
+registerInspect(program);
 
 runMain(async () => {
   await program.parseAsync(process.argv);

@@ -1,0 +1,105 @@
+/**
+ * `durable-compaction start`: starts an `agentConversation` workflow (workflow id = conversation
+ * id) after checking every flag and the compaction configuration; prints the id and the Web UI link.
+ */
+import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { Command } from 'commander';
+import type { AgentConversationInput } from '../../../workflows/definitions';
+import {
+  action,
+  CONVERSATION_WORKFLOW,
+  printJson,
+  UsageError,
+  withClient,
+  workflowUiUrl,
+  type ClientSettings,
+} from '../client';
+import { buildStartInput, DEFAULT_MODEL, type StartFlags } from '../start-options';
+
+export interface StartResult {
+  conversationId: string;
+  runId: string;
+  taskQueue: string;
+  uiUrl: string;
+}
+
+/**
+ * Starts the conversation. An id already used (running or ended) is refused: a conversation's
+ * history in the store belongs to one workflow.
+ * @throws UsageError when the id is taken
+ */
+export async function startConversation(
+  client: Client,
+  input: AgentConversationInput,
+  options: { taskQueue: string; settings: Pick<ClientSettings, 'namespace' | 'uiBase'> },
+): Promise<StartResult> {
+  const id = input.conversationId;
+  try {
+    const handle = await client.workflow.start(CONVERSATION_WORKFLOW, {
+      workflowId: id,
+      taskQueue: options.taskQueue,
+      args: [input],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      staticSummary: `conversation ${id} (${input.model.model})`,
+    });
+    return {
+      conversationId: id,
+      runId: handle.firstExecutionRunId,
+      taskQueue: options.taskQueue,
+      uiUrl: workflowUiUrl(options.settings, id),
+    };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      throw new UsageError(`conversation ${id} already exists: choose another --id`);
+    throw err;
+  }
+}
+
+export function registerStart(program: Command): void {
+  program
+    .command('start')
+    .description('start a conversation (an agentConversation workflow); prints its id and Web UI link')
+    .option('--id <id>', 'conversation id (= workflow id); default: a generated one')
+    .option('--system <text>', 'system prompt')
+    .option('--system-file <path>', 'read the system prompt from a file')
+    .option('--model <name>', `agent model (default ${DEFAULT_MODEL})`)
+    .option('--summary-model <name>', 'summarizer model (default: the agent model)')
+    .option('--window <tokens>', 'context window in tokens (config maxContextTokens)')
+    .option('--workspace <dir>', 'workspace directory for the file tools (as the worker sees it)')
+    .option(
+      '--config <file>',
+      'compaction config (YAML: a context_compaction: block or top-level keys; default $DC_COMPACTION_CONFIG)',
+    )
+    .option('--tools <names>', 'tools the agent may call, comma-separated (e.g. read_file,search_text)')
+    .option('--allow-unknown-tools', 'accept tool names that are registered on the worker, not built in')
+    .option('--recorded <session>', 'play back a session file as the model (OpenAI chat, .traj, pi JSONL)')
+    .option('--task-queue <name>', 'task queue of the workers (default $TASK_QUEUE or durable-compaction)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText(
+      'after',
+      '\nEnvironment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_UI_URL,\n' +
+        'DC_COMPACTION_CONFIG and DC_<KEY> compaction settings.\nExit codes: 0 started, 1 failure, 2 bad input (nothing started).',
+    )
+    .action(
+      action(async (opts: StartFlags & { taskQueue?: string; json?: boolean }) => {
+        const input = buildStartInput(opts);
+        const taskQueue = opts.taskQueue ?? process.env.TASK_QUEUE ?? (await defaultTaskQueue());
+        const result = await withClient((client, settings) =>
+          startConversation(client, input, { taskQueue, settings }),
+        );
+        if (opts.json) printJson(result);
+        else {
+          console.log(result.conversationId);
+          console.log(`  Web UI: ${result.uiUrl}`);
+          console.log(`  send:   durable-compaction send ${result.conversationId} "…"`);
+        }
+      }),
+    );
+}
+
+/** DEFAULT_TASK_QUEUE of the worker, loaded only when needed (the worker module is heavy). */
+async function defaultTaskQueue(): Promise<string> {
+  const { DEFAULT_TASK_QUEUE } = await import('../../worker');
+  return DEFAULT_TASK_QUEUE;
+}

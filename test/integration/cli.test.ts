@@ -1,0 +1,271 @@
+/**
+ * The client commands against the real dev server, the real PostgreSQL and the fake LLM: the
+ * command functions (what the commander wiring calls) drive a conversation through start → send →
+ * status → compact → export → inspect → restore → end, and every kind of bad input is refused
+ * with a UsageError (exit 2) that changes nothing.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/cli/client';
+import { chat } from '../../src/cli/commands/chat';
+import {
+  compactConversation,
+  conversationStatus,
+  decideCompaction,
+  endConversation,
+  restoreConversation,
+} from '../../src/cli/commands/control';
+import { exportConversation } from '../../src/cli/commands/export';
+import { importConversation } from '../../src/cli/commands/import';
+import {
+  inspectCompaction,
+  inspectConversation,
+  formatInspection,
+  formatOverview,
+} from '../../src/cli/commands/inspect';
+import { sendMessage, type SendOutcome } from '../../src/cli/commands/send';
+import { startConversation } from '../../src/cli/commands/start';
+import { SAMPLE_SESSION } from '../../src/cli/demo';
+import { formatSendResult } from '../../src/cli/format';
+import { buildStartInput, type StartFlags } from '../../src/cli/start-options';
+import type { ConversationStatus, SendMessageResult } from '../../workflows/definitions';
+import { isSummaryRequest, step } from '../support/fake-openai';
+import { startConversationEnv, waitFor, words, type ConversationEnv } from '../support/conversation-env';
+import { uniqueId } from '../support/harness';
+
+let env: ConversationEnv;
+const settings = { namespace: 'default', uiBase: 'http://localhost:8233' };
+const dir = mkdtempSync(join(tmpdir(), 'dc-cli-it-'));
+
+beforeAll(async () => {
+  env = await startConversationEnv();
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+/** `start` as the CLI runs it: flags → checked input → workflow on the env's task queue. */
+async function start(flags: StartFlags): Promise<string> {
+  const input = buildStartInput({ model: 'fake-model', summaryModel: 'fake-summarizer', ...flags }, {});
+  const result = await startConversation(env.client, input, { taskQueue: env.taskQueue, settings });
+  expect(result.uiUrl).toBe(`http://localhost:8233/namespaces/default/workflows/${input.conversationId}`);
+  return result.conversationId;
+}
+
+function replied(outcome: SendOutcome): SendMessageResult {
+  if (outcome.queued) throw new Error('expected an answer, got a queued message');
+  return outcome.result;
+}
+
+async function usageError(promise: Promise<unknown>, message: RegExp): Promise<void> {
+  const err = await promise.then(
+    () => new Error('expected a UsageError'),
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(UsageError);
+  expect((err as Error).message).toMatch(message);
+}
+
+describe('a conversation from the command functions', () => {
+  it('start → send → status → compact → export → inspect → restore → end', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text('ok'));
+    env.llm.script(step.text('hello back'));
+    // Slow enough for the progress poll (500 ms) to see the compaction phase.
+    env.llm
+      .when((r) => isSummaryRequest(r))
+      .setDefault(step.summary('manual summary of the talk', { delayMs: 1500 }));
+    const config = join(dir, 'config.yaml');
+    writeFileSync(config, 'context_compaction:\n  max_context_tokens: 8000\n  protected_rounds: 1\n');
+    const id = await start({ id: uniqueId('cli'), system: 'You are terse.', config });
+
+    const first = replied(await sendMessage(env.client, { id, message: 'hello' }));
+    expect(first.reply).toBe('hello back');
+    expect(formatSendResult(id, first).join('\n')).toMatch(/^tokens: [\d,]+ \/ 8,000 · \d+%$/m);
+    for (let i = 0; i < 3; i++) await sendMessage(env.client, { id, message: words(400, `r${i}y`) });
+
+    const status = await conversationStatus(env.client, { id });
+    expect(status).toMatchObject({ rounds: 4, phase: 'idle', window: 8000, compactions: 0, ended: false });
+
+    const phases: ConversationStatus['phase'][] = [];
+    const brief = await compactConversation(env.client, {
+      id,
+      focus: 'keep the file names',
+      onStatus: (s) => phases.push(s.phase),
+    });
+    expect(brief).toMatchObject({ trigger: 'manual', status: 'committed', seq: 1 });
+    expect(brief.tokensAfter).toBeLessThan(brief.tokensBefore);
+    expect(phases).toContain('compacting');
+    const after = await conversationStatus(env.client, { id });
+
+    // export: the active context (with the summary), lowered to chat messages; version 1 as it was.
+    const active = await exportConversation(env.store, { id });
+    expect(active.version).toBe(after.activeVersion);
+    expect(active.request.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
+    expect(active.text).toContain('manual summary of the talk');
+    expect(JSON.parse(active.text)).toEqual({ messages: active.request.messages });
+    const v1 = await exportConversation(env.store, { id, version: 1, format: 'jsonl' });
+    const v1Messages = v1.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { role: string; content: string });
+    expect(v1Messages.slice(0, 3)).toEqual([
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'hello back' },
+    ]);
+    expect(v1.text).not.toContain('manual summary of the talk');
+
+    // inspect: the versions and the compaction, item by item.
+    const overview = await inspectConversation(env.store, { id });
+    expect(overview.compactions).toHaveLength(1);
+    expect(overview.compactions[0]).toMatchObject({ seq: 1, status: 'committed', trigger: 'manual' });
+    expect(overview.versions.find((v) => v.status === 'active')?.version).toBe(after.activeVersion);
+    expect(formatOverview(overview).join('\n')).toMatch(/#1 {2}manual {2}committed/);
+    const one = await inspectCompaction(env.store, { id, seq: 1 });
+    const diff = one.diff!;
+    expect(diff.summary?.text).toContain('manual summary of the talk');
+    expect(diff.summarized.length).toBeGreaterThan(0);
+    expect(diff.kept.map((e) => e.type)).toContain('SYSTEM_PROMPT');
+    const base = await env.store.getVersionItems(id, one.versions.base);
+    expect(diff.kept.length + diff.dropped.length + diff.truncated.length + diff.summarized.length).toBe(
+      base.length,
+    );
+    expect(diff.tokens.after).toBe(brief.tokensAfter);
+    expect(formatInspection(one).join('\n')).toMatch(/^summary \([\d,]+ tokens/m);
+
+    // restore the version before the compaction: its content is active again, as a new version.
+    const before = one.versions.base;
+    const restored = await restoreConversation(env.client, { id, version: before });
+    expect(restored).toMatchObject({ version: before, tokens: brief.tokensBefore });
+    expect((await exportConversation(env.store, { id })).text).not.toContain('manual summary of the talk');
+
+    expect(await endConversation(env.client, { id })).toEqual({ rounds: 4 });
+    const ended = await conversationStatus(env.client, { id });
+    expect(ended.ended).toBe(true);
+    await usageError(
+      sendMessage(env.client, { id, message: 'more' }),
+      new RegExp(`conversation ${id} has ended`),
+    );
+    await usageError(compactConversation(env.client, { id }), /has ended/);
+  });
+
+  it('chat: lines become rounds; /status, /compact and /quit work', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text('chat reply'));
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('chat summary'));
+    const id = await start({ id: uniqueId('chat'), window: '8000' });
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = '';
+    output.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const done = chat(env.client, { id, input, output });
+    input.write(`${words(300, 'first')}\n`);
+    input.write(`${words(300, 'second')}\n/compact\n/nope\n/status\n/quit\n`);
+    await done;
+    expect(text).toContain('chat reply');
+    expect(text).toMatch(/tokens: [\d,]+ \/ 8,000/);
+    expect(text).toMatch(/compaction #1 \(manual/);
+    expect(text).toContain('unknown command /nope');
+    expect(text).toMatch(new RegExp(`${id} · idle`));
+  });
+});
+
+describe('bad input: a UsageError, nothing changed', () => {
+  it('an unknown conversation', async () => {
+    await usageError(
+      sendMessage(env.client, { id: 'no-such-conv', message: 'hi' }),
+      /^no conversation no-such-conv$/,
+    );
+    await usageError(
+      conversationStatus(env.client, { id: 'no-such-conv' }),
+      /^no conversation no-such-conv$/,
+    );
+    await usageError(
+      compactConversation(env.client, { id: 'no-such-conv' }),
+      /^no conversation no-such-conv$/,
+    );
+    await usageError(exportConversation(env.store, { id: 'no-such-conv' }), /^no conversation no-such-conv$/);
+    await usageError(
+      inspectConversation(env.store, { id: 'no-such-conv' }),
+      /^no conversation no-such-conv$/,
+    );
+  });
+
+  it('an id already taken, an empty message, a version or compaction that does not exist, nothing to approve', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text('ok'));
+    const id = await start({ id: uniqueId('bad') });
+    await usageError(start({ id }), new RegExp(`conversation ${id} already exists`));
+    await usageError(sendMessage(env.client, { id, message: '  ' }), /message is empty/);
+    replied(await sendMessage(env.client, { id, message: 'one' }));
+    const status = await conversationStatus(env.client, { id });
+    await usageError(restoreConversation(env.client, { id, version: 99 }), /has no version 99/);
+    await usageError(
+      decideCompaction(env.client, { id, approve: true }),
+      /no compaction is awaiting approval/,
+    );
+    await usageError(exportConversation(env.store, { id, version: 99 }), /has no version 99/);
+    await usageError(
+      inspectCompaction(env.store, { id, seq: 5 }),
+      /has no compaction #5 \(compactions: none yet\)/,
+    );
+    const unchanged = await conversationStatus(env.client, { id });
+    expect(unchanged).toMatchObject({ activeVersion: status.activeVersion, rounds: 1, compactions: 0 });
+  });
+
+  it('sending while a compaction awaits approval: refused (queued only with --queue) until approve', async () => {
+    env.llm.reset();
+    // Long replies, so that the summary replaces more than it adds.
+    env.llm.setDefault(step.text(words(2000, 'reply')));
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('approved summary'));
+    const config = join(dir, 'confirm.yaml');
+    writeFileSync(config, 'max_context_tokens: 20000\nrounds_threshold: 3\nrequire_confirmation: true\n');
+    const id = await start({ id: uniqueId('approve'), config });
+    for (const m of ['one', 'two']) await sendMessage(env.client, { id, message: m });
+    const third = sendMessage(env.client, { id, message: 'three' });
+    await waitFor(
+      () => conversationStatus(env.client, { id }),
+      (s) => s.awaitingApproval !== null,
+    );
+    await usageError(
+      sendMessage(env.client, { id, message: 'four' }),
+      /a rounds compaction of .* awaits approval: a message sent now is queued until `durable-compaction approve/,
+    );
+    const queued = await sendMessage(env.client, { id, message: 'four', queue: true });
+    expect(queued.queued).toBe(true);
+    expect(await decideCompaction(env.client, { id, approve: true })).toEqual({ decision: 'approved' });
+    const r3 = replied(await third);
+    expect(r3.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'committed' });
+    await waitFor(
+      () => conversationStatus(env.client, { id }),
+      (s) => s.rounds === 4 && s.phase === 'idle',
+    );
+  });
+});
+
+describe('import', () => {
+  it('a session file into a new conversation, which a workflow then continues', async () => {
+    const id = uniqueId('imported');
+    const result = await importConversation(env.store, { file: SAMPLE_SESSION, id });
+    expect(result).toMatchObject({ conversationId: id, format: 'openai', version: 1 });
+    expect(result.items).toBeGreaterThan(3);
+    await usageError(importConversation(env.store, { file: SAMPLE_SESSION, id }), /already exists/);
+    const exported = await exportConversation(env.store, { id });
+    expect(exported.request.messages.length).toBe(result.items);
+
+    env.llm.reset();
+    env.llm.setDefault(step.text('continuing'));
+    await start({ id, window: '128000' });
+    const round = replied(await sendMessage(env.client, { id, message: 'carry on' }));
+    expect(round.reply).toBe('continuing');
+    const { items } = await env.store.getActiveContext(id);
+    expect(items.length).toBe(result.items + 2);
+    // The model saw the imported conversation.
+    const request = env.llm.chatRequests().find((r) => r.body.messages?.at(-1)?.content === 'carry on');
+    expect(request?.body.messages?.length).toBe(exported.request.messages.length + 1);
+  });
+});
