@@ -145,12 +145,15 @@ export function selectivePrune(
   const tokensBefore = sumTokens(input);
   const removed = new Set<string>();
   const replaced = new Map<string, ContextItem>();
+  // Tokens of current(), kept up to date by remove() and the cuts (one pass per rule, not two).
+  let liveTokens = tokensBefore;
   const current = (): ContextItem[] =>
     input.filter((item) => !removed.has(item.id)).map((item) => replaced.get(item.id) ?? item);
-  const remove = (unit: Unit): void => {
+  const remove = (unit: Pick<Unit, 'items'>): void => {
     for (const item of unit.items) {
       if (removed.has(item.id)) continue;
       removed.add(item.id);
+      liveTokens -= (replaced.get(item.id) ?? item).tokens;
       stats.itemsDropped[item.type] = (stats.itemsDropped[item.type] ?? 0) + 1;
     }
   };
@@ -166,10 +169,32 @@ export function selectivePrune(
   for (const block of keptBlocks) {
     for (const item of block.items) {
       const cut = truncateInBlock(item, config, tokenizer, stats);
-      if (cut !== item && cut.tokens < item.tokens) replaced.set(item.id, cut);
+      if (cut !== item && cut.tokens < item.tokens) {
+        replaced.set(item.id, cut);
+        liveTokens -= item.tokens - cut.tokens;
+      }
     }
   }
   stats.rulesApplied.push('tool_blocks');
+
+  // The units of current(), without grouping it again: units are only ever removed whole, and
+  // removing a whole unit never changes how the others pair (a result answers the latest open
+  // call with its id, so a call and its results leave the pairing together). Grouping once keeps
+  // the prune linear in the context's size.
+  const liveUnits = (): Unit[] => {
+    const out: Unit[] = [];
+    for (const unit of units) {
+      if (!unit.items.some((item) => removed.has(item.id) || replaced.has(item.id))) {
+        out.push(unit);
+        continue;
+      }
+      const items = unit.items
+        .filter((item) => !removed.has(item.id))
+        .map((item) => replaced.get(item.id) ?? item);
+      if (items.length > 0) out.push({ ...unit, items });
+    }
+    return out;
+  };
 
   // 2. Per-type rules, lowest priority first, until under the target (seed 002).
   const protectedRounds = protectedRoundSet(input, config.protectedRounds);
@@ -179,8 +204,8 @@ export function selectivePrune(
     )
     .sort((a, b) => a[1].priority - b[1].priority || a[0].localeCompare(b[0]));
   for (const [type, rule] of rules) {
-    if (sumTokens(current()) <= targetTokens) break;
-    const live = groupUnits(current()).filter((u) => removable(u, header));
+    if (liveTokens <= targetTokens) break;
+    const live = liveUnits().filter((u) => removable(u, header));
     let candidates: Unit[];
     if (type === 'TOOL_RESULT') {
       // Results go with their calls: the rule counts whole blocks; orphan results are always dropped.
@@ -205,7 +230,6 @@ export function selectivePrune(
     for (const unit of candidates) {
       // An item cut in step 1 is removed under its original id.
       remove({
-        ...unit,
         items: unit.items.map((i) =>
           i.sourceId !== undefined && replaced.has(i.sourceId) ? (byId.get(i.sourceId) ?? i) : i,
         ),
@@ -216,7 +240,7 @@ export function selectivePrune(
   }
 
   const items = current();
-  stats.toolBlocksKept = toolBlocks(groupUnits(items)).length;
+  stats.toolBlocksKept = toolBlocks(liveUnits()).length;
   return {
     items,
     newItems: [...replaced.values()].filter((item) => !removed.has(item.sourceId ?? '')),

@@ -32,8 +32,6 @@ export function sumTokens(items: readonly ContextItem[]): number {
 /** Groups items into units, ordered by their first item. Every item is in exactly one unit. */
 export function groupUnits(items: readonly ContextItem[]): Unit[] {
   const pairs = pairToolCalls(items);
-  const index = new Map<string, number>();
-  items.forEach((item, i) => index.set(item.id, i));
   const blockOf = new Map<string, Unit>();
   const units: Unit[] = [];
   items.forEach((item, i) => {

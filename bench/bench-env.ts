@@ -1,0 +1,231 @@
+/**
+ * The live environment of the durable figures: a Temporal dev server and an embedded PostgreSQL
+ * started by this process (src/infra), the workflows bundled once, the fake OpenAI server of the
+ * tests (a real HTTP server on 127.0.0.1), and workers with the real activities.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Client } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import pg from 'pg';
+import type { AgentTool } from '../activities/tools/registry';
+import { connectPostgres, type PostgresHandle } from '../src/infra/postgres';
+import { connectTemporal, type TemporalHandle } from '../src/infra/temporal';
+import { ConversationStore } from '../src/store';
+import { createWorker, WORKFLOWS_PATH } from '../src/worker';
+import { sendMessageUpdate, type AgentConversationInput } from '../workflows/definitions';
+import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
+
+export const API_KEY = 'sk-bench';
+type History = proto.api.history.v1.IHistory;
+
+export interface BenchWorker {
+  worker: Worker;
+  pool: pg.Pool;
+  stop(): Promise<void>;
+}
+
+export interface BenchEnv {
+  temporal: TemporalHandle;
+  postgres: PostgresHandle;
+  client: Client;
+  llm: FakeOpenAI;
+  store: ConversationStore;
+  startWorker(taskQueue: string, options?: { tools?: AgentTool[]; poolSize?: number }): Promise<BenchWorker>;
+  /** A worker in its own process (`durable-compaction worker`), e.g. a second worker on a task queue. */
+  spawnWorker(taskQueue: string): Promise<{ pid: number; stop(): Promise<void> }>;
+  /** Starts an agentConversation and returns a function that sends one user message. */
+  startConversation(taskQueue: string, options: ConversationOptions): Promise<BenchConversation>;
+  close(): Promise<void>;
+}
+
+export interface ConversationOptions {
+  name: string;
+  config: Record<string, unknown>;
+  tools?: string[];
+  model?: Partial<AgentConversationInput['model']>;
+  systemPrompt?: string;
+  maxStepsPerRound?: number;
+}
+
+export interface BenchConversation {
+  id: string;
+  firstRunId: string;
+  send(text: string): Promise<unknown>;
+}
+
+export async function startBenchEnv(): Promise<BenchEnv> {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // installed already
+  }
+  const [temporal, postgres] = await Promise.all([
+    connectTemporal({ ui: false }),
+    connectPostgres({ poolSize: 4 }),
+  ]);
+  const quiet = {
+    log: () => undefined,
+    trace: () => undefined,
+    debug: () => undefined,
+    info: () => undefined,
+    warn: () => undefined,
+    error: (m: string) => console.error(m),
+  };
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet });
+  const llm = await startFakeOpenAI({ apiKey: API_KEY });
+  const bundlePath = join(__dirname, '..', 'test-output', 'bench-workflow-bundle.js');
+  mkdirSync(join(__dirname, '..', 'test-output'), { recursive: true });
+  writeFileSync(bundlePath, bundle.code);
+  const store = new ConversationStore(postgres.pool);
+  const client = temporal.client;
+  return {
+    temporal,
+    postgres,
+    client,
+    llm,
+    store,
+    async startWorker(taskQueue, options = {}) {
+      const pool = new pg.Pool({ connectionString: postgres.url, max: options.poolSize ?? 10 });
+      pool.on('error', () => undefined);
+      const worker = await createWorker({
+        connection: temporal.nativeConnection,
+        pool,
+        taskQueue,
+        workflowBundle: bundle,
+        llm: { apiKey: API_KEY, baseURL: llm.url, timeoutMs: 60_000 },
+        tools: options.tools ?? [],
+        shutdownGraceTime: '1s',
+      });
+      const running = worker.run();
+      return {
+        worker,
+        pool,
+        async stop() {
+          if (worker.getState() === 'RUNNING') worker.shutdown();
+          await running.catch(() => undefined);
+          await pool.end();
+        },
+      };
+    },
+    async spawnWorker(taskQueue) {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'src/cli/main.ts',
+          'worker',
+          '--task-queue',
+          taskQueue,
+          '--workflow-bundle',
+          bundlePath,
+          '--grace',
+          '1s',
+        ],
+        {
+          cwd: join(__dirname, '..'),
+          env: {
+            ...process.env,
+            TEMPORAL_ADDRESS: temporal.address,
+            DATABASE_URL: postgres.url,
+            OPENAI_API_KEY: API_KEY,
+            OPENAI_BASE_URL: llm.url,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let output = '';
+      child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+      const deadline = Date.now() + 120_000;
+      while (!output.includes('worker: task queue')) {
+        if (child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`second worker did not start: ${output}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return {
+        pid: child.pid ?? 0,
+        async stop() {
+          if (child.exitCode !== null) return;
+          const exited = new Promise((r) => child.once('exit', r));
+          child.kill('SIGTERM');
+          await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+          if (child.exitCode === null) child.kill('SIGKILL');
+        },
+      };
+    },
+    async startConversation(taskQueue, options) {
+      const id = `${options.name}-${randomUUID().slice(0, 8)}`;
+      const input: AgentConversationInput = {
+        conversationId: id,
+        systemPrompt: options.systemPrompt ?? 'You are a benchmark agent.',
+        tools: options.tools ?? [],
+        model: { provider: 'openai', model: 'fake-model', summaryModel: 'fake-summarizer', ...options.model },
+        config: options.config,
+        searchAttributes: false,
+        ...(options.maxStepsPerRound !== undefined ? { maxStepsPerRound: options.maxStepsPerRound } : {}),
+      };
+      const handle = await client.workflow.start('agentConversation', {
+        workflowId: id,
+        taskQueue,
+        args: [input],
+      });
+      return {
+        id,
+        firstRunId: handle.firstExecutionRunId,
+        send: (text) => handle.executeUpdate(sendMessageUpdate, { args: [text] }),
+      };
+    },
+    async close() {
+      await llm.close();
+      await postgres.shutdown();
+      await temporal.shutdown();
+    },
+  };
+}
+
+/** The protobuf size of a history, as the server stores and sends it. */
+export function historyBytes(history: History): number {
+  return proto.api.history.v1.History.encode(history).finish().length;
+}
+
+/** Every run of a workflow (following continue-as-new) and every child it started. */
+export async function fullHistory(
+  client: Client,
+  workflowId: string,
+  firstRunId: string,
+): Promise<{ runs: History[]; children: History[] }> {
+  const runs: History[] = [];
+  const children: History[] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    runs.push(history);
+    let next: string | undefined;
+    for (const event of history.events ?? []) {
+      const started = event.childWorkflowExecutionStartedEventAttributes?.workflowExecution;
+      if (started?.workflowId && started.runId) {
+        children.push(await client.workflow.getHandle(started.workflowId, started.runId).fetchHistory());
+      }
+      next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? next;
+    }
+    runId = next;
+  }
+  return { runs, children };
+}
+
+/** Text of `n` characters of distinct words (as the tests' `words`). */
+export function words(n: number, seed = 'w'): string {
+  const parts: string[] = [];
+  let length = 0;
+  for (let i = 0; length < n; i++) {
+    const w = `${seed}${i}`;
+    parts.push(w);
+    length += w.length + 1;
+  }
+  return parts.join(' ').slice(0, n);
+}

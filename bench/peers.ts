@@ -1,0 +1,221 @@
+/**
+ * Figure 5: peers side by side. Each shared session, taken as one context, is compacted for
+ * windows of 16k, 32k and 64k tokens by: us (selectivePrune + the first strategy of the chain +
+ * buildPostCompactionContext with a fixed-size fake summary), pi-coding-agent's
+ * `prepareCompaction`, and LangChain's `trimMessages`. Reported: time to decide, tokens kept (our
+ * stored counts, summary included), fraction of the window, and tool calls separated from their
+ * results in the output (calls without their result + results without their call).
+ */
+import { parseCompactionConfig } from '../src/context/config';
+import type { CompactionSummaryItem, ContextItem } from '../src/context/items';
+import { buildPostCompactionContext, SUMMARY_MESSAGE_PREFIX } from '../src/context/post-compaction';
+import { selectivePrune } from '../src/context/selective-prune';
+import { planStrategy } from '../src/context/strategies';
+import { detectTaskType, strategyChain } from '../src/context/task-type';
+import { pairToolCalls, unansweredCalls } from '../src/context/tool-pairs';
+import { tokenCounterForModel } from '../src/tokens';
+import { loadSession, SESSION_FILES, sumTokens } from './fixtures';
+import {
+  langChainTrim,
+  loadPrepareCompaction,
+  toLangChain,
+  toPiEntries,
+  type PrepareCompaction,
+} from './peer-adapters';
+import type { Figure } from './report';
+import { fmt, now, summarize } from './stats';
+
+/** Tokens of the fake summary every summarizing approach adds. */
+const SUMMARY_TOKENS = 600;
+const WINDOWS = [16_000, 32_000, 64_000];
+
+interface Outcome {
+  keptIds: string[];
+  summaryTokens: number;
+  note?: string;
+}
+
+interface PeerRow {
+  session: string;
+  window: number;
+  approach: string;
+  decideMs: number;
+  tokensKept: number;
+  windowFraction: number;
+  separated: number;
+  note: string;
+}
+
+function separatedPairs(items: readonly ContextItem[]): number {
+  const pairs = pairToolCalls(items);
+  return unansweredCalls(pairs).length + pairs.orphanResults.length;
+}
+
+function fakeSummary(items: readonly ContextItem[]): CompactionSummaryItem {
+  return {
+    id: 'fake-summary',
+    type: 'COMPACTION_SUMMARY',
+    summarizer: 'llm',
+    message: { role: 'user', content: `${SUMMARY_MESSAGE_PREFIX}\n(a fixed-size fake summary)` },
+    tokens: SUMMARY_TOKENS,
+    round: Math.max(0, ...items.map((i) => i.round)),
+    isMeta: true,
+    pinned: false,
+    ephemeral: false,
+  };
+}
+
+export async function peersFigure(reps: number): Promise<Figure> {
+  const tokenizer = tokenCounterForModel('gpt-4o');
+  let prepare: PrepareCompaction | null = null;
+  let piProblem = '';
+  try {
+    prepare = await loadPrepareCompaction();
+  } catch (err) {
+    piProblem = `pi-coding-agent could not be loaded: ${(err as Error).message}`;
+  }
+  const rows: PeerRow[] = [];
+  for (const file of SESSION_FILES) {
+    const items = loadSession(file);
+    const byId = new Map(items.map((i) => [i.id, i]));
+    const tokensById = new Map(items.map((i) => [i.id, i.tokens]));
+    const system = items.filter((i) => i.type === 'SYSTEM_PROMPT' || i.type === 'TOOL_DEFINITIONS');
+    const entries = toPiEntries(items);
+    const messages = toLangChain(items);
+    for (const window of WINDOWS) {
+      const config = parseCompactionConfig({ maxContextTokens: window });
+      const budget = Math.floor(config.targetRatio * window);
+      const approaches: Record<string, () => Promise<Outcome>> = {
+        ours: async () => {
+          const pruned = selectivePrune(items, config, tokenizer, budget);
+          const first = strategyChain(detectTaskType(items))[0] ?? 'sliding_window';
+          const plan = planStrategy(first, pruned.items, config);
+          if (plan.summarizeIds.size === 0)
+            return {
+              keptIds: pruned.items.map((i) => i.id),
+              summaryTokens: 0,
+              note: `${first}: nothing to summarize`,
+            };
+          const out = buildPostCompactionContext(pruned.items, plan, fakeSummary(items));
+          for (const i of pruned.newItems) byId.set(i.id, i);
+          // The workflow skips a compaction that does not make the context smaller.
+          if (sumTokens(out) >= sumTokens(items))
+            return { keptIds: items.map((i) => i.id), summaryTokens: 0, note: 'no progress: skipped' };
+          return {
+            keptIds: out.filter((i) => i.type !== 'COMPACTION_SUMMARY').map((i) => i.id),
+            summaryTokens: SUMMARY_TOKENS,
+            note: first,
+          };
+        },
+        'pi prepareCompaction': async () => {
+          if (!prepare) throw new Error(piProblem);
+          const prep = prepare(entries, {
+            enabled: true,
+            reserveTokens: window - budget,
+            keepRecentTokens: budget - SUMMARY_TOKENS,
+          });
+          if (!prep) return { keptIds: items.map((i) => i.id), summaryTokens: 0, note: 'nothing to compact' };
+          const from = entries.findIndex((e) => e.id === prep.firstKeptEntryId);
+          const kept = [...system.map((i) => i.id), ...entries.slice(Math.max(0, from)).map((e) => e.id)];
+          const summarized = prep.messagesToSummarize.length > 0 || prep.isSplitTurn;
+          return {
+            keptIds: kept,
+            summaryTokens: summarized ? SUMMARY_TOKENS : 0,
+            note: prep.isSplitTurn ? 'split turn' : '',
+          };
+        },
+        'LangChain trimMessages (startOn human)': async () => ({
+          keptIds: await langChainTrim(messages, tokensById, budget, 'human'),
+          summaryTokens: 0,
+        }),
+        'LangChain trimMessages (defaults)': async () => ({
+          keptIds: await langChainTrim(messages, tokensById, budget, undefined),
+          summaryTokens: 0,
+        }),
+      };
+      for (const [approach, decide] of Object.entries(approaches)) {
+        try {
+          const times: number[] = [];
+          let outcome: Outcome = { keptIds: [], summaryTokens: 0 };
+          for (let r = 0; r < reps + 1; r++) {
+            const t = now();
+            outcome = await decide();
+            if (r > 0) times.push(now() - t);
+          }
+          const kept = outcome.keptIds
+            .map((id) => byId.get(id))
+            .filter((i): i is ContextItem => i !== undefined);
+          const tokensKept = sumTokens(kept) + outcome.summaryTokens;
+          rows.push({
+            session: file,
+            window,
+            approach,
+            decideMs: summarize(times).p50,
+            tokensKept,
+            windowFraction: tokensKept / window,
+            separated: separatedPairs(kept),
+            note: [sumTokens(items) < config.triggerRatio * window ? 'under trigger' : '', outcome.note ?? '']
+              .filter(Boolean)
+              .join('; '),
+          });
+        } catch (err) {
+          rows.push({
+            session: file,
+            window,
+            approach,
+            decideMs: NaN,
+            tokensKept: NaN,
+            windowFraction: NaN,
+            separated: NaN,
+            note: `failed: ${(err as Error).message}`,
+          });
+        }
+      }
+    }
+    console.error(`  peers ${file} done (${sumTokens(items)} tokens)`);
+  }
+  const sessionTokens = Object.fromEntries(SESSION_FILES.map((f) => [f, sumTokens(loadSession(f))]));
+  return {
+    id: '5',
+    title: 'Peers side by side on the shared sessions',
+    notes: [
+      'Each session, taken whole as one context, compacted once for each window. Budget = target 0.5 × window for all: ' +
+        `we prune and plan to it; pi gets keepRecentTokens = budget − ${SUMMARY_TOKENS} (its summary) and reserveTokens = ` +
+        `window − budget; trimMessages gets maxTokens = budget (it does not summarize). Summaries are a fixed fake of ${SUMMARY_TOKENS} ` +
+        'tokens (no model call); "tokens kept" counts every kept item with our stored o200k counts, plus that summary. ' +
+        'pi estimates tokens itself (chars / 4), trimMessages is given our counts. Time to decide: median of ' +
+        `${reps} runs (conversion to each format not included). pi's \`prepareCompaction\` is not exported from the package's ` +
+        'entry point (only `findCutPoint` is), so it is loaded from its module file. System prompt and tool definitions count as kept for all.',
+      `Session sizes (our counts): ${Object.entries(sessionTokens)
+        .map(([f, t]) => `${f} ${t.toLocaleString('en-US')}`)
+        .join(', ')} tokens; ` +
+        'the small ones are under the trigger (0.8 × window): no compaction would fire in the workflow ("under trigger"); they are run anyway.',
+      ...(piProblem ? [`**${piProblem}**`] : []),
+    ],
+    tables: [
+      {
+        columns: [
+          'session',
+          'window',
+          'approach',
+          'decide (ms)',
+          'tokens kept',
+          'of window',
+          'calls/results separated',
+          'note',
+        ],
+        rows: rows.map((r) => [
+          r.session,
+          `${r.window / 1000}k`,
+          r.approach,
+          fmt(r.decideMs, 3),
+          Number.isFinite(r.tokensKept) ? r.tokensKept.toLocaleString('en-US') : 'n/a',
+          Number.isFinite(r.windowFraction) ? `${(r.windowFraction * 100).toFixed(0)} %` : 'n/a',
+          Number.isFinite(r.separated) ? r.separated : 'n/a',
+          r.note,
+        ]),
+      },
+    ],
+    data: { rows, summaryTokens: SUMMARY_TOKENS, sessionTokens },
+  };
+}
