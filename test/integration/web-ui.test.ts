@@ -46,10 +46,11 @@ async function openWorkflow(
   const ui = testTemporalUiUrl();
   if (!ui) throw new Error('the dev server was started without its UI');
   await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`, {
-    waitUntil: 'networkidle',
+    waitUntil: 'domcontentloaded',
+    timeout: 60_000,
   });
   let text = '';
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     text = await page.innerText('body');
     if (expected.every((e) => text.includes(e))) break;
