@@ -31,7 +31,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'test/bad-input/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           pool: 'forks',
           testTimeout: 180_000,

@@ -152,12 +152,12 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
                 requestSummary(deps.llm(), {
                   model: input.summaryModel,
                   messages: request.messages,
-                  maxTokens: config.summaryMaxTokens,
+                  maxTokens: policy.summaryTokenBudget(config),
                 }),
               );
               text = outcome.summary;
             }
-            const cut = tokenizer.truncate(text, config.summaryMaxTokens);
+            const cut = tokenizer.truncate(text, policy.summaryTokenBudget(config));
             const body = `${policy.SUMMARY_MESSAGE_PREFIX}\n${cut.text}`;
             const draft: CompactionSummaryItem = {
               id: `${input.compactionId}:summary:${label}`,

@@ -6,6 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ContextItem, ToolResultItem } from '../src/context/items';
 import { messageText } from '../src/context/items';
 import { lower } from '../src/context/lower';
+import { evaluateTriggers } from '../src/context/triggers';
 import { chatCompletion, llmBoundary } from '../src/llm';
 import { storeBoundary } from './failures';
 import { withHeartbeat } from './heartbeat';
@@ -18,6 +19,8 @@ import type {
   CallModelResult,
   ConversationActivities,
   InitConversationInput,
+  InitConversationResult,
+  PrecheckInput,
   RecordSkippedInput,
   RestoreInput,
   RunToolInput,
@@ -29,14 +32,49 @@ function baseFields(id: string, round: number) {
   return { id, round, isMeta: false, pinned: false, ephemeral: false, tokens: 0 };
 }
 
-function preview(text: string, chars: number): { reply: string; replyTruncated: boolean } {
-  return text.length > chars
-    ? { reply: text.slice(0, chars), replyTruncated: true }
-    : { reply: text, replyTruncated: false };
+/** The reply as the workflow gets it: its first `chars` characters, nothing when there is no text. */
+function preview(text: string, chars: number): Pick<CallModelResult, 'reply' | 'replyTruncated'> {
+  if (text === '') return {};
+  return text.length > chars ? { reply: text.slice(0, chars), replyTruncated: true } : { reply: text };
+}
+
+/** A call's result without a model answer (end of a recorded round, or a precheck that fires). */
+function noAnswer(kind: 'turn_end' | 'precheck', itemId: string, totals: Totals): CallModelResult {
+  return { kind, itemId, tokens: 0, usage: null, finishReason: null, toolCalls: [], totals };
+}
+
+/** Whether a precheck trigger (or its skip) fires on these totals: the workflow then decides. */
+function precheckFires(totals: Totals, precheck: PrecheckInput): boolean {
+  const result = evaluateTriggers(
+    {
+      phase: 'precheck',
+      estimatedTokens: totals.tokens,
+      reportedTokens: null,
+      itemCount: totals.itemCount,
+      roundsSinceCompaction: precheck.roundsSinceCompaction,
+      markerSeen: false,
+      cooldownActive: precheck.cooldownActive,
+      paused: precheck.paused,
+    },
+    precheck.config,
+  );
+  return result.fired.length > 0;
 }
 
 export function conversationActivities(deps: ActivityDeps): ConversationActivities {
   const { store, tokens, tools } = deps;
+
+  const appendUser = (input: AppendUserMessageInput): Promise<Totals> => {
+    const item = counted(
+      {
+        ...baseFields(input.itemId, input.round),
+        type: 'USER_MESSAGE',
+        message: { role: 'user', content: input.text },
+      },
+      input.model,
+    );
+    return store.appendItems(input.conversationId, [item]);
+  };
 
   const counted = <T extends ContextItem>(item: T, model: string): T => ({
     ...item,
@@ -44,7 +82,16 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
   });
 
   return {
-    async initConversation(input: InitConversationInput): Promise<Totals> {
+    async initConversation(input: InitConversationInput): Promise<InitConversationResult> {
+      // A name no tool of this worker has will not appear on a retry: fail the workflow at once.
+      const unknownTools = input.tools.filter((name) => !tools.get(name));
+      if (unknownTools.length > 0) {
+        throw ApplicationFailure.nonRetryable(
+          `unknown tool${unknownTools.length > 1 ? 's' : ''} ${unknownTools.map((n) => JSON.stringify(n)).join(', ')}: ` +
+            `the worker's tools are ${tools.names().join(', ')}`,
+          'TOOL_UNKNOWN',
+        );
+      }
       return storeBoundary(async () => {
         const header: ContextItem[] = [];
         if (input.systemPrompt.trim().length > 0) {
@@ -71,22 +118,23 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
             ),
           );
         }
-        return store.createConversation(input.conversationId, header);
+        const headerTokens = header.reduce((n, item) => n + item.tokens, 0);
+        const window = input.maxContextTokens;
+        // No compaction can make room for a header that fills the window: refuse before any write.
+        if (window !== undefined && headerTokens > window && !(await store.exists(input.conversationId))) {
+          throw ApplicationFailure.nonRetryable(
+            `the header (system prompt and tool definitions) is ${headerTokens} tokens, over the context ` +
+              `window of ${window} tokens (maxContextTokens): shorten the system prompt or the tools, or use a larger window`,
+            'HEADER_EXCEEDS_WINDOW',
+          );
+        }
+        const totals = await store.createConversation(input.conversationId, header);
+        return { ...totals, rounds: await store.lastRound(input.conversationId) };
       });
     },
 
     async appendUserMessage(input: AppendUserMessageInput): Promise<Totals> {
-      return storeBoundary(async () => {
-        const item = counted(
-          {
-            ...baseFields(input.itemId, input.round),
-            type: 'USER_MESSAGE',
-            message: { role: 'user', content: input.text },
-          },
-          input.model,
-        );
-        return store.appendItems(input.conversationId, [item]);
-      });
+      return storeBoundary(() => appendUser(input));
     },
 
     async callModel(input: CallModelInput): Promise<CallModelResult> {
@@ -97,7 +145,6 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
           if (existing && existing.type === 'ASSISTANT_MESSAGE') {
             const text = messageText(existing.message);
             return {
-              kind: 'message',
               itemId: existing.id,
               tokens: existing.tokens,
               usage: null,
@@ -106,10 +153,22 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
                 id: c.id,
                 name: c.function.name,
               })),
-              markerSeen: text.includes(input.marker),
+              ...(text.includes(input.marker) ? { markerSeen: true as const } : {}),
               ...preview(text, input.replyPreviewChars),
               totals: await store.totals(input.conversationId),
             };
+          }
+          if (input.userMessage) {
+            const totals = await appendUser({
+              conversationId: input.conversationId,
+              itemId: input.userMessage.itemId,
+              text: input.userMessage.text,
+              round: input.round,
+              model: input.model.model,
+            });
+            if (input.precheck && precheckFires(totals, input.precheck)) {
+              return noAnswer('precheck', input.itemId, totals);
+            }
           }
 
           let answer: {
@@ -140,20 +199,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
               usage: completion.usage ?? null,
             };
           }
-          if (!answer) {
-            return {
-              kind: 'turn_end',
-              itemId: input.itemId,
-              tokens: 0,
-              usage: null,
-              finishReason: null,
-              toolCalls: [],
-              markerSeen: false,
-              reply: '',
-              replyTruncated: false,
-              totals: await store.totals(input.conversationId),
-            };
-          }
+          if (!answer) return noAnswer('turn_end', input.itemId, await store.totals(input.conversationId));
           const item = counted(
             { ...baseFields(input.itemId, input.round), type: 'ASSISTANT_MESSAGE', message: answer.message },
             input.model.model,
@@ -163,13 +209,12 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
           const totals = await store.dropEphemeral(input.conversationId);
           const text = messageText(answer.message);
           return {
-            kind: 'message',
             itemId: item.id,
             tokens: item.tokens,
             usage: answer.usage,
             finishReason: answer.finishReason,
             toolCalls: (answer.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name })),
-            markerSeen: text.includes(input.marker),
+            ...(text.includes(input.marker) ? { markerSeen: true as const } : {}),
             ...preview(text, input.replyPreviewChars),
             totals,
           };
@@ -182,12 +227,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
         storeBoundary(async () => {
           const [done] = await store.getItemsIfPresent([input.resultItemId]);
           if (done) {
-            return {
-              itemId: done.id,
-              tokens: done.tokens,
-              isError: false,
-              totals: await store.totals(input.conversationId),
-            };
+            return { tokens: done.tokens, totals: await store.totals(input.conversationId) };
           }
           const [call] = await store.getItems([input.callItemId]);
           const toolCall =
@@ -258,7 +298,11 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
             input.model.model,
           );
           const totals = await store.appendItems(input.conversationId, [result, ...notes]);
-          return { itemId: result.id, tokens: result.tokens, isError, totals };
+          return {
+            tokens: result.tokens,
+            ...(isError ? { isError: true as const } : {}),
+            totals,
+          };
         }),
       );
     },

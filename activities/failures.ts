@@ -14,6 +14,7 @@ const NON_RETRYABLE: ReadonlySet<StoreErrorKind> = new Set([
   'COMPACTION_NOT_FOUND',
   'COMPACTION_FINISHED',
   'ITEM_NOT_FOUND',
+  'INVALID_CONVERSATION_ID',
 ]);
 
 /** Runs `fn`, turning a StoreError into an ApplicationFailure of the same kind. */

@@ -16,6 +16,8 @@ export async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
   } catch {
     return work();
   }
+  // Local activities cannot heartbeat: their workflow task's timeout watches the worker instead.
+  if (ctx.info.isLocal) return work();
   const activity = ctx;
   activity.heartbeat();
   const timer = setInterval(() => activity.heartbeat(), HEARTBEAT_INTERVAL_MS);

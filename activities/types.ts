@@ -3,6 +3,7 @@
  * counts and short metadata — message bodies stay in PostgreSQL (DESIGN.md §2).
  */
 import type { ModelSettings, TriggerKind, UsageInfo } from '../workflows/definitions';
+import type { CompactionConfig } from '../src/context/config';
 
 /** Totals of the active context after a write. */
 export interface Totals {
@@ -16,6 +17,17 @@ export interface InitConversationInput {
   systemPrompt: string;
   tools: string[];
   model: string;
+  /** The context window: a new conversation whose header alone is larger is refused. */
+  maxContextTokens?: number;
+}
+
+/** What `initConversation` returns: the totals, and the rounds the store already holds. */
+export interface InitConversationResult extends Totals {
+  /**
+   * Real user rounds already stored (an imported conversation's; 0 for a new one): the workflow
+   * numbers its rounds after them. Absent from results recorded before it existed.
+   */
+  rounds?: number;
 }
 
 export interface AppendUserMessageInput {
@@ -38,6 +50,24 @@ export interface CallModelInput {
   replyPreviewChars: number;
   /** The marker that asks for a compaction (seed 001). */
   marker: string;
+  /**
+   * Local calls only, whose input stays out of history: the round's user message, appended before
+   * the call (one marker event per round instead of two).
+   */
+  userMessage?: { itemId: string; text: string };
+  /**
+   * With `userMessage`: the precheck's inputs. When a trigger would fire on the context with the
+   * message in it, the call stops before asking the model (`kind: 'precheck'`) and the workflow
+   * decides, exactly as it does before the round's later calls.
+   */
+  precheck?: PrecheckInput;
+}
+
+export interface PrecheckInput {
+  config: CompactionConfig;
+  roundsSinceCompaction: number;
+  cooldownActive: boolean;
+  paused: boolean;
 }
 
 export interface ToolCallRef {
@@ -45,17 +75,23 @@ export interface ToolCallRef {
   name: string;
 }
 
+/** Fields that are false or empty are left out: every byte here is in history once per call. */
 export interface CallModelResult {
-  /** `turn_end`: the recorded session has no more assistant turns in this round. */
-  kind: 'message' | 'turn_end';
+  /**
+   * Absent: the model answered. `turn_end`: the recorded session has no more assistant turns in
+   * this round. `precheck`: the model was not called, a precheck trigger fires (see
+   * `CallModelInput.precheck`).
+   */
+  kind?: 'turn_end' | 'precheck';
   itemId: string;
   tokens: number;
   usage: UsageInfo | null;
   finishReason: string | null;
   toolCalls: ToolCallRef[];
-  markerSeen: boolean;
-  reply: string;
-  replyTruncated: boolean;
+  markerSeen?: true;
+  /** The reply (its first `replyPreviewChars`); absent when the answer has no text. */
+  reply?: string;
+  replyTruncated?: true;
   totals: Totals;
 }
 
@@ -70,10 +106,11 @@ export interface RunToolInput {
   model: ModelSettings;
 }
 
+/** The result item's id is the workflow's `resultItemId`: not echoed (every byte is in history). */
 export interface RunToolResult {
-  itemId: string;
   tokens: number;
-  isError: boolean;
+  /** Present when the tool failed (its error is the result the model reads). */
+  isError?: true;
   totals: Totals;
 }
 
@@ -178,7 +215,7 @@ export interface RecordEventInput {
 
 /** The activities the conversation workflow calls. Implementations: `createActivities` (activities/index.ts). */
 export interface ConversationActivities {
-  initConversation(input: InitConversationInput): Promise<Totals>;
+  initConversation(input: InitConversationInput): Promise<InitConversationResult>;
   appendUserMessage(input: AppendUserMessageInput): Promise<Totals>;
   callModel(input: CallModelInput): Promise<CallModelResult>;
   runTool(input: RunToolInput): Promise<RunToolResult>;

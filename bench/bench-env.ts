@@ -9,13 +9,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import pg from 'pg';
 import type { AgentTool } from '../activities/tools/registry';
 import { connectPostgres, type PostgresHandle } from '../src/infra/postgres';
 import { connectTemporal, type TemporalHandle } from '../src/infra/temporal';
 import { ConversationStore } from '../src/store';
-import { createWorker, WORKFLOWS_PATH } from '../src/worker';
+import { bundleWorkflows, createWorker } from '../src/worker';
 import { sendMessageUpdate, type AgentConversationInput } from '../workflows/definitions';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
 
@@ -67,15 +67,7 @@ export async function startBenchEnv(): Promise<BenchEnv> {
     connectTemporal({ ui: false }),
     connectPostgres({ poolSize: 4 }),
   ]);
-  const quiet = {
-    log: () => undefined,
-    trace: () => undefined,
-    debug: () => undefined,
-    info: () => undefined,
-    warn: () => undefined,
-    error: (m: string) => console.error(m),
-  };
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet });
+  const bundle = await bundleWorkflows();
   const llm = await startFakeOpenAI({ apiKey: API_KEY });
   const bundlePath = join(__dirname, '..', 'test-output', 'bench-workflow-bundle.js');
   mkdirSync(join(__dirname, '..', 'test-output'), { recursive: true });

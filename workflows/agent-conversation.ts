@@ -9,6 +9,7 @@
  */
 import {
   type ActivityOptions,
+  type LocalActivityOptions,
   ApplicationFailure,
   ActivityFailure,
   ChildWorkflowFailure,
@@ -27,7 +28,8 @@ import {
   log,
 } from '@temporalio/workflow';
 import type { ConversationActivities, CallModelResult, Totals } from '../activities/types';
-import { parseCompactionConfig, type CompactionConfig } from '../src/context/config';
+import { ConfigError, parseCompactionConfig, type CompactionConfig } from '../src/context/config';
+import { checkConversationId, ConversationIdError } from '../src/context/conversation-id';
 import { compaction } from './compaction';
 import {
   approveCompactionUpdate,
@@ -86,12 +88,25 @@ const toolOptions: ActivityOptions = {
 
 const store = proxyActivities<ConversationActivities>(storeOptions);
 /** Quick store writes run as local activities (DESIGN.md §2: history stays small per round). */
-const local = proxyLocalActivities<ConversationActivities>({
+const localStoreOptions: LocalActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200ms', maximumInterval: '10s', maximumAttempts: 20 },
-});
+};
+const local = proxyLocalActivities<ConversationActivities>(localStoreOptions);
 const model = proxyActivities<ConversationActivities>(modelOptions);
 const tools = proxyActivities<ConversationActivities>(toolOptions);
+
+/** The same calls as local activities (`agentCalls: 'local'`): no heartbeat, same timeouts and retries. */
+const localModelOptions: LocalActivityOptions = {
+  startToCloseTimeout: modelOptions.startToCloseTimeout,
+  retry: modelOptions.retry,
+};
+const localToolOptions: LocalActivityOptions = {
+  startToCloseTimeout: toolOptions.startToCloseTimeout,
+  retry: toolOptions.retry,
+};
+const localModel = proxyLocalActivities<ConversationActivities>(localModelOptions);
+const localTools = proxyLocalActivities<ConversationActivities>(localToolOptions);
 
 /** Characters of the reply carried back by `sendMessage` (the whole reply is in the store). */
 const REPLY_PREVIEW_CHARS = 4000;
@@ -108,11 +123,27 @@ interface QueuedMessage {
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: ApplicationFailure };
 
 function isContextLengthError(err: unknown): boolean {
-  return (
-    err instanceof ActivityFailure &&
-    err.cause instanceof ApplicationFailure &&
-    err.cause.type === 'LLM_CONTEXT_LENGTH_EXCEEDED'
-  );
+  // A regular activity's failure wraps the application failure; check the whole chain.
+  for (let cause: unknown = err; cause instanceof Error; cause = (cause as { cause?: unknown }).cause) {
+    if (cause instanceof ApplicationFailure && cause.type === 'LLM_CONTEXT_LENGTH_EXCEEDED') return true;
+  }
+  return false;
+}
+
+/**
+ * Runs a check of the start arguments. A bad one fails the workflow at once with a typed,
+ * non-retryable failure: a plain error thrown here would fail the workflow task, retried forever.
+ */
+function checkedInput<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'CONFIG_INVALID');
+    if (err instanceof ConversationIdError) {
+      throw ApplicationFailure.nonRetryable(err.message, 'INVALID_CONVERSATION_ID');
+    }
+    throw err;
+  }
 }
 
 function asApplicationFailure(err: unknown, fallbackType: string): ApplicationFailure {
@@ -136,10 +167,11 @@ function formatTokens(n: number): string {
 }
 
 export async function agentConversation(input: AgentConversationInput): Promise<{ rounds: number }> {
-  const conversationId = input.conversationId;
-  const config: CompactionConfig = parseCompactionConfig(input.config ?? {});
+  const conversationId = checkedInput(() => checkConversationId(input.conversationId));
+  const config: CompactionConfig = checkedInput(() => parseCompactionConfig(input.config ?? {}));
   const window = config.maxContextTokens;
   const carried = input.carried;
+  const localCalls = (input.agentCalls ?? 'local') === 'local';
 
   // ---- state (ids, counters, cooldown; O(1) per round) ----
   let phase: Phase = 'starting';
@@ -352,7 +384,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             trigger,
             round: rounds,
             focus: opts.focus ?? null,
-            config: config as unknown as Record<string, unknown>,
+            // The configuration as given (the child fills the defaults): a fraction of the bytes.
+            config: input.config ?? {},
             summaryModel: input.model.summaryModel ?? input.model.model,
             mode: opts.mode ?? 'summarize',
             workspace: input.workspace ?? null,
@@ -507,8 +540,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     if (decision.skip) {
       const seq = ++compactionSeq;
       const compactionId = uuid4();
-      await store.recordSkippedCompaction.executeWithOptions(
-        { ...storeOptions, summary: `skip ${decision.trigger}: ${decision.skip}` },
+      await local.recordSkippedCompaction.executeWithOptions(
+        { ...localStoreOptions, summary: `skip ${decision.trigger}: ${decision.skip}` },
         [{ conversationId, compactionId, seq, trigger: decision.trigger, reason: decision.skip }],
       );
       pushEvent({ type: 'compaction_skipped', seq, trigger: decision.trigger, reason: decision.skip });
@@ -556,47 +589,78 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     const round = rounds;
     const compactions: CompactionBrief[] = [];
     phase = 'model';
-    // A local activity: one marker event instead of three activity events and a workflow task.
-    const appended = await local.appendUserMessage({
-      conversationId,
-      itemId: uuid4(),
-      text: message.text,
-      round,
-      model: input.model.model,
-    });
-    applyTotals(appended);
+    const userMessage = { itemId: uuid4(), text: message.text };
+    // Local calls append the user message in the round's first model call (its input stays out of
+    // history); otherwise a local activity appends it: one marker event either way.
+    let pendingUser: typeof userMessage | null = localCalls ? userMessage : null;
+    if (!pendingUser) {
+      applyTotals(
+        await local.appendUserMessage({
+          conversationId,
+          itemId: userMessage.itemId,
+          text: userMessage.text,
+          round,
+          model: input.model.model,
+        }),
+      );
+    }
     let last: CallModelResult | null = null;
     let usage: UsageInfo | null = null;
     let overflowRetried = false;
+    let prechecked = false;
     const maxSteps = input.maxStepsPerRound ?? 25;
     for (let step = 0; step < maxSteps; step++) {
-      compactions.push(...(await maybeCompact('before_model_call')));
+      if (!pendingUser && !prechecked) compactions.push(...(await maybeCompact('before_model_call')));
+      prechecked = false;
       phase = 'model';
       let res: CallModelResult;
       try {
-        res = await model.callModel.executeWithOptions(
-          { ...modelOptions, summary: `model call · round ${round} step ${step + 1}` },
-          [
-            {
-              conversationId,
-              itemId: uuid4(),
-              round,
-              step,
-              model: input.model,
-              replyPreviewChars: REPLY_PREVIEW_CHARS,
-              marker: config.marker,
-            },
-          ],
-        );
+        const summary = `model call · round ${round} step ${step + 1}`;
+        const args: Parameters<ConversationActivities['callModel']> = [
+          {
+            conversationId,
+            itemId: uuid4(),
+            round,
+            step,
+            model: input.model,
+            replyPreviewChars: REPLY_PREVIEW_CHARS,
+            marker: config.marker,
+            ...(pendingUser
+              ? {
+                  userMessage: pendingUser,
+                  precheck: {
+                    config,
+                    roundsSinceCompaction: rounds - lastCompactionRound,
+                    cooldownActive: cooldownActive(),
+                    paused: pausedReason !== null,
+                  },
+                }
+              : {}),
+          },
+        ];
+        res = localCalls
+          ? await localModel.callModel.executeWithOptions({ ...localModelOptions, summary }, args)
+          : await model.callModel.executeWithOptions({ ...modelOptions, summary }, args);
       } catch (err) {
         if (isContextLengthError(err) && !overflowRetried) {
           // Emergency compaction, then one retry of the call (seed 000's last line of defence).
           overflowRetried = true;
+          pendingUser = null; // appended before the model refused
           compactions.push(await runCompaction('overflow', 'the model rejected the request as too long'));
+          prechecked = true;
           step -= 1;
           continue;
         }
         throw err;
+      }
+      pendingUser = null;
+      if (res.kind === 'precheck') {
+        // The user message is in; a precheck trigger fires on it: decide as before any model call.
+        applyTotals(res.totals);
+        compactions.push(...(await maybeCompact('before_model_call')));
+        prechecked = true;
+        step -= 1;
+        continue;
       }
       applyTotals(res.totals);
       if (res.kind === 'turn_end') break;
@@ -617,21 +681,22 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       if (res.toolCalls.length === 0) continue;
       phase = 'tool';
       for (const call of res.toolCalls) {
-        const toolResult = await tools.runTool.executeWithOptions(
-          { ...toolOptions, summary: `tool ${call.name} · round ${round}` },
-          [
-            {
-              conversationId,
-              round,
-              callItemId: res.itemId,
-              toolCallId: call.id,
-              name: call.name,
-              resultItemId: uuid4(),
-              workspace: input.workspace ?? null,
-              model: input.model,
-            },
-          ],
-        );
+        const summary = `tool ${call.name} · round ${round}`;
+        const args: Parameters<ConversationActivities['runTool']> = [
+          {
+            conversationId,
+            round,
+            callItemId: res.itemId,
+            toolCallId: call.id,
+            name: call.name,
+            resultItemId: uuid4(),
+            workspace: input.workspace ?? null,
+            model: input.model,
+          },
+        ];
+        const toolResult = localCalls
+          ? await localTools.runTool.executeWithOptions({ ...localToolOptions, summary }, args)
+          : await tools.runTool.executeWithOptions({ ...toolOptions, summary }, args);
         applyTotals(toolResult.totals);
       }
     }
@@ -639,7 +704,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       round,
       replyItemId: last?.itemId ?? null,
       reply: last?.reply ?? '',
-      replyTruncated: last?.replyTruncated ?? false,
+      ...(last?.replyTruncated ? { replyTruncated: true as const } : {}),
       usage,
       contextTokens,
       window,
@@ -660,10 +725,13 @@ export async function agentConversation(input: AgentConversationInput): Promise<
           systemPrompt: input.systemPrompt ?? '',
           tools: input.tools ?? [],
           model: input.model.model,
+          maxContextTokens: window,
         },
       ],
     );
     applyTotals(totals);
+    // An imported conversation's rounds are in the store already: number the new ones after them.
+    rounds = Math.max(rounds, totals.rounds ?? 0);
   }
   phase = 'idle';
   publish();

@@ -121,7 +121,8 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       taskType: pruned?.taskType ?? null,
       tokensBefore,
       tokensAfter,
-      savedRatio: tokensBefore > 0 ? (tokensBefore - tokensAfter) / tokensBefore : 0,
+      savedRatio:
+        tokensBefore > 0 ? Math.round(((tokensBefore - tokensAfter) / tokensBefore) * 1e4) / 1e4 : 0,
       itemsCompacted: status === 'committed' ? (chosen?.itemsCompacted ?? 0) : 0,
       summaryItemId: status === 'committed' ? (chosen?.summaryItemId ?? null) : null,
       summaryPreview: status === 'committed' ? (chosen?.summaryPreview ?? '') : '',
@@ -131,7 +132,8 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       timings,
       activeVersion: totals?.version ?? pruned?.baseVersion ?? 0,
       itemCount: totals?.itemCount ?? 0,
-      events,
+      // The activities stored every event with the compaction; the parent streams them only when asked.
+      events: input.config['emitCompactionMetaEvents'] === true ? events : [],
     };
   };
 

@@ -56,6 +56,14 @@ export interface AgentConversationInput {
   maxStepsPerRound?: number;
   /** Set the search attributes (they must be registered on the namespace). Default true. */
   searchAttributes?: boolean;
+  /**
+   * Where the agent's model and tool calls run. `local` (default): as local activities on the
+   * workflow's worker — one marker event per call and no task-queue round trip, about half the
+   * history and latency per round; a dead worker's call is retried when its workflow task times
+   * out (10 s). `task_queue`: as regular activities with heartbeats, for separate LLM/tool workers
+   * or tools that run for minutes (a local call longer than a workflow task heartbeats it every 8 s).
+   */
+  agentCalls?: 'local' | 'task_queue';
   /** Present on a continued run. */
   carried?: CarriedState;
 }
@@ -130,7 +138,7 @@ export interface SendMessageResult {
   replyItemId: string | null;
   /** The reply, cut to a preview length when long (`replyTruncated`); the whole text is in the store. */
   reply: string;
-  replyTruncated: boolean;
+  replyTruncated?: true;
   usage: UsageInfo | null;
   contextTokens: number;
   window: number;
@@ -168,7 +176,7 @@ export interface CompactionInput {
   trigger: TriggerKind;
   round: number;
   focus: string | null;
-  /** The validated compaction configuration. */
+  /** The conversation's compaction configuration as given at start (defaults fill the rest). */
   config: Record<string, unknown>;
   summaryModel: string;
   /** `summarize` (prune, summary chain, commit) or `drop_oldest` (seed 004's alternative: no summary). */

@@ -44,7 +44,8 @@ export async function resolveInWorkspace(
 
 function inside(root: string, target: string): boolean {
   const rel = relative(root, target);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && !rel.split(sep).includes('..'));
+  // A `..` segment leaves the root; a name that merely starts with dots (`..notes`, `....`) does not.
+  return rel === '' || (!isAbsolute(rel) && !rel.split(sep).includes('..'));
 }
 
 /** The path as the model should see it: relative to the workspace, with forward slashes. */

@@ -18,6 +18,7 @@ import {
   type ConversationEvent,
 } from '../../workflows/definitions';
 import { formatEvent, formatUsage } from './format';
+import { newUpdateId } from '../update-ids';
 
 export const SAMPLE_SESSION = join(__dirname, '..', '..', 'samples', 'sample-session.json');
 
@@ -27,6 +28,8 @@ export async function runDemo(options: {
   uiUrl: string | null;
   log: (line: string) => void;
   window?: number;
+  /** The compaction config file (default: DC_COMPACTION_CONFIG). */
+  configFile?: string;
 }): Promise<{ conversationId: string; compactions: number }> {
   const { client, log } = options;
   const text = readFileSync(SAMPLE_SESSION, 'utf8');
@@ -43,6 +46,7 @@ export async function runDemo(options: {
     // The demo's window and summarizer win; everything else comes from DC_COMPACTION_CONFIG and the
     // environment (seed 001's variables, DC_<KEY>), validated before anything starts.
     config: loadCompactionConfig({
+      ...(options.configFile !== undefined ? { file: options.configFile } : {}),
       overrides: { maxContextTokens: window, summarizer: 'extractive', cooldownMs: 2000 },
     }) as unknown as Record<string, unknown>,
   };
@@ -57,7 +61,10 @@ export async function runDemo(options: {
   let seen = 0;
   let compactions = 0;
   for (const [i, message] of recording.userMessages.entries()) {
-    const result = await handle.executeUpdate(sendMessageUpdate, { args: [message] });
+    const result = await handle.executeUpdate(sendMessageUpdate, {
+      updateId: newUpdateId(),
+      args: [message],
+    });
     log(`round ${i + 1}: ${message.slice(0, 70)}`);
     log(`  ↳ ${result.reply.slice(0, 90)}  [${formatUsage(result.contextTokens, result.window)}]`);
     const events: ConversationEvent[] = await handle.query(eventsQuery, { since: seen });

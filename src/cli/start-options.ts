@@ -6,17 +6,15 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseDocument, stringify } from 'yaml';
 import { ConfigError, parseCompactionConfig } from '../context/config';
+import { checkConversationId as checkId, ConversationIdError } from '../context/conversation-id';
 import { ImportError, importSession } from '../context/importers';
 import { messageText } from '../context/items';
 import {
-  CONFIG_FILE_BLOCK,
   CONFIG_FILE_VARIABLE,
   compactionConfigFromEnv,
-  compactionConfigFromYaml,
+  readCompactionConfigFile,
 } from '../infra/config-sources';
-import { CONVERSATION_ID_PATTERN } from '../store/conversation-store';
 import { tokenCounterForModel } from '../tokens';
 import { BUILTIN_TOOLS } from '../../activities/tools/builtin';
 import type { AgentConversationInput } from '../../workflows/definitions';
@@ -37,7 +35,7 @@ export interface StartFlags {
   /** The context window in tokens (config.maxContextTokens). */
   window?: string | number;
   workspace?: string;
-  /** A YAML file: a `context_compaction:` block, or the keys at top level. */
+  /** A YAML file: a `context_compaction:` block, or the keys at top level (`readCompactionConfigFile`). */
   config?: string;
   /** Comma-separated tool names. */
   tools?: string | string[];
@@ -47,14 +45,14 @@ export interface StartFlags {
   recorded?: string;
 }
 
-/** Checks a conversation id against the store's rules. */
+/** Checks a conversation id against the rule every part of the project applies (`src/context/conversation-id.ts`). */
 export function checkConversationId(id: string): string {
-  if (!CONVERSATION_ID_PATTERN.test(id)) {
-    throw new UsageError(
-      `invalid conversation id ${JSON.stringify(id.slice(0, 140))}: use 1–128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
-    );
+  try {
+    return checkId(id);
+  } catch (err) {
+    if (err instanceof ConversationIdError) throw new UsageError(err.message);
+    throw err;
   }
-  return id;
 }
 
 /** The tool names of `--tools a,b c` (commas or spaces), checked against the built-in tools. */
@@ -75,41 +73,6 @@ export function parseTools(value: string | string[] | undefined, allowUnknown = 
     }
   }
   return [...new Set(names)];
-}
-
-/**
- * The compaction keys of a YAML file: its `context_compaction:` block, or, without one, its
- * top-level keys. Unknown keys and bad values name the file and key.
- * @throws ConfigError
- */
-export function readConfigFile(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError([
-      `${path}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
-    ]);
-  }
-  const doc = parseDocument(text);
-  const [firstError] = doc.errors;
-  if (firstError)
-    throw new ConfigError([`${path}: not valid YAML: ${firstError.message.split('\n')[0] ?? ''}`]);
-  const top: unknown = doc.toJS();
-  if (top === null || top === undefined) return {};
-  if (typeof top !== 'object' || Array.isArray(top)) {
-    throw new ConfigError([
-      `${path}: expected a mapping of compaction keys (or a ${CONFIG_FILE_BLOCK}: block)`,
-    ]);
-  }
-  if (CONFIG_FILE_BLOCK in top) return compactionConfigFromYaml(text, path);
-  try {
-    return compactionConfigFromYaml(stringify({ [CONFIG_FILE_BLOCK]: top }), path);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    // The keys were at top level: name them as the user wrote them.
-    throw new ConfigError(err.problems.map((p) => p.replace(`${path}: ${CONFIG_FILE_BLOCK}.`, `${path}: `)));
-  }
 }
 
 /**
@@ -135,7 +98,7 @@ export function resolveStartConfig(options: {
       return {};
     }
   };
-  const fromFile = file ? collect(() => readConfigFile(file)) : {};
+  const fromFile = file ? collect(() => readCompactionConfigFile(file)) : {};
   const fromEnv = collect(() => compactionConfigFromEnv(env));
   if (problems.length > 0) throw new ConfigError(problems);
   const merged = {

@@ -78,7 +78,9 @@ export const CompactionConfigSchema = z
     /** Compact at all (seed 004 `enabled`). Manual and overflow compactions run even when false. Default true. */
     enabled: z.boolean({ error: 'enabled must be true or false' }).default(true),
     /** The model's context window in tokens (seed 004 `max_context_tokens`). Default 80,000. */
-    maxContextTokens: positiveInt('maxContextTokens')
+    maxContextTokens: z
+      .number({ error: 'maxContextTokens must be a number' })
+      .int({ error: 'maxContextTokens must be a whole number' })
       .min(256, { error: 'maxContextTokens must be at least 256' })
       .default(80_000),
     /**
@@ -119,6 +121,7 @@ export const CompactionConfigSchema = z
     /**
      * Budget of one summary in tokens; a longer one is cut (seed 004 `summary_max_length`, 1000,
      * there in characters: too small for the five sections of seed 002's prompt, so tokens here).
+     * Never more than the target (`summaryTokenBudget`).
      */
     summaryMaxTokens: positiveInt('summaryMaxTokens').default(1000),
     /** Summary input over this many characters is cut to its head and tail (seed 000 MAX_SAFE_CHARS). Default 200,000. */
@@ -268,4 +271,12 @@ export function triggerTokens(config: CompactionConfig): number {
 /** The size a compaction aims for, in tokens. */
 export function targetTokens(config: CompactionConfig): number {
   return Math.floor(config.targetRatio * config.maxContextTokens);
+}
+
+/**
+ * The most tokens a summary may have: `summaryMaxTokens`, but never more than the target, so that
+ * a summary longer than the window (asked for by a large `summaryMaxTokens`) is cut to fit.
+ */
+export function summaryTokenBudget(config: CompactionConfig): number {
+  return Math.min(config.summaryMaxTokens, targetTokens(config));
 }

@@ -3,6 +3,7 @@
  * functions imported by both workflows and activities. No I/O, no clock, no randomness.
  */
 export * from './items';
+export * from './conversation-id';
 export * from './segments';
 export * from './tool-pairs';
 export * from './tool-blocks';

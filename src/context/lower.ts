@@ -12,6 +12,8 @@ import type {
   ToolDefinition,
 } from './items';
 import { splitSegments } from './segments';
+import { groupUnits } from './tool-blocks';
+import { pairToolCalls } from './tool-pairs';
 
 /** What the model is sent: the messages and the tool list (empty: send no `tools`). */
 export interface ModelRequest {
@@ -49,19 +51,28 @@ export function lowerMessage(message: ChatMessage): ChatMessage {
         content: typeof message.content === 'string' ? message.content : lowerParts(message.content),
         ...(message.name ? { name: message.name } : {}),
       };
-    case 'assistant': {
-      const calls = message.tool_calls ?? [];
-      const lowered: AssistantMessage = {
-        role: 'assistant',
-        content: message.content ?? (calls.length > 0 ? null : ''),
-      };
-      if (calls.length > 0) lowered.tool_calls = calls.map(lowerToolCall);
-      if (message.name) lowered.name = message.name;
-      return lowered;
-    }
+    case 'assistant':
+      return lowerAssistant(message);
     case 'tool':
       return { role: 'tool', content: message.content, tool_call_id: message.tool_call_id };
   }
+}
+
+/** An assistant message as the API takes it (see {@link lowerMessage}), its calls sent with `callIds`. */
+function lowerAssistant(
+  message: AssistantMessage,
+  callIds: readonly string[] = (message.tool_calls ?? []).map((call) => call.id),
+): AssistantMessage {
+  const calls = message.tool_calls ?? [];
+  const lowered: AssistantMessage = {
+    role: 'assistant',
+    content: message.content ?? (calls.length > 0 ? null : ''),
+  };
+  if (calls.length > 0) {
+    lowered.tool_calls = calls.map((call, i) => ({ ...lowerToolCall(call), id: callIds[i] ?? call.id }));
+  }
+  if (message.name) lowered.name = message.name;
+  return lowered;
 }
 
 /**
@@ -77,20 +88,77 @@ function mergeTools(items: readonly ContextItem[]): ToolDefinition[] {
   return [...byName.values()];
 }
 
+/** What is sent as the result of a tool call that has none (a round cut short, an imported session). */
+export const MISSING_TOOL_RESULT = '[no result: this tool call did not complete]';
+
+/**
+ * The ids a message's tool calls are sent with: their own, except that an id repeated within the
+ * message gets `_<index>` appended (as `src/llm` does to a model's answer), so each result can
+ * name its call.
+ */
+function requestCallIds(calls: readonly ToolCall[]): string[] {
+  const used = new Set<string>();
+  return calls.map((call, index) => {
+    let id = call.id;
+    while (used.has(id)) id = `${id}_${index}`;
+    used.add(id);
+    return id;
+  });
+}
+
+/**
+ * The conversation's messages, tool calls and results laid out as the API accepts them whatever
+ * the items hold: an assistant message with tool calls is followed at once by one result per call
+ * — its own (moved up past anything in between, such as an older task list), or
+ * {@link MISSING_TOOL_RESULT} — and a result that answers no call is left out. A well-formed
+ * conversation is sent in its own order.
+ */
+function lowerConversation(items: readonly ContextItem[]): ChatMessage[] {
+  const pairs = pairToolCalls(items);
+  const messages: ChatMessage[] = [];
+  for (const unit of groupUnits(items)) {
+    const [first, ...results] = unit.items;
+    if (!first || unit.kind === 'orphan' || first.type === 'TOOL_DEFINITIONS') continue;
+    if (unit.kind === 'item' || first.type !== 'ASSISTANT_MESSAGE') {
+      messages.push(lowerMessage(first.message));
+      continue;
+    }
+    const ids = requestCallIds(first.message.tool_calls ?? []);
+    messages.push(lowerAssistant(first.message, ids));
+    const answered = new Set<number>();
+    for (const result of results) {
+      const pair = pairs.byResult.get(result.id);
+      if (result.type !== 'TOOL_RESULT' || !pair) continue;
+      answered.add(pair.callIndex);
+      messages.push({
+        role: 'tool',
+        content: result.message.content,
+        tool_call_id: ids[pair.callIndex] ?? pair.toolCallId,
+      });
+    }
+    ids.forEach((id, i) => {
+      if (!answered.has(i)) messages.push({ role: 'tool', content: MISSING_TOOL_RESULT, tool_call_id: id });
+    });
+  }
+  return messages;
+}
+
 /**
  * The request for these items: header messages first in header order (system prompt, subagent
  * strategy, original task, pinned content, task list, memories, artifact trail; see
- * `splitSegments`), then the conversation in order; the tools of the TOOL_DEFINITIONS items.
- * Ephemeral items are included — the caller drops them after the call (`dropEphemeral`). Memory
- * notes, the task list and the artifact trail are sent as the messages they carry. Items are not
- * modified.
+ * `splitSegments`), then the conversation in order, its tool calls and results made valid for the
+ * API (see `lowerConversation`: results right after their call, a placeholder for a missing one,
+ * a result without its call left out); the tools of the TOOL_DEFINITIONS items. Ephemeral items
+ * are included — the caller drops them after the call (`dropEphemeral`). Memory notes, the task
+ * list and the artifact trail are sent as the messages they carry. Items are not modified.
  */
 export function lower(items: readonly ContextItem[]): ModelRequest {
   const { header, conversation } = splitSegments(items);
   const messages: ChatMessage[] = [];
-  for (const item of [...header, ...conversation]) {
+  for (const item of header) {
     if (item.type !== 'TOOL_DEFINITIONS') messages.push(lowerMessage(item.message));
   }
+  messages.push(...lowerConversation(conversation));
   return { messages, tools: mergeTools(header) };
 }
 

@@ -4,9 +4,12 @@
  *   defaults → config file → environment → explicit overrides (workflow start arguments)
  *
  * - The file is YAML with seed 004's `context_compaction:` block (other top-level keys are left to
- *   their owners). Keys are snake_case as in the seed (`max_context_tokens`) or the schema's
- *   camelCase (`maxContextTokens`); seed 004's `summary_max_length` is `summaryMaxTokens`, and seed
- *   001's names below are accepted too. The file is `sources.file`, else `DC_COMPACTION_CONFIG`.
+ *   their owners), or, in a file without that block, the compaction keys at top level. Keys are
+ *   snake_case as in the seed (`max_context_tokens`) or the schema's camelCase (`maxContextTokens`);
+ *   seed 004's `summary_max_length` is `summaryMaxTokens`, and seed 001's names below are accepted
+ *   too. The file is `sources.file`, else `DC_COMPACTION_CONFIG`. This is the one reader of such
+ *   files (`start --config`, `up`, the worker's defaults): a problem names the file, the key and
+ *   the value.
  * - The environment: seed 001's variables, lower- or upper-case — `sliding_window_size` (split into
  *   `slidingWindowAssistantMessages` = ⌈n/2⌉ and `slidingWindowUserToolMessages` = ⌊n/2⌋: 9 → 5 + 4),
  *   `importance_score_threshold`, `incremental_summary_chunk_size` (`incrementalChunkRounds`),
@@ -70,23 +73,40 @@ interface Collected {
   problems: string[];
 }
 
-/** Checks one value against its field's schema; the problem names where the value came from. */
-function checkField(key: Key, value: unknown, where: string, problems: string[]): void {
+/** A value as a problem quotes it: JSON (a number as written, `.nan` as NaN), cut to 60 characters. */
+function shown(value: unknown): string {
+  const text = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/**
+ * Checks one value against its field's schema; the problem names where the value came from and,
+ * with `quote`, the value itself (`(got 1.2)`: a file's values are not in front of the reader).
+ */
+function checkField(key: Key, value: unknown, where: string, problems: string[], quote = false): void {
   const result = CompactionConfigSchema.shape[key].safeParse(value);
   if (result.success) return;
   for (const issue of result.error.issues) {
     const path = issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
     const message =
       issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
-    problems.push(`${where}: ${path}${message}`);
+    problems.push(`${where}: ${path}${message}${quote ? ` (got ${shown(value)})` : ''}`);
   }
 }
 
-/** Sets a key (splitting `sliding_window_size`) after checking its value. */
-function setField(out: Collected, key: Key | 'slidingWindowSize', value: unknown, where: string): void {
+/** Sets a key (splitting `sliding_window_size`) after checking its value; `quote` as in {@link checkField}. */
+function setField(
+  out: Collected,
+  key: Key | 'slidingWindowSize',
+  value: unknown,
+  where: string,
+  quote = false,
+): void {
   if (key === 'slidingWindowSize') {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-      out.problems.push(`${where}: sliding_window_size must be a whole number, 0 or more`);
+      out.problems.push(
+        `${where}: sliding_window_size must be a whole number, 0 or more${quote ? ` (got ${shown(value)})` : ''}`,
+      );
       return;
     }
     out.values.slidingWindowAssistantMessages = Math.ceil(value / 2);
@@ -94,7 +114,7 @@ function setField(out: Collected, key: Key | 'slidingWindowSize', value: unknown
     return;
   }
   const before = out.problems.length;
-  checkField(key, value, where, out.problems);
+  checkField(key, value, where, out.problems, quote);
   if (out.problems.length === before) out.values[key] = value;
 }
 
@@ -117,9 +137,11 @@ function camelRules(value: unknown): unknown {
 }
 
 /**
- * The `context_compaction` block of a YAML file as a partial configuration (camelCase keys).
- * @throws ConfigError naming the file and key of every problem: unreadable file, bad YAML, no
- *   block, unknown keys, values of the wrong type or out of range
+ * The compaction settings of a YAML file as a partial configuration (camelCase keys): its
+ * `context_compaction:` block, or, in a file without one, its top-level keys. An empty file sets
+ * nothing.
+ * @throws ConfigError naming the file, key and value of every problem: unreadable file, bad YAML,
+ *   not a mapping, unknown keys, values of the wrong type or out of range
  */
 export function readCompactionConfigFile(path: string): Record<string, unknown> {
   let text: string;
@@ -133,6 +155,9 @@ export function readCompactionConfigFile(path: string): Record<string, unknown> 
   return compactionConfigFromYaml(text, path);
 }
 
+const isMapping = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** Like {@link readCompactionConfigFile}, from the text of the file (`path` names it in messages). */
 export function compactionConfigFromYaml(text: string, path: string): Record<string, unknown> {
   const doc = parseDocument(text);
@@ -141,20 +166,29 @@ export function compactionConfigFromYaml(text: string, path: string): Record<str
     throw new ConfigError([`${path}: not valid YAML: ${firstError.message.split('\n')[0] ?? ''}`]);
   }
   const top: unknown = doc.toJS();
-  if (typeof top !== 'object' || top === null || Array.isArray(top) || !(CONFIG_FILE_BLOCK in top)) {
-    throw new ConfigError([`${path}: no ${CONFIG_FILE_BLOCK}: block`]);
+  if (top === null || top === undefined) return {};
+  if (!isMapping(top)) {
+    throw new ConfigError([
+      `${path}: expected a mapping of compaction keys (or a ${CONFIG_FILE_BLOCK}: block)`,
+    ]);
   }
-  const block = (top as Record<string, unknown>)[CONFIG_FILE_BLOCK];
-  if (block === null || block === undefined) return {};
-  if (typeof block !== 'object' || Array.isArray(block)) {
-    throw new ConfigError([`${path}: ${CONFIG_FILE_BLOCK} must be a mapping of keys to values`]);
+  let settings: Record<string, unknown> = top;
+  let prefix = '';
+  if (CONFIG_FILE_BLOCK in top) {
+    const block = top[CONFIG_FILE_BLOCK];
+    if (block === null || block === undefined) return {};
+    if (!isMapping(block)) {
+      throw new ConfigError([`${path}: ${CONFIG_FILE_BLOCK} must be a mapping of keys to values`]);
+    }
+    settings = block;
+    prefix = `${CONFIG_FILE_BLOCK}.`;
   }
   const out: Collected = { values: {}, problems: [] };
-  for (const [name, value] of Object.entries(block as Record<string, unknown>)) {
-    const where = `${path}: ${CONFIG_FILE_BLOCK}.${name}`;
+  for (const [name, value] of Object.entries(settings)) {
+    const where = `${path}: ${prefix}${name}`;
     const key = keyFor(name);
     if (key === undefined) out.problems.push(`${where}: unknown key`);
-    else setField(out, key, key === 'selectiveRules' ? camelRules(value) : value, where);
+    else setField(out, key, key === 'selectiveRules' ? camelRules(value) : value, where, true);
   }
   if (out.problems.length > 0) throw new ConfigError(out.problems);
   return out.values;
@@ -162,6 +196,9 @@ export function compactionConfigFromYaml(text: string, path: string): Record<str
 
 /** `DC_` variables of other parts of the project (`src/cli`, `src/infra`): not compaction keys. */
 const OTHER_DC_VARIABLES = new Set(['DC_DATA_DIR', 'DC_PG_PORT', 'DC_ALLOW_INSECURE_DB']);
+
+/** A number as a variable holds one: decimal, with optional sign, fraction and exponent (`Number` alone would take `0x10`). */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
@@ -182,7 +219,7 @@ function fromText(key: Key | 'slidingWindowSize', text: string, where: string, p
   }
   const sample = key === 'slidingWindowSize' ? 0 : CompactionConfigSchema.shape[key].parse(undefined);
   if (typeof sample === 'number') {
-    const n = trimmed === '' ? Number.NaN : Number(trimmed);
+    const n = DECIMAL.test(trimmed) ? Number(trimmed) : Number.NaN;
     if (Number.isNaN(n)) {
       problems.push(`${where}: ${name(key)} must be a number, got "${text}"`);
       return undefined;

@@ -166,7 +166,7 @@ function toRequestTool(tool: ToolDefinition): ChatCompletionTool {
 /**
  * Normalizes a completion body, tolerating what compatible servers do differently: content as
  * text parts, a refusal instead of content, reasoning under `reasoning_content` or `reasoning`,
- * tool-call arguments as objects, missing tool-call ids, missing usage fields.
+ * tool-call arguments as objects, missing or repeated tool-call ids, missing usage fields.
  * Throws `LLM_INVALID_RESPONSE` (retryable) when there is no answer to read.
  */
 export function normalizeCompletion(raw: unknown): ChatResult {
@@ -184,14 +184,20 @@ export function normalizeCompletion(raw: unknown): ChatResult {
   if (content === null && typeof msg.refusal === 'string' && msg.refusal.length > 0) content = msg.refusal;
 
   const toolCalls: ToolCall[] = [];
+  const callIds = new Set<string>();
   if (Array.isArray(msg.tool_calls)) {
     msg.tool_calls.forEach((entry: unknown, index: number) => {
       const call = asRecord(entry);
       const fn = asRecord(call?.function);
       if (!call || !fn || typeof fn.name !== 'string') return; // custom (non-function) tools: none defined
       const args = fn.arguments;
+      let callId =
+        typeof call.id === 'string' && call.id.length > 0 ? call.id : `call_${id || 'anon'}_${index}`;
+      // A result answers its call by id: a repeated id would run one call twice and answer the other never.
+      while (callIds.has(callId)) callId = `${callId}_${index}`;
+      callIds.add(callId);
       toolCalls.push({
-        id: typeof call.id === 'string' && call.id.length > 0 ? call.id : `call_${id || 'anon'}_${index}`,
+        id: callId,
         type: 'function',
         function: {
           name: fn.name,

@@ -53,6 +53,14 @@ function summaryOf(event: HistoryEvent): string {
   }
 }
 
+/** The activity type of a local activity's marker (`core_local_activity`), or null. */
+function localActivityType(event: HistoryEvent): string | null {
+  const marker = event.markerRecordedEventAttributes;
+  if (marker?.markerName !== 'core_local_activity') return null;
+  const data = firstPayload(marker.details?.['data']) as { activity_type?: unknown } | undefined;
+  return str(data?.activity_type);
+}
+
 function num(value: unknown): number | null {
   return typeof value === 'number' ? value : null;
 }
@@ -142,6 +150,11 @@ export function compactionTimeline(history: History): TimelineEntry[] {
       if (scheduled.activityType.name === 'recordSkippedCompaction') {
         entries.push({ kind: 'skipped', summary: summaryOf(event) });
       }
+      continue;
+    }
+    // A local activity is one marker; skips are recorded by one.
+    if (localActivityType(event) === 'recordSkippedCompaction') {
+      entries.push({ kind: 'skipped', summary: summaryOf(event) });
     }
   }
   return entries;

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { checkConversationId, ConversationIdError } from '../context/conversation-id';
 import type { ContextItem } from '../context/items';
 import { itemColumns, rowToItem, type ItemRow } from './rows';
 
@@ -61,7 +62,8 @@ export type StoreErrorKind =
   | 'BASE_VERSION_CHANGED'
   | 'COMPACTION_NOT_FOUND'
   | 'COMPACTION_FINISHED'
-  | 'ITEM_NOT_FOUND';
+  | 'ITEM_NOT_FOUND'
+  | 'INVALID_CONVERSATION_ID';
 
 export class StoreError extends Error {
   constructor(
@@ -73,15 +75,27 @@ export class StoreError extends Error {
   }
 }
 
-/** Conversation ids: what may appear in a workflow id, a log line and a URL without escaping trouble. */
-export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
+/**
+ * Checks a conversation id (the rule of `src/context/conversation-id.ts`) before the store writes
+ * anything under it.
+ * @throws StoreError INVALID_CONVERSATION_ID quoting the id and the rule
+ */
 export function assertConversationId(id: string): void {
-  if (!CONVERSATION_ID_PATTERN.test(id)) {
-    throw new Error(
-      `invalid conversation id ${JSON.stringify(id.slice(0, 140))}: use 1–128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
-    );
+  try {
+    checkConversationId(id);
+  } catch (err) {
+    if (err instanceof ConversationIdError) throw new StoreError('INVALID_CONVERSATION_ID', err.message);
+    throw err;
   }
+}
+
+/**
+ * Free text for a plain `text` column (a compaction's focus, a reason). PostgreSQL refuses U+0000
+ * in text, so it is stored as U+FFFD — as the driver already stores a lone surrogate. Item bodies
+ * never need this: they are JSON text, where both survive escaped.
+ */
+function textColumn(value: string | null): string | null {
+  return value === null ? null : value.replaceAll('\u0000', '\ufffd');
 }
 
 async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
@@ -141,6 +155,18 @@ export class ConversationStore {
   async exists(conversationId: string): Promise<boolean> {
     const r = await this.pool.query('select 1 from conversations where id = $1', [conversationId]);
     return r.rowCount === 1;
+  }
+
+  /**
+   * The highest round of the conversation's items (0 for none): the real user rounds already
+   * stored, e.g. by `import`, after which a workflow continuing the conversation numbers its own.
+   */
+  async lastRound(conversationId: string): Promise<number> {
+    const r = await this.pool.query<{ round: number }>(
+      'select coalesce(max(round), 0)::int as round from items where conversation_id = $1',
+      [conversationId],
+    );
+    return r.rows[0]?.round ?? 0;
   }
 
   /**
@@ -325,7 +351,7 @@ export class ConversationStore {
           input.conversationId,
           input.seq,
           input.trigger,
-          input.focus ?? null,
+          textColumn(input.focus ?? null),
           active,
           totals.itemCount,
           totals.tokens,
@@ -351,7 +377,7 @@ export class ConversationStore {
       await c.query(
         `insert into compactions (id, conversation_id, seq, trigger, status, base_version, reason, finished_at)
          values ($1, $2, $3, $4, 'skipped', $5, $6, now()) on conflict (id) do nothing`,
-        [input.id, input.conversationId, input.seq, input.trigger, active, input.reason],
+        [input.id, input.conversationId, input.seq, input.trigger, active, textColumn(input.reason)],
       );
     });
   }
@@ -542,7 +568,7 @@ export class ConversationStore {
       );
       await c.query(`update compactions set status = $3, reason = $2, finished_at = now() where id = $1`, [
         compactionId,
-        reason,
+        textColumn(reason),
         outcome,
       ]);
       return { status: outcome };

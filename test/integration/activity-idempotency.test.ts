@@ -99,6 +99,27 @@ describe('every activity twice with the same input', () => {
       expect(llm.chatRequests().length).toBe(before + 1);
     }
 
+    // A local call that appends the round's user message first (agentCalls: 'local'), then asks.
+    {
+      const before = llm.chatRequests().length;
+      await check(
+        'callModel (with the user message)',
+        acts.callModel,
+        {
+          conversationId,
+          itemId: `${conversationId}-a-local`,
+          round: 5,
+          step: 0,
+          model,
+          replyPreviewChars: 100,
+          marker: '!!!SUMMARY!!!',
+          userMessage: { itemId: `${conversationId}-u-local`, text: 'one user message, stored once' },
+        },
+        false,
+      );
+      expect(llm.chatRequests().length).toBe(before + 1);
+    }
+
     // A tool result written twice.
     llm.script(step.toolCalls([{ id: 'call_idem', name: 'remember', arguments: { note: 'idempotent' } }]));
     await check(

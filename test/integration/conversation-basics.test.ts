@@ -9,6 +9,7 @@ import {
   eventSummary,
   eventsOf,
   startConversationEnv,
+  waitFor,
   words,
   type ConversationEnv,
 } from '../support/conversation-env';
@@ -49,6 +50,11 @@ describe('a round', () => {
       cause: { message: expect.stringContaining('too long: 51 characters, the limit is 50') },
     });
     expect(env.llm.chatRequests()).toHaveLength(0);
+    // The validator answered before the workflow created the conversation: wait for that, then look.
+    await waitFor(
+      () => conv.status(),
+      (s) => s.phase === 'idle',
+    );
     const { items } = await conv.activeContext();
     expect(items.filter((i) => i.type === 'USER_MESSAGE')).toHaveLength(0);
   });
@@ -70,6 +76,55 @@ describe('a round', () => {
     const { items } = await conv.activeContext();
     expect(items.some((i) => i.type === 'MEMORY')).toBe(true);
   });
+});
+
+describe('where the agent calls run', () => {
+  /** Local-activity markers of a history: activity type and summary. */
+  const markers = (history: Parameters<typeof eventsOf>[0]) =>
+    eventsOf(history, 'MARKER_RECORDED').map((e) => {
+      const data = e.markerRecordedEventAttributes?.details?.['data']?.payloads?.[0]?.data;
+      const type = data
+        ? (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string })
+        : null;
+      return { type: type?.activity_type ?? null, summary: eventSummary(e) };
+    });
+
+  for (const agentCalls of ['local', 'task_queue'] as const) {
+    it(`${agentCalls}: a round with a tool call answers the same, with a summary on every call`, async () => {
+      env.llm.reset();
+      env.llm.script(
+        step.toolCalls([{ id: 'call_1', name: 'remember', arguments: JSON.stringify({ note: 'blue' }) }]),
+        step.text('noted blue'),
+      );
+      const conv = await env.startConversation({ tools: ['remember'], agentCalls });
+      const result = await conv.send('remember blue');
+      expect(result.reply).toBe('noted blue');
+      const { items } = await conv.activeContext();
+      expect(items.map((i) => i.type)).toEqual(
+        expect.arrayContaining(['USER_MESSAGE', 'ASSISTANT_MESSAGE', 'TOOL_RESULT', 'MEMORY']),
+      );
+      expect(items.filter((i) => i.type === 'USER_MESSAGE')).toHaveLength(1);
+
+      const history = (await conv.fullHistory()).runs[0]!.history;
+      const scheduled = activityNames(history);
+      const local = markers(history);
+      const expected = [
+        { type: 'callModel', summary: 'model call · round 1 step 1' },
+        { type: 'runTool', summary: 'tool remember · round 1' },
+        { type: 'callModel', summary: 'model call · round 1 step 2' },
+      ];
+      if (agentCalls === 'local') {
+        // The user message goes in with the round's first model call: one marker per call.
+        expect(local).toEqual(expected);
+        expect(scheduled).not.toContain('callModel');
+      } else {
+        expect(scheduled).toEqual(expect.arrayContaining(['callModel', 'runTool']));
+        expect(local.map((m) => m.type)).toEqual(['appendUserMessage']);
+        const summaries = eventsOf(history, 'ACTIVITY_TASK_SCHEDULED').map(eventSummary);
+        expect(summaries).toEqual(expect.arrayContaining(expected.map((e) => e.summary)));
+      }
+    });
+  }
 });
 
 describe('triggers', () => {

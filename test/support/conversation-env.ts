@@ -43,6 +43,7 @@ import {
 } from '../../workflows/definitions';
 import { startFakeOpenAI, type FakeOpenAI } from './fake-openai';
 import { startTestWorker, testDatabaseUrl, testWorkflowBundle } from './harness';
+import { newUpdateId } from '../../src/update-ids';
 
 type History = temporal.api.history.v1.IHistory;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -67,11 +68,17 @@ export interface StartOptions {
   config?: Record<string, unknown>;
   systemPrompt?: string;
   tools?: string[];
+  /** Workspace directory of the built-in file tools. Default: none. */
+  workspace?: string;
   model?: Partial<AgentConversationInput['model']>;
   maxStepsPerRound?: number;
   /** Prefix of the conversation id (a unique suffix is added). */
   name?: string;
+  /** The conversation id as it is (e.g. one imported into the store before); overrides `name`. */
+  id?: string;
   searchAttributes?: boolean;
+  /** Where model and tool calls run (default: the workflow's default, local activities). */
+  agentCalls?: AgentConversationInput['agentCalls'];
 }
 
 /** A history with what ran in it: the parent run(s) and each compaction child. */
@@ -132,7 +139,8 @@ export async function startConversationEnv(options: ConversationEnvOptions = {})
   const llm = await startFakeOpenAI({ apiKey: TEST_API_KEY });
   const pool = new Pool({ connectionString: testDatabaseUrl(), max: 6 });
   const store = new ConversationStore(pool);
-  const taskQueue = `conv-${randomUUID()}`;
+  // As long as the default queue's name (`durable-compaction`): it is in every workflow task's history.
+  const taskQueue = `conv-${randomUUID().replace(/-/g, '').slice(0, 13)}`;
   const workerOptions = {
     taskQueue,
     llm: { apiKey: TEST_API_KEY, baseURL: llm.url, timeoutMs: options.llmTimeoutMs ?? 20_000 },
@@ -154,15 +162,17 @@ export async function startConversationEnv(options: ConversationEnvOptions = {})
   const started: Conversation[] = [];
 
   const startConversation = async (opts: StartOptions = {}): Promise<Conversation> => {
-    const id = `${opts.name ?? 'conv'}-${randomUUID().slice(0, 8)}`;
+    const id = opts.id ?? `${opts.name ?? 'conv'}-${randomUUID().slice(0, 8)}`;
     const input: AgentConversationInput = {
       conversationId: id,
       systemPrompt: opts.systemPrompt ?? 'You are a careful test agent.',
       tools: opts.tools ?? [],
+      ...(opts.workspace !== undefined ? { workspace: opts.workspace } : {}),
       model: { provider: 'openai', model: 'fake-model', summaryModel: 'fake-summarizer', ...opts.model },
       config: { ...SMALL_WINDOW_CONFIG, ...opts.config },
       searchAttributes: opts.searchAttributes ?? false,
       ...(opts.maxStepsPerRound !== undefined ? { maxStepsPerRound: opts.maxStepsPerRound } : {}),
+      ...(opts.agentCalls ? { agentCalls: opts.agentCalls } : {}),
     };
     const handle = await client.workflow.start('agentConversation', {
       workflowId: id,
@@ -239,7 +249,11 @@ function conversation(
   const conv: Conversation = {
     id,
     handle,
-    send: (text) => handle.executeUpdate(sendMessageUpdate, { args: [text] }),
+    send: (text) =>
+      handle.executeUpdate(sendMessageUpdate, {
+        updateId: newUpdateId(),
+        args: [text],
+      }),
     compact: (focus) => handle.executeUpdate(compactUpdate, { args: [focus === undefined ? {} : { focus }] }),
     approve: (approve) => handle.executeUpdate(approveCompactionUpdate, { args: [{ approve }] }),
     end: () => handle.executeUpdate(endUpdate, { args: [] }),

@@ -5,11 +5,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { connectPostgres, type PostgresHandle } from '../../src/infra/postgres';
 import { connectTemporal, type TemporalHandle } from '../../src/infra/temporal';
-import { WORKFLOWS_PATH } from '../../src/worker';
+import { bundleWorkflows } from '../../src/worker';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -31,7 +30,7 @@ export async function setup(project: TestProject): Promise<void> {
   ]);
   const outDir = join(__dirname, '..', '..', 'test-output');
   mkdirSync(outDir, { recursive: true });
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  const bundle = await bundleWorkflows();
   const bundlePath = join(outDir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   project.provide('temporalAddress', temporal.address);
@@ -48,12 +47,3 @@ export async function teardown(): Promise<void> {
   await postgres?.shutdown();
   await temporal?.shutdown();
 }
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};

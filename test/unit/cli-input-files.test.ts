@@ -10,7 +10,8 @@ import { ConfigError } from '../../src/context/config';
 import { exitCodeFor } from '../../src/cli/client';
 import { prepareImport } from '../../src/cli/commands/import';
 import { SAMPLE_SESSION } from '../../src/cli/demo';
-import { buildStartInput, readConfigFile, resolveStartConfig } from '../../src/cli/start-options';
+import { buildStartInput, resolveStartConfig } from '../../src/cli/start-options';
+import { readCompactionConfigFile } from '../../src/infra/config-sources';
 
 const dir = mkdtempSync(join(tmpdir(), 'dc-cli-files-'));
 function file(name: string, text: string): string {
@@ -31,14 +32,18 @@ const noEnv = {};
 
 describe('config files', () => {
   it('a context_compaction block or top-level keys, snake_case or camelCase', () => {
-    expect(readConfigFile(file('block.yaml', 'context_compaction:\n  trigger_ratio: 0.7\n'))).toEqual({
+    expect(
+      readCompactionConfigFile(file('block.yaml', 'context_compaction:\n  trigger_ratio: 0.7\n')),
+    ).toEqual({
       triggerRatio: 0.7,
     });
-    expect(readConfigFile(file('top.yaml', 'triggerRatio: 0.7\nmax_context_tokens: 9000\n'))).toEqual({
+    expect(
+      readCompactionConfigFile(file('top.yaml', 'triggerRatio: 0.7\nmax_context_tokens: 9000\n')),
+    ).toEqual({
       triggerRatio: 0.7,
       maxContextTokens: 9000,
     });
-    expect(readConfigFile(file('empty.yaml', ''))).toEqual({});
+    expect(readCompactionConfigFile(file('empty.yaml', ''))).toEqual({});
   });
 
   it.each([
@@ -51,9 +56,13 @@ describe('config files', () => {
     [
       'a ratio above 1',
       'trigger_ratio: 1.2\n',
-      /trigger_ratio: triggerRatio must be greater than 0 and at most 1/,
+      /c.yaml: trigger_ratio: triggerRatio must be greater than 0 and at most 1 \(got 1.2\)/,
     ],
-    ['a window too small', 'max_context_tokens: 10\n', /maxContextTokens must be at least 256/],
+    [
+      'a window too small',
+      'max_context_tokens: 10\n',
+      /c.yaml: max_context_tokens: maxContextTokens must be at least 256 \(got 10\)/,
+    ],
     ['not YAML', 'a: [1, 2\n', /not valid YAML/],
     ['a list', '- 1\n- 2\n', /expected a mapping of compaction keys/],
   ])('%s is refused with the file and key', (name, text, message) => {
@@ -68,7 +77,7 @@ describe('config files', () => {
   });
 
   it('a missing file is named', () => {
-    expect(thrown(() => readConfigFile('/nonexistent.yaml')).message).toMatch(
+    expect(thrown(() => readCompactionConfigFile('/nonexistent.yaml')).message).toMatch(
       /\/nonexistent.yaml: cannot read the file \(ENOENT\)/,
     );
   });

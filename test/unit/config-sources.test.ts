@@ -95,35 +95,49 @@ context_compaction:
     });
   });
 
-  it('an empty block is no setting', () => {
+  it('an empty block, or an empty file, is no setting', () => {
     expect(readCompactionConfigFile(yamlFile('context_compaction:\n'))).toStrictEqual({});
+    expect(readCompactionConfigFile(yamlFile(''))).toStrictEqual({});
+  });
+
+  it('a file without the block holds the keys at top level', () => {
+    expect(readCompactionConfigFile(yamlFile('triggerRatio: 0.7\nmax_context_tokens: 9000\n'))).toStrictEqual(
+      {
+        triggerRatio: 0.7,
+        maxContextTokens: 9000,
+      },
+    );
   });
 
   it.each<[string, string, (path: string) => string[]]>([
     [
       'ratio 1.2',
       'context_compaction:\n  trigger_ratio: 1.2\n',
-      (p) => [`${p}: context_compaction.trigger_ratio: triggerRatio must be greater than 0 and at most 1`],
+      (p) => [
+        `${p}: context_compaction.trigger_ratio: triggerRatio must be greater than 0 and at most 1 (got 1.2)`,
+      ],
     ],
     [
       'ratio 0',
       'context_compaction:\n  trigger_ratio: 0\n',
-      (p) => [`${p}: context_compaction.trigger_ratio: triggerRatio must be greater than 0 and at most 1`],
+      (p) => [
+        `${p}: context_compaction.trigger_ratio: triggerRatio must be greater than 0 and at most 1 (got 0)`,
+      ],
     ],
     [
       'ratio "abc"',
       'context_compaction:\n  trigger_ratio: abc\n',
-      (p) => [`${p}: context_compaction.trigger_ratio: triggerRatio must be a number`],
+      (p) => [`${p}: context_compaction.trigger_ratio: triggerRatio must be a number (got "abc")`],
     ],
     [
       'a string number',
       'context_compaction:\n  max_context_tokens: "32000"\n',
-      (p) => [`${p}: context_compaction.max_context_tokens: maxContextTokens must be a number`],
+      (p) => [`${p}: context_compaction.max_context_tokens: maxContextTokens must be a number (got "32000")`],
     ],
     [
       'enabled "yes please"',
       'context_compaction:\n  enabled: yes please\n',
-      (p) => [`${p}: context_compaction.enabled: enabled must be true or false`],
+      (p) => [`${p}: context_compaction.enabled: enabled must be true or false (got "yes please")`],
     ],
     [
       'unknown keys, every one named',
@@ -137,15 +151,29 @@ context_compaction:
       'sliding_window_size 2.5',
       'context_compaction:\n  sliding_window_size: 2.5\n',
       (p) => [
-        `${p}: context_compaction.sliding_window_size: sliding_window_size must be a whole number, 0 or more`,
+        `${p}: context_compaction.sliding_window_size: sliding_window_size must be a whole number, 0 or more (got 2.5)`,
       ],
     ],
     [
       'truncate without keep_recent',
       'context_compaction:\n  selective_rules:\n    TOOL_RESULT: { strategy: truncate, priority: 2 }\n',
-      (p) => [`${p}: context_compaction.selective_rules: rule for TOOL_RESULT: truncate needs keepRecent`],
+      (p) => [
+        `${p}: context_compaction.selective_rules: rule for TOOL_RESULT: truncate needs keepRecent (got {"TOOL_RESULT":{"strategy":"truncate","priority":2}})`,
+      ],
     ],
-    ['no block', 'agent:\n  name: x\n', (p) => [`${p}: no context_compaction: block`]],
+    [
+      'no block: the top-level keys are read as compaction keys',
+      'agent:\n  name: x\ntrigger_ratio: 2\n',
+      (p) => [
+        `${p}: agent: unknown key`,
+        `${p}: trigger_ratio: triggerRatio must be greater than 0 and at most 1 (got 2)`,
+      ],
+    ],
+    [
+      'a list',
+      '- 1\n',
+      (p) => [`${p}: expected a mapping of compaction keys (or a context_compaction: block)`],
+    ],
     [
       'a block that is a list',
       'context_compaction:\n  - 1\n',
@@ -328,7 +356,7 @@ describe('loadCompactionConfig: defaults → file → environment → overrides'
         }),
       ),
     ).toStrictEqual([
-      `${path}: context_compaction.trigger_ratio: triggerRatio must be greater than 0 and at most 1`,
+      `${path}: context_compaction.trigger_ratio: triggerRatio must be greater than 0 and at most 1 (got 1.5)`,
       'DC_EVENTS_THRESHOLD: eventsThreshold must be at least 1',
       'override bogus: unknown key',
       'override cooldownMs: cooldownMs must be 0 or more',

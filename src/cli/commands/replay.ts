@@ -82,14 +82,14 @@ export async function replay(options: ReplayOptions): Promise<ReplayReport> {
       historyToJSON(temporal.api.history.v1.History.fromObject(first.history)),
     );
   }
-  const { bundleWorkflowCode, DefaultLogger, Runtime } = await import('@temporalio/worker');
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   try {
     Runtime.install({ logger: new DefaultLogger('WARN') });
   } catch {
     // a runtime is already installed (tests): keep its logger
   }
-  const { WORKFLOWS_PATH } = await import('../../worker');
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silentLogger });
+  const { bundleWorkflows } = await import('../../worker');
+  const bundle = await bundleWorkflows();
   const outcomes: ReplayOutcome[] = await replayHistories(bundle, histories);
   const report: ReplayReport = {
     histories: histories.map((h, i) => ({
@@ -101,15 +101,6 @@ export async function replay(options: ReplayOptions): Promise<ReplayReport> {
   };
   return report;
 }
-
-const silentLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: (message: string) => console.error(message),
-};
 
 export function registerReplay(program: Command): void {
   program

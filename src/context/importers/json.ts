@@ -23,20 +23,74 @@ function lineColumn(text: string, offset: number): { line: number; column: numbe
   return { line, column: offset - lineStart + 1 };
 }
 
+/** Deepest nesting of arrays and objects accepted in a session (real sessions stay far below). */
+export const MAX_JSON_DEPTH = 256;
+
+interface Visit {
+  value: unknown;
+  depth: number;
+  key: string;
+  parent: Visit | undefined;
+}
+
+/** The path of a visited value, e.g. `messages[1].tool_calls[0]…` (cut after a few steps). */
+function visitPath(visit: Visit): string {
+  const keys: string[] = [];
+  for (let at: Visit | undefined = visit; at?.parent; at = at.parent) keys.unshift(at.key);
+  const shown = keys.slice(0, 4).join('').replace(/^\./, '');
+  return keys.length > 4 ? `${shown}…` : shown;
+}
+
+/**
+ * Refuses a value nested deeper than {@link MAX_JSON_DEPTH}. The converters walk values
+ * recursively: a hostile file must fail with its line and field named, not overflow the stack.
+ * Iterative, so any depth is checked safely.
+ * @throws ImportError naming the line (when given) and the path where the nesting gets too deep
+ */
+export function checkJsonDepth(value: unknown, line?: number): void {
+  const stack: Visit[] = [{ value, depth: 1, key: '', parent: undefined }];
+  for (let visit = stack.pop(); visit; visit = stack.pop()) {
+    const current = visit.value;
+    if (typeof current !== 'object' || current === null) continue;
+    if (visit.depth > MAX_JSON_DEPTH) {
+      throw new ImportError(`JSON nested more than ${MAX_JSON_DEPTH} levels deep`, {
+        ...(line !== undefined ? { line } : {}),
+        field: visitPath(visit),
+      });
+    }
+    const isArray = Array.isArray(current);
+    for (const [key, child] of Object.entries(current)) {
+      if (typeof child !== 'object' || child === null) continue;
+      stack.push({
+        value: child,
+        depth: visit.depth + 1,
+        key: isArray ? `[${key}]` : `.${key}`,
+        parent: visit,
+      });
+    }
+  }
+}
+
 /**
  * Parses one JSON document. A syntax error becomes an {@link ImportError} naming the line (the
- * given one for a JSONL line, else the line of the error position when the engine reports it).
+ * given one for a JSONL line, else the line of the error position when the engine reports it), and
+ * so does nesting deeper than {@link MAX_JSON_DEPTH}.
  */
 export function parseJson(text: string, line?: number): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     const message = (err as Error).message;
     if (line !== undefined) throw new ImportError(`not valid JSON (${message})`, { line });
     const position = /position (\d+)/.exec(message);
-    const at = position ? lineColumn(text, Number(position[1])) : undefined;
+    // A text cut short has no error position: the problem is at its end.
+    const offset = position ? Number(position[1]) : /end of JSON input/.test(message) ? text.length : null;
+    const at = offset === null ? undefined : lineColumn(text, offset);
     throw new ImportError(`not valid JSON (${message})`, at ? { line: at.line } : {});
   }
+  checkJsonDepth(value, line);
+  return value;
 }
 
 /** One parsed JSONL line with its 1-based line number. Blank lines are skipped. */

@@ -4,7 +4,7 @@
 import type { SessionFormat } from '../items';
 import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
+import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
 import { exportOpenAIDocument, openAIFromLines, openAIFromValue } from './openai-chat';
 import { exportPiSession, piFromLines } from './pi-session';
 import { exportSweAgentTraj, sweAgentFromValue } from './swe-agent';
@@ -27,8 +27,9 @@ function parse(text: string, fileName: string | undefined): Parsed {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (body.trim().length === 0) throw new ImportError('the input is empty');
   if (extension(fileName) === 'jsonl') return { kind: 'lines', lines: parseJsonLines(body) };
+  let value: unknown;
   try {
-    return { kind: 'value', value: JSON.parse(body) };
+    value = JSON.parse(body);
   } catch (err) {
     const lines = body.split('\n').filter((line) => line.trim().length > 0);
     // Several lines that do not form one JSON value: JSONL (a bad line is reported with its number).
@@ -37,6 +38,8 @@ function parse(text: string, fileName: string | undefined): Parsed {
     parseJson(body);
     throw err;
   }
+  checkJsonDepth(value);
+  return { kind: 'value', value };
 }
 
 /** A JSONL file's kind, from its first entry: pi entries have `type`, chat messages `role`. */
@@ -62,8 +65,8 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   if (isRecord(value) && typeof value.type === 'string') return { format: 'pi' };
   throw new ImportError(
     'not a session: expected an OpenAI chat list (an array, or an object with "messages"), ' +
-      'a SWE-agent trajectory (an object with "history") or a pi session (JSONL entries with "type")',
-    { field: 'history' },
+      'a SWE-agent trajectory (an object with "history") or a pi session (JSONL entries with "type"), ' +
+      `got ${describe(value)}`,
   );
 }
 
