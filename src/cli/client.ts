@@ -5,7 +5,13 @@
  * failure, 2 bad input (a {@link UsageError}, a bad config file, a malformed session file).
  */
 import { randomBytes } from 'node:crypto';
-import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { ConfigError } from '../context/config';
 import { ImportError } from '../context/importers';
@@ -103,7 +109,7 @@ export async function withStore<T>(
   if (!url) {
     throw new UsageError(
       'DATABASE_URL is not set — point it at the PostgreSQL of the workers ' +
-        '(for `up`, start it with DC_PG_PORT=5433 and use postgres://postgres:durable-compaction@127.0.0.1:5433/durable_compaction)',
+        '(`up` prints the line to paste: export TEMPORAL_ADDRESS=… DATABASE_URL=…)',
     );
   }
   const { connectPostgres } = await import('../infra/postgres');
@@ -123,8 +129,33 @@ export async function withStore<T>(
 export async function requireRunning(client: Client, id: string): Promise<void> {
   const status = await describeConversation(client, id);
   if (status === 'COMPLETED') throw new UsageError(`conversation ${id} has ended`);
+  if (status === 'FAILED') {
+    const failure = await workflowFailure(client, id);
+    throw new UsageError(`conversation ${id} has ended: it failed${failure ? ` (${failure.message})` : ''}`);
+  }
   if (status !== 'RUNNING')
     throw new UsageError(`conversation ${id} has ended (its workflow is ${status.toLowerCase()})`);
+}
+
+/**
+ * Why a closed workflow failed: the innermost failure's message and, for an ApplicationFailure,
+ * its type. Null when it did not fail (completed, or still running).
+ */
+export async function workflowFailure(
+  client: Client,
+  id: string,
+): Promise<{ message: string; type: string | null } | null> {
+  try {
+    await client.workflow.getHandle(id).result();
+    return null;
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) return null;
+    let application: ApplicationFailure | undefined;
+    for (let failure: unknown = err.cause; failure instanceof Error; failure = failure.cause)
+      if (failure instanceof ApplicationFailure) application = failure;
+    const root = application ?? innermost(err);
+    return { message: root?.message.split('\n')[0] ?? err.message, type: application?.type ?? null };
+  }
 }
 
 /**

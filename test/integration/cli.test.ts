@@ -4,10 +4,12 @@
  * status → compact → export → inspect → restore → end, and every kind of bad input is refused
  * with a UsageError (exit 2) that changes nothing.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/client';
 import { chat } from '../../src/cli/commands/chat';
@@ -30,11 +32,12 @@ import { sendMessage, type SendOutcome } from '../../src/cli/commands/send';
 import { startConversation } from '../../src/cli/commands/start';
 import { SAMPLE_SESSION } from '../../src/cli/demo';
 import { formatSendResult } from '../../src/cli/format';
+import { countRounds } from '../../src/context/segments';
 import { buildStartInput, type StartFlags } from '../../src/cli/start-options';
 import type { ConversationStatus, SendMessageResult } from '../../workflows/definitions';
 import { isSummaryRequest, step } from '../support/fake-openai';
 import { startConversationEnv, waitFor, words, type ConversationEnv } from '../support/conversation-env';
-import { uniqueId } from '../support/harness';
+import { testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
 
 let env: ConversationEnv;
 const settings = { namespace: 'default', uiBase: 'http://localhost:8233' };
@@ -58,6 +61,43 @@ async function start(flags: StartFlags): Promise<string> {
 function replied(outcome: SendOutcome): SendMessageResult {
   if (outcome.queued) throw new Error('expected an answer, got a queued message');
   return outcome.result;
+}
+
+/**
+ * A command as a user runs it: its own process, against the run's Temporal server and PostgreSQL,
+ * starting conversations on the task queue of this file's worker.
+ */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const base = { ...process.env };
+  for (const key of Object.keys(base)) if (/^(DC_|OPENAI_|DEBUG$)/.test(key)) delete base[key];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: join(__dirname, '..', '..'),
+      env: {
+        ...base,
+        TEMPORAL_ADDRESS: testTemporalAddress(),
+        DATABASE_URL: testDatabaseUrl(),
+        TASK_QUEUE: env.taskQueue,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Expects exit 2 and one line on stderr matching `message`, nothing on stdout. */
+function refused(r: { code: number | null; stdout: string; stderr: string }, message: RegExp | string): void {
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  const lines = r.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  if (typeof message === 'string') expect(lines[0]).toBe(message);
+  else expect(lines[0]).toMatch(message);
 }
 
 async function usageError(promise: Promise<unknown>, message: RegExp): Promise<void> {
@@ -217,7 +257,7 @@ describe('bad input: a UsageError, nothing changed', () => {
     expect(unchanged).toMatchObject({ activeVersion: status.activeVersion, rounds: 1, compactions: 0 });
   });
 
-  it('sending while a compaction awaits approval: refused (queued only with --queue) until approve', async () => {
+  it('sending while a compaction awaits approval: the message is queued, and answered once approved', async () => {
     env.llm.reset();
     // Long replies, so that the summary replaces more than it adds.
     env.llm.setDefault(step.text(words(2000, 'reply')));
@@ -227,22 +267,133 @@ describe('bad input: a UsageError, nothing changed', () => {
     const id = await start({ id: uniqueId('approve'), config });
     for (const m of ['one', 'two']) await sendMessage(env.client, { id, message: m });
     const third = sendMessage(env.client, { id, message: 'three' });
-    await waitFor(
+    const waiting = await waitFor(
       () => conversationStatus(env.client, { id }),
       (s) => s.awaitingApproval !== null,
     );
-    await usageError(
-      sendMessage(env.client, { id, message: 'four' }),
-      /a rounds compaction of .* awaits approval: a message sent now is queued until `durable-compaction approve/,
+    // Through the command line, as a user would: queued, and the CLI says so (exit 0).
+    const queued = await cli(['send', id, 'four']);
+    expect(queued).toMatchObject({ code: 0, stderr: '' });
+    expect(queued.stdout.trim()).toBe(
+      `queued: a rounds compaction of ${id} awaits approval; the message is answered once it is ` +
+        `approved or rejected (\`durable-compaction approve ${id}\` or \`reject ${id}\`)`,
     );
-    const queued = await sendMessage(env.client, { id, message: 'four', queue: true });
-    expect(queued.queued).toBe(true);
-    expect(await decideCompaction(env.client, { id, approve: true })).toEqual({ decision: 'approved' });
+    // Nothing ran yet: the compaction waits, the message is in the queue.
+    expect(await conversationStatus(env.client, { id })).toMatchObject({
+      rounds: 3,
+      queued: 1,
+      compactions: waiting.compactions,
+      activeVersion: waiting.activeVersion,
+    });
+    expect(await cli(['approve', id])).toMatchObject({ code: 0, stdout: 'approved\n' });
     const r3 = replied(await third);
     expect(r3.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'committed' });
     await waitFor(
       () => conversationStatus(env.client, { id }),
       (s) => s.rounds === 4 && s.phase === 'idle',
+    );
+  });
+});
+
+describe('bad input through the command line: exit 2, one clear line, nothing changed', () => {
+  it('an unknown workflow id', async () => {
+    const results = await Promise.all([
+      cli(['status', 'no-such-conv']),
+      cli(['send', 'no-such-conv', 'hi']),
+      cli(['inspect', 'no-such-conv']),
+    ]);
+    for (const r of results) refused(r, 'error: no conversation no-such-conv');
+  });
+
+  it('a conversation that has ended', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text('ok'));
+    const id = await start({ id: uniqueId('ended') });
+    await sendMessage(env.client, { id, message: 'one' });
+    await endConversation(env.client, { id });
+    const before = await env.store.totals(id);
+    const [send, compact] = await Promise.all([cli(['send', id, 'more']), cli(['compact', id])]);
+    refused(send, `error: conversation ${id} has ended`);
+    refused(compact, `error: conversation ${id} has ended`);
+    expect(await env.store.totals(id)).toEqual(before);
+  });
+
+  it('a malformed session file (line and field named) or history file (field named)', async () => {
+    const badJson = join(dir, 'bad.jsonl');
+    writeFileSync(badJson, '{"role":"system","content":"s"}\n{"role":"user","content":"x"\n');
+    const badField = join(dir, 'bad-field.jsonl');
+    writeFileSync(
+      badField,
+      '{"role":"user","content":"x"}\n' +
+        '{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":5,"arguments":"{}"}}]}\n',
+    );
+    const badHistory = join(dir, 'history.json');
+    writeFileSync(badHistory, '{"events": {"0": "not a list"}}');
+    const ids = [uniqueId('bad-import'), uniqueId('bad-import')];
+    const [json, field, history] = await Promise.all([
+      cli(['import', badJson, '--id', ids[0]!]),
+      cli(['import', badField, '--id', ids[1]!]),
+      cli(['replay', badHistory]),
+    ]);
+    refused(json, /^error: cannot import .*bad\.jsonl: line 2: not valid JSON/);
+    refused(
+      field,
+      /^error: cannot import .*bad-field\.jsonl: line 2, message\.tool_calls\[0\]\.function\.name: expected a string/,
+    );
+    refused(
+      history,
+      `error: ${badHistory}: no "events" array (expected the output of temporal workflow show --output json)`,
+    );
+    for (const id of ids) expect(await env.store.exists(id)).toBe(false);
+  });
+
+  it('a config file with an unknown key or an out-of-range value: nothing started', async () => {
+    const config = join(dir, 'bad-config.yaml');
+    writeFileSync(config, 'context_compaction:\n  max_context_tokens: 100\n  keep_recnt_rounds: 2\n');
+    const id = uniqueId('bad-config');
+    refused(
+      await cli(['start', '--id', id, '--config', config]),
+      `error: invalid compaction config: ${config}: context_compaction.max_context_tokens: ` +
+        `maxContextTokens must be at least 256 (got 100); ${config}: context_compaction.keep_recnt_rounds: unknown key`,
+    );
+    await expect(env.client.workflow.getHandle(id).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(await env.store.exists(id)).toBe(false);
+  });
+
+  it('restore to a version that does not exist', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text('ok'));
+    const id = await start({ id: uniqueId('restore') });
+    await sendMessage(env.client, { id, message: 'one' });
+    const before = await conversationStatus(env.client, { id });
+    const versions = (await inspectConversation(env.store, { id })).versions;
+    refused(
+      await cli(['restore', id, '--version', '99']),
+      new RegExp(`^error: conversation ${id} has no version 99`),
+    );
+    const after = await conversationStatus(env.client, { id });
+    expect(after).toMatchObject({ activeVersion: before.activeVersion, contextTokens: before.contextTokens });
+    expect((await inspectConversation(env.store, { id })).versions).toEqual(versions);
+  });
+
+  it('a tool the worker does not have: the conversation fails at once, and says why', async () => {
+    const id = uniqueId('bad-tool');
+    const started = Date.now();
+    const r = await cli(['start', '--id', id, '--tools', 'read_file,nosuch_tool', '--allow-unknown-tools']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(
+      new RegExp(
+        `^error: conversation ${id} failed to start: unknown tool "nosuch_tool": the worker's tools are read_file, .*list_directory`,
+      ),
+    );
+    // Not retried: one attempt, failed well before the store activity's retries would end.
+    expect(Date.now() - started).toBeLessThan(60_000);
+    const description = await env.client.workflow.getHandle(id).describe();
+    expect(description.status.name).toBe('FAILED');
+    expect(await env.store.exists(id)).toBe(false);
+    refused(
+      await cli(['send', id, 'hi']),
+      new RegExp(`^error: conversation ${id} has ended: it failed \\(unknown tool "nosuch_tool"`),
     );
   });
 });
@@ -257,11 +408,19 @@ describe('import', () => {
     const exported = await exportConversation(env.store, { id });
     expect(exported.request.messages.length).toBe(result.items);
 
+    const importedRounds = countRounds((await env.store.getActiveContext(id)).items);
+    expect(importedRounds).toBeGreaterThan(3);
+
     env.llm.reset();
     env.llm.setDefault(step.text('continuing'));
     await start({ id, window: '128000' });
     const round = replied(await sendMessage(env.client, { id, message: 'carry on' }));
     expect(round.reply).toBe('continuing');
+    // Its rounds are numbered after the imported ones, in the workflow and in the store.
+    expect(round.round).toBe(importedRounds + 1);
+    expect(await conversationStatus(env.client, { id })).toMatchObject({ rounds: importedRounds + 1 });
+    const [reply] = await env.store.getItems([round.replyItemId!]);
+    expect(reply).toMatchObject({ type: 'ASSISTANT_MESSAGE', round: importedRounds + 1 });
     const { items } = await env.store.getActiveContext(id);
     expect(items.length).toBe(result.items + 2);
     // The model saw the imported conversation.

@@ -21,7 +21,8 @@ import {
 import { parseChatLine } from '../../src/cli/commands/chat';
 import { parseExportFormat, renderExport } from '../../src/cli/commands/export';
 import { parseSessionFormat } from '../../src/cli/commands/import';
-import { awaitingApprovalMessage } from '../../src/cli/commands/send';
+import { queuedMessage } from '../../src/cli/commands/send';
+import { connectLine } from '../../src/cli/commands/up';
 import {
   formatCompaction,
   formatPhase,
@@ -144,9 +145,28 @@ describe('formatting', () => {
     expect(formatPhase({ phase, awaitingApproval: null })).toBe(line);
   });
 
-  it('sending while a compaction awaits approval says the message would be queued', () => {
-    expect(awaitingApprovalMessage('conv-1', status)).toMatch(
-      /a precheck compaction of conv-1 awaits approval: a message sent now is queued until `durable-compaction approve conv-1` or `reject conv-1`/,
+  it('a message sent while a compaction awaits approval is reported as queued, with how to decide', () => {
+    expect(queuedMessage('conv-1', 'precheck')).toBe(
+      'queued: a precheck compaction of conv-1 awaits approval; the message is answered once it is ' +
+        'approved or rejected (`durable-compaction approve conv-1` or `reject conv-1`)',
+    );
+    expect(queuedMessage('conv-1', 'rounds', 'chat')).toMatch(/\(\/approve or \/reject\)$/);
+  });
+
+  it("up's line for other shells: the embedded PostgreSQL's URL whole, an external one left out", () => {
+    expect(
+      connectLine({
+        temporalAddress: '127.0.0.1:7233',
+        uiUrl: 'http://localhost:8233',
+        databaseUrl: 'postgres://postgres:durable-compaction@127.0.0.1:5433/durable_compaction',
+      }),
+    ).toBe(
+      'export TEMPORAL_ADDRESS=127.0.0.1:7233 ' +
+        'DATABASE_URL=postgres://postgres:durable-compaction@127.0.0.1:5433/durable_compaction ' +
+        'TEMPORAL_UI_URL=http://localhost:8233',
+    );
+    expect(connectLine({ temporalAddress: 'temporal:7233', uiUrl: null, databaseUrl: null })).toBe(
+      'export TEMPORAL_ADDRESS=temporal:7233',
     );
   });
 

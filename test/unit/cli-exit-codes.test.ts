@@ -36,7 +36,7 @@ describe('exit codes', () => {
     [
       'start with an out-of-range config value',
       ['start', '--config', badConfig],
-      /^error: invalid compaction config: .*bad.yaml: context_compaction.trigger_ratio: triggerRatio must be greater than 0 and at most 1$/,
+      /^error: invalid compaction config: .*bad.yaml: context_compaction.trigger_ratio: triggerRatio must be greater than 0 and at most 1 \(got 1.2\)$/,
     ],
     [
       'import of a malformed file',

@@ -2,16 +2,17 @@
  * `durable-compaction chat <id>`: an interactive loop. Each line is a `send`; `/compact [focus]`
  * compacts, `/approve` and `/reject` decide a pending compaction (also while a round waits on it),
  * `/status` shows the conversation, `/quit` leaves (the conversation goes on running). While an
- * Update is in flight the phase changes are printed (`… compacting…`).
+ * Update is in flight the phase changes are printed (`… compacting…`). A message typed while a
+ * compaction awaits approval is queued; its answer is printed once the compaction is decided.
  */
 import { createInterface } from 'node:readline';
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import type { ConversationStatus } from '../../../workflows/definitions';
-import { action, exitCodeFor, requireRunning, withClient } from '../client';
+import type { ConversationStatus, SendMessageResult } from '../../../workflows/definitions';
+import { action, exitCodeFor, explainUpdateFailure, requireRunning, withClient } from '../client';
 import { formatCompaction, formatPhase, formatSendResult, formatStatus } from '../format';
 import { compactConversation, conversationStatus, decideCompaction } from './control';
-import { sendMessage } from './send';
+import { queuedMessage, sendMessage } from './send';
 
 export const CHAT_HELP = [
   'type a message and press Enter to send it',
@@ -90,6 +91,8 @@ export async function chat(client: Client, options: ChatOptions): Promise<void> 
 
   let busy = false;
   let quit = false;
+  /** Answers of queued messages still to come. */
+  const queued = new Set<Promise<void>>();
   let chain: Promise<void> = Promise.resolve();
 
   const run = async (parsed: ChatLine): Promise<void> => {
@@ -120,7 +123,24 @@ export async function chat(client: Client, options: ChatOptions): Promise<void> 
         return;
       case 'message': {
         const outcome = await sendMessage(client, { id, message: parsed.text, onStatus });
-        if (!outcome.queued) for (const line of formatSendResult(id, outcome.result)) write(line);
+        if (!outcome.queued) {
+          for (const line of formatSendResult(id, outcome.result)) write(line);
+          return;
+        }
+        write(queuedMessage(id, outcome.trigger, 'chat'));
+        // The round runs once the compaction is decided (by /approve, /reject or another client).
+        const answered = client.workflow
+          .getHandle(id)
+          .getUpdateHandle<SendMessageResult>(outcome.updateId)
+          .result()
+          .then(
+            (result) => {
+              for (const line of formatSendResult(id, result)) write(line);
+            },
+            (err: unknown) => report(explainUpdateFailure(err)),
+          );
+        queued.add(answered);
+        void answered.finally(() => queued.delete(answered));
         return;
       }
     }
@@ -157,7 +177,10 @@ export async function chat(client: Client, options: ChatOptions): Promise<void> 
   prompt();
   await closed;
   // End of input: let the lines already read finish (a piped script), unless the user quit.
-  if (!quit) await chain;
+  if (!quit) {
+    await chain;
+    await Promise.all(queued);
+  }
 }
 
 export function registerChat(program: Command): void {

@@ -1,6 +1,7 @@
 /**
  * `durable-compaction send <id> <message>`: one round through the `sendMessage` Update; prints the
- * reply, the token usage (`41,200 / 128,000 · 32%`) and the compactions the round ran.
+ * reply, the token usage (`41,200 / 128,000 · 32%`) and the compactions the round ran. While a
+ * compaction awaits approval the message is queued, and the command says so.
  */
 import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
@@ -20,36 +21,37 @@ import {
 } from '../client';
 import { formatPhase, formatSendResult } from '../format';
 import { withProgress } from '../progress';
+import { newUpdateId } from '../../update-ids';
 
 export interface SendOptions {
   id: string;
   message: string;
-  /** While a compaction awaits approval: queue the message anyway instead of refusing. */
-  queue?: boolean;
   /** Called on each change of phase while the round runs (progress). */
   onStatus?: (status: ConversationStatus) => void;
 }
 
 export type SendOutcome =
   | { queued: false; result: SendMessageResult }
-  /** Accepted into the conversation's queue; it runs after the pending approval is decided. */
-  | { queued: true; updateId: string };
+  /**
+   * Accepted into the conversation's queue while a compaction awaits approval: the round runs once
+   * it is approved or rejected (its result: the Update `updateId`).
+   */
+  | { queued: true; updateId: string; trigger: string };
 
-/** The message a user gets when a compaction waits for a decision. */
-export function awaitingApprovalMessage(
-  id: string,
-  status: Pick<ConversationStatus, 'awaitingApproval'>,
-): string {
-  const trigger = status.awaitingApproval?.trigger ?? 'automatic';
+/** What the user is told when the message was queued behind a compaction that awaits approval. */
+export function queuedMessage(id: string, trigger: string, how: 'cli' | 'chat' = 'cli'): string {
+  const decide =
+    how === 'chat' ? '/approve or /reject' : `\`durable-compaction approve ${id}\` or \`reject ${id}\``;
   return (
-    `a ${trigger} compaction of ${id} awaits approval: a message sent now is queued until ` +
-    `\`durable-compaction approve ${id}\` or \`reject ${id}\` (or resend with --queue)`
+    `queued: a ${trigger} compaction of ${id} awaits approval; ` +
+    `the message is answered once it is approved or rejected (${decide})`
   );
 }
 
 /**
- * Sends one message and waits for the round's result. Refused (nothing sent) when the message is
- * empty, the conversation is unknown or ended, or a compaction awaits approval (unless `queue`).
+ * Sends one message and waits for the round's result; while a compaction awaits approval, queues
+ * it instead (the round runs once the compaction is decided). Refused (nothing sent) when the
+ * message is empty or the conversation is unknown or ended.
  * @throws UsageError for bad input; other errors for runtime failures
  */
 export async function sendMessage(client: Client, options: SendOptions): Promise<SendOutcome> {
@@ -61,15 +63,19 @@ export async function sendMessage(client: Client, options: SendOptions): Promise
   if (status.ended) throw new UsageError(`conversation ${id} has ended`);
   try {
     if (status.awaitingApproval) {
-      if (!options.queue) throw new UsageError(awaitingApprovalMessage(id, status));
+      // Waiting here would wait on a person: hand the message to the workflow's queue and return.
       const update = await handle.startUpdate(sendMessageUpdate, {
+        updateId: newUpdateId(),
         args: [message],
         waitForStage: WorkflowUpdateStage.ACCEPTED,
       });
-      return { queued: true, updateId: update.updateId };
+      return { queued: true, updateId: update.updateId, trigger: status.awaitingApproval.trigger };
     }
     const result = await withProgress(handle, options.onStatus, () =>
-      handle.executeUpdate(sendMessageUpdate, { args: [message] }),
+      handle.executeUpdate(sendMessageUpdate, {
+        updateId: newUpdateId(),
+        args: [message],
+      }),
     );
     return { queued: false, result };
   } catch (err) {
@@ -89,27 +95,20 @@ export function registerSend(program: Command): void {
     .description('send a message (the sendMessage Update); print the reply, token usage and compactions')
     .argument('<id>', 'conversation id')
     .argument('<message>', 'the user message')
-    .option('--queue', 'queue the message even while a compaction awaits approval')
     .option('--json', 'print the round result as JSON')
     .addHelpText(
       'after',
-      '\nExit codes: 0 answered (or queued), 1 the round failed, 2 bad input (nothing sent).',
+      '\nWhile a compaction awaits approval the message is queued (printed as such) and answered once\n' +
+        'the compaction is approved or rejected.\n' +
+        'Exit codes: 0 answered or queued, 1 the round failed, 2 bad input (nothing sent).',
     )
     .action(
-      action(async (id: string, message: string, opts: { queue?: boolean; json?: boolean }) => {
+      action(async (id: string, message: string, opts: { json?: boolean }) => {
         const outcome = await withClient((client) =>
-          sendMessage(client, {
-            id,
-            message,
-            queue: opts.queue,
-            ...(opts.json ? {} : { onStatus: printPhase }),
-          }),
+          sendMessage(client, { id, message, ...(opts.json ? {} : { onStatus: printPhase }) }),
         );
         if (opts.json) printJson(outcome.queued ? outcome : outcome.result);
-        else if (outcome.queued)
-          console.log(
-            `queued (update ${outcome.updateId}): it runs once the compaction is approved or rejected`,
-          );
+        else if (outcome.queued) console.log(queuedMessage(id, outcome.trigger));
         else for (const line of formatSendResult(id, outcome.result)) console.log(line);
       }),
     );

