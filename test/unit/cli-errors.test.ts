@@ -66,6 +66,20 @@ describe('bad infrastructure settings end with one clear line and a non-zero exi
     expect(r.stderr).not.toContain('secretpw');
   });
 
+  it.each([
+    [
+      'DC_ALLOW_INSECURE_DB=1',
+      { DATABASE_URL: 'postgres://u:secretpw@db.invalid:5432/db', DC_ALLOW_INSECURE_DB: '1' },
+    ],
+    ['sslmode=require', { DATABASE_URL: 'postgres://u:secretpw@db.invalid:5432/db?sslmode=require' }],
+  ])('a remote PostgreSQL is accepted with %s (the worker gets past the check)', (_case, env) => {
+    const r = run(['worker'], { ...env, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).not.toMatch(/without TLS/);
+    expect(r.stderr).toMatch(/^error: /);
+    expect(r.stderr).not.toContain('secretpw');
+  });
+
   it('an unreachable DATABASE_URL names it without the password', () => {
     const r = run(['up', '--no-demo'], {
       DATABASE_URL: 'postgres://u:secretpw@127.0.0.1:1/db',
