@@ -19,6 +19,7 @@ import { describeError, InfraError } from '../infra/errors';
 import { parseTemporalAddress } from '../infra/temporal';
 import type { ConversationStore } from '../store';
 import { statusQuery, type ConversationStatus } from '../../workflows/definitions';
+import { dataConverterFromEnv } from '../infra/codec';
 
 /** Bad input from the user: one line, exit code 2, nothing changed. */
 export class UsageError extends Error {
@@ -79,7 +80,7 @@ export async function connectClient(
     );
   }
   return {
-    client: new Client({ connection, namespace: settings.namespace }),
+    client: new Client({ connection, namespace: settings.namespace, dataConverter: dataConverterFromEnv() }),
     close: () => connection.close(),
   };
 }

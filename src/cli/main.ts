@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { runMain } from '../infra/errors';
 import { registerChat } from './commands/chat';
+import { registerCodecServer } from './commands/codec-server';
 import { registerControl } from './commands/control';
 import { registerExport } from './commands/export';
 import { registerImport } from './commands/import';
@@ -30,6 +31,7 @@ registerControl(program);
 registerExport(program);
 registerImport(program);
 registerInspect(program);
+registerCodecServer(program);
 
 runMain(async () => {
   await program.parseAsync(process.argv);

@@ -12,6 +12,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { CONVERSATION_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { InfraError } from './errors';
 import { ensureTemporalCli, NO_TEMPORAL_CLI_HINT } from './temporal-cli';
+import { dataConverterFromEnv } from './codec';
 
 /** The search attributes the project sets; registered at start. */
 export const SEARCH_ATTRIBUTE_KEYS = Object.values(CONVERSATION_SEARCH_ATTRIBUTES);
@@ -97,7 +98,7 @@ async function connectExisting(address: string, namespace: string): Promise<Temp
     );
   }
   await registerSearchAttributes(connection, namespace);
-  const client = new Client({ connection, namespace });
+  const client = new Client({ connection, namespace, dataConverter: dataConverterFromEnv() });
   return {
     client,
     connection,
@@ -124,7 +125,11 @@ async function startDevServer(options: TemporalOptions, namespace: string): Prom
     ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
     ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
     searchAttributes: SEARCH_ATTRIBUTE_KEYS,
-    extraArgs: options.extraArgs ?? [],
+    extraArgs: [
+      ...(options.extraArgs ?? []),
+      // The Web UI decodes encrypted payloads through the codec server (`durable-compaction codec-server`).
+      ...(process.env.DC_CODEC_ENDPOINT ? ['--ui-codec-endpoint', process.env.DC_CODEC_ENDPOINT] : []),
+    ],
     log: { format: 'pretty', level: 'error' },
   };
   let env: TestWorkflowEnvironment;
@@ -158,7 +163,7 @@ async function startDevServer(options: TemporalOptions, namespace: string): Prom
   const port = Number(address.slice(address.lastIndexOf(':') + 1));
   const uiPort = options.uiPort ?? port + 1000;
   return {
-    client: env.client,
+    client: new Client({ connection: env.connection, namespace, dataConverter: dataConverterFromEnv() }),
     connection: env.connection,
     nativeConnection: env.nativeConnection,
     address,

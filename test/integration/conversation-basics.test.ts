@@ -4,11 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSummaryRequest, step } from '../support/fake-openai';
+import { testDatabaseUrl } from '../support/harness';
 import {
   activityNames,
   eventSummary,
   eventsOf,
   startConversationEnv,
+  TEST_API_KEY,
   waitFor,
   words,
   type ConversationEnv,
@@ -208,6 +210,19 @@ describe('what the Web UI shows', () => {
     expect(attrs.get(keys.compactionCount)).toBe(1);
     expect(attrs.get(keys.lastCompactionStatus)).toBe('committed');
     expect(attrs.get(keys.contextTokens)).toBe((await conv.status()).contextTokens);
+    // No secret in what the server indexes and shows: search attributes, memo, details.
+    const shown = JSON.stringify([
+      attrs.getAll(),
+      described.memo ?? {},
+      await (await env.client.workflow.getHandle(`${conv.id}/compaction-1`).describe()).staticDetails(),
+    ]);
+    for (const secret of [
+      TEST_API_KEY,
+      decodeURIComponent(new URL(testDatabaseUrl()).password),
+      env.llm.url,
+    ]) {
+      expect(shown).not.toContain(secret);
+    }
 
     const metadata = (await env.client.workflow.getHandle(conv.id).query('__temporal_workflow_metadata')) as {
       currentDetails?: string;

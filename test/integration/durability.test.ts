@@ -145,10 +145,13 @@ describe('history footprint and secrets', () => {
     expect(big.perRound).toBeLessThan(small.perRound * 1.15);
     expect(big.perRound).toBeLessThan(3 * 1024);
     expect(big.perCompaction).toBeLessThan(12 * 1024);
+    const dbPassword = decodeURIComponent(new URL(testDatabaseUrl()).password);
+    expect(dbPassword.length).toBeGreaterThan(0);
     for (const history of [...small.histories, ...big.histories]) {
       const text = Buffer.from(encodeHistory(history)).toString('latin1');
       expect(text.includes(TEST_API_KEY)).toBe(false);
       expect(text.includes(env.llm.url)).toBe(false);
+      expect(text.includes(dbPassword)).toBe(false);
       expect(text.includes(outputs.big_output!.slice(0, 200))).toBe(false);
     }
   });

@@ -1,0 +1,202 @@
+/**
+ * Optional payload encryption (issue 8): an AES-256-GCM payload codec. With `DC_PAYLOAD_KEY` set
+ * (32 bytes, base64), every payload the workers and clients put into workflow history — Update
+ * inputs with the user's text, replies, compaction results, summaries in events — is stored as
+ * ciphertext; the Temporal server never sees the plaintext. The Web UI shows it through the codec
+ * endpoint (`durable-compaction codec-server`), which holds the same key.
+ *
+ * Each encrypted payload names its key (`encryption-key-id`), so keys can rotate: set the new key
+ * in `DC_PAYLOAD_KEY` and the old ones in `DC_PAYLOAD_OLD_KEYS` (comma-separated) to keep reading
+ * histories written with them.
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { InfraError } from './errors';
+
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+const KEY_ID = 'encryption-key-id';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export interface CodecKey {
+  id: string;
+  key: Buffer;
+}
+
+/** A key from its base64 text; its id is a short hash of it (nothing about the key leaks). */
+export function parseKey(text: string, variable = 'DC_PAYLOAD_KEY'): CodecKey {
+  const key = Buffer.from(text.trim(), 'base64');
+  if (key.length !== 32) {
+    throw new InfraError(
+      `${variable} must be 32 bytes in base64 (got ${key.length} bytes)`,
+      'make one with: openssl rand -base64 32',
+    );
+  }
+  return { id: createHash('sha256').update(key).digest('hex').slice(0, 12), key };
+}
+
+export class AesGcmCodec implements PayloadCodec {
+  private readonly keys: Map<string, Buffer>;
+
+  /** `current` encrypts; it and `older` decrypt. */
+  constructor(
+    private readonly current: CodecKey,
+    older: CodecKey[] = [],
+  ) {
+    this.keys = new Map([current, ...older].map((k) => [k.id, k.key]));
+  }
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
+      const plain = temporal.api.common.v1.Payload.encode(payload).finish();
+      const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+      return {
+        metadata: {
+          encoding: Buffer.from(ENCRYPTED_ENCODING),
+          [KEY_ID]: Buffer.from(this.current.id),
+        },
+        data: sealed,
+      };
+    });
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      const encoding = payload.metadata?.encoding ? Buffer.from(payload.metadata.encoding).toString() : '';
+      if (encoding !== ENCRYPTED_ENCODING) return payload;
+      const id = payload.metadata?.[KEY_ID] ? Buffer.from(payload.metadata[KEY_ID]).toString() : '';
+      const key = this.keys.get(id);
+      if (!key) {
+        throw new Error(
+          `payload encrypted with key ${id || '(none)'}, which this process does not have: set it in DC_PAYLOAD_KEY or DC_PAYLOAD_OLD_KEYS`,
+        );
+      }
+      const data = Buffer.from(payload.data ?? new Uint8Array());
+      if (data.length < IV_BYTES + TAG_BYTES) throw new Error('encrypted payload too short: it was altered');
+      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
+      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      let plain: Buffer;
+      try {
+        plain = Buffer.concat([
+          decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
+          decipher.final(),
+        ]);
+      } catch {
+        throw new Error(`encrypted payload failed authentication (key ${id}): it was altered`);
+      }
+      return temporal.api.common.v1.Payload.decode(plain) as Payload;
+    });
+  }
+}
+
+/** The codecs the environment asks for: none, or AES-GCM with `DC_PAYLOAD_KEY`. */
+export function payloadCodecsFromEnv(env: NodeJS.ProcessEnv = process.env): PayloadCodec[] {
+  const text = env.DC_PAYLOAD_KEY;
+  if (!text) return [];
+  const older = (env.DC_PAYLOAD_OLD_KEYS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => parseKey(s, 'DC_PAYLOAD_OLD_KEYS'));
+  return [new AesGcmCodec(parseKey(text), older)];
+}
+
+/** The data converter option for workers and clients (empty without a key). */
+export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): {
+  payloadCodecs?: PayloadCodec[];
+} {
+  const payloadCodecs = payloadCodecsFromEnv(env);
+  return payloadCodecs.length > 0 ? { payloadCodecs } : {};
+}
+
+interface JsonPayload {
+  metadata?: Record<string, string>;
+  data?: string;
+}
+
+function fromJson(p: JsonPayload): Payload {
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]),
+    ),
+    data: Buffer.from(p.data ?? '', 'base64'),
+  };
+}
+
+function toJson(p: Payload): JsonPayload {
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+    ),
+    data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+  };
+}
+
+export interface CodecServerOptions {
+  codec: PayloadCodec;
+  port: number;
+  host?: string;
+  /** Origins allowed to call it (the Web UI's); default any. */
+  origins?: string[];
+}
+
+/**
+ * The Temporal codec server protocol: `POST /encode` and `POST /decode` with `{payloads: [...]}`
+ * (base64 metadata and data), CORS for the Web UI (which sends `x-namespace`).
+ */
+export async function startCodecServer(
+  options: CodecServerOptions,
+): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    void handle(options, req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return { url: `http://${options.host ?? '127.0.0.1'}:${port}`, server };
+}
+
+async function handle(options: CodecServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const origin = req.headers.origin;
+  const allowed = !origin || !options.origins || options.origins.includes(origin);
+  if (origin && allowed) {
+    res.setHeader('access-control-allow-origin', origin);
+    res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
+    res.setHeader('access-control-allow-headers', 'content-type, x-namespace');
+    res.setHeader('access-control-allow-credentials', 'true');
+  }
+  if (req.method === 'OPTIONS') {
+    res.writeHead(allowed ? 204 : 403).end();
+    return;
+  }
+  const path = (req.url ?? '').split('?')[0];
+  if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode')) {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('POST /encode or /decode');
+    return;
+  }
+  if (!allowed) {
+    res.writeHead(403, { 'content-type': 'text/plain' }).end('origin not allowed');
+    return;
+  }
+  try {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payloads?: JsonPayload[] };
+    if (!Array.isArray(body.payloads)) throw new Error('the body must be {"payloads": [...]}');
+    const payloads = body.payloads.map(fromJson);
+    const out =
+      path === '/encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ payloads: out.map(toJson) }));
+  } catch (err) {
+    res.writeHead(400, { 'content-type': 'text/plain' }).end((err as Error).message);
+  }
+}
