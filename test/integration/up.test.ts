@@ -6,6 +6,7 @@
  * reach it from another shell, stops cleanly at the end of its input and on SIGINT, and a second
  * start on the same data continues the same conversation.
  */
+import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,9 @@ let llm: FakeOpenAI;
 const children: ChildProcessWithoutNullStreams[] = [];
 
 /** The environment of a user's shell: no settings of the test run, the fake as the endpoint. */
+/** The key `up` is given: it must reach the LLM and nothing the user sees (issue 8). */
+const UP_API_KEY = `sk-up-${randomUUID().replace(/-/g, '')}`;
+
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const key of Object.keys(env)) {
@@ -60,6 +64,7 @@ async function startUp(): Promise<Running> {
       cwd: ROOT,
       env: userEnv({
         OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: UP_API_KEY,
         TEMPORAL_PORT: String(await freePort()),
         TEMPORAL_UI_PORT: String(await freePort()),
       }),
@@ -121,7 +126,7 @@ function exported(line: string): Record<string, string> {
 }
 
 beforeAll(async () => {
-  llm = await startFakeOpenAI();
+  llm = await startFakeOpenAI({ apiKey: UP_API_KEY });
   // Slow enough for the progress poll (500 ms) to see the compaction phase.
   llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('what was said so far', { delayMs: 1500 }));
 });
@@ -195,6 +200,8 @@ describe('npm start with an LLM endpoint', () => {
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
     expect(second.output()).toMatch(/SIGINT: stopping the worker, Temporal and PostgreSQL\.\.\.\nstopped\./);
+    // Everything both processes printed (chat, logs, errors) is free of the API key.
+    for (const run of [first, second]) expect(run.output()).not.toContain(UP_API_KEY);
   });
 
   it.each([
