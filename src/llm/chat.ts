@@ -69,7 +69,7 @@ const learnedMaxTokensField = new WeakMap<OpenAI, MaxTokensField>();
  * Throws {@link LlmError} (classified, API key redacted) or, when `signal` aborted, its reason.
  */
 export async function chatCompletion(client: OpenAI, request: ChatRequest): Promise<ChatResult> {
-  const secrets: string[] = [];
+  const secrets = [client.apiKey ?? undefined];
   let field = request.maxTokensField ?? learnedMaxTokensField.get(client) ?? 'max_tokens';
   for (let attempt = 0; ; attempt++) {
     try {
