@@ -136,6 +136,9 @@ function toJson(p: Payload): JsonPayload {
   };
 }
 
+/** The largest request the codec server reads: the UI sends a page of events (payloads ≤ 2 MB each). */
+const MAX_CODEC_BODY_BYTES = 64 * 1024 * 1024;
+
 export interface CodecServerOptions {
   codec: PayloadCodec;
   port: number;
@@ -145,8 +148,9 @@ export interface CodecServerOptions {
 }
 
 /**
- * The Temporal codec server protocol: `POST /encode` and `POST /decode` with `{payloads: [...]}`
- * (base64 metadata and data), CORS for the Web UI (which sends `x-namespace`).
+ * The Temporal codec server protocol: `POST /encode` and `POST /decode` (also under a namespace
+ * segment, `/<namespace>/decode`) with `{payloads: [...]}` (base64 metadata and data), CORS for the
+ * Web UI (which sends `x-namespace`). One key serves every namespace.
  */
 export async function startCodecServer(
   options: CodecServerOptions,
@@ -176,8 +180,9 @@ async function handle(options: CodecServerOptions, req: IncomingMessage, res: Se
     res.writeHead(allowed ? 204 : 403).end();
     return;
   }
-  const path = (req.url ?? '').split('?')[0];
-  if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode')) {
+  // `/encode`, or `/<namespace>/encode` as the `temporal` CLI's `--codec-endpoint .../{namespace}` calls it.
+  const route = /^(?:\/[^/]+)?\/(encode|decode)$/.exec((req.url ?? '').split('?')[0] ?? '')?.[1];
+  if (req.method !== 'POST' || !route) {
     res.writeHead(404, { 'content-type': 'text/plain' }).end('POST /encode or /decode');
     return;
   }
@@ -187,12 +192,20 @@ async function handle(options: CodecServerOptions, req: IncomingMessage, res: Se
   }
   try {
     const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_CODEC_BODY_BYTES) {
+        res.writeHead(413, { 'content-type': 'text/plain' }).end('request body too large');
+        return;
+      }
+      chunks.push(chunk as Buffer);
+    }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payloads?: JsonPayload[] };
     if (!Array.isArray(body.payloads)) throw new Error('the body must be {"payloads": [...]}');
     const payloads = body.payloads.map(fromJson);
     const out =
-      path === '/encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
+      route === 'encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
     res
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify({ payloads: out.map(toJson) }));

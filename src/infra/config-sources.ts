@@ -195,7 +195,15 @@ export function compactionConfigFromYaml(text: string, path: string): Record<str
 }
 
 /** `DC_` variables of other parts of the project (`src/cli`, `src/infra`): not compaction keys. */
-const OTHER_DC_VARIABLES = new Set(['DC_DATA_DIR', 'DC_PG_PORT', 'DC_ALLOW_INSECURE_DB']);
+const OTHER_DC_VARIABLES = new Set([
+  'DC_DATA_DIR',
+  'DC_PG_PORT',
+  'DC_ALLOW_INSECURE_DB',
+  // payload encryption (src/infra/codec.ts)
+  'DC_PAYLOAD_KEY',
+  'DC_PAYLOAD_OLD_KEYS',
+  'DC_CODEC_ENDPOINT',
+]);
 
 /** A number as a variable holds one: decimal, with optional sign, fraction and exponent (`Number` alone would take `0x10`). */
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;

@@ -19,11 +19,14 @@ export class InfraError extends Error {
   }
 }
 
+/** What to do when a payload is encrypted (`binary/encrypted`, src/infra/codec.ts) and this process has no key. */
+const NO_KEY_HINT =
+  'the conversation is encrypted: set DC_PAYLOAD_KEY (and DC_PAYLOAD_OLD_KEYS) to the key the workers use';
+
 /** The line printed for any error at an entry point. */
 export function describeError(err: unknown): string {
-  if (err instanceof InfraError) return err.userMessage;
-  if (err instanceof Error) return err.message;
-  return String(err);
+  const line = err instanceof InfraError ? err.userMessage : err instanceof Error ? err.message : String(err);
+  return /Unknown encoding: binary\/encrypted/.test(line) ? `${line} — ${NO_KEY_HINT}` : line;
 }
 
 /**

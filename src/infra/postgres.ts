@@ -40,18 +40,35 @@ export interface PostgresHandle {
   shutdown(): Promise<void>;
 }
 
-/** The URL with its password replaced, for logs. */
+/** Query parameters pg reads secrets from (`?password=` works as well as `user:password@`). */
+const SECRET_PARAMS = ['password', 'sslpassword'];
+
+/** The URL with its passwords (userinfo and `password=` parameters) replaced by `***`, for logs. */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    for (const name of SECRET_PARAMS) if (u.searchParams.has(name)) u.searchParams.set(name, '***');
     return u.toString();
   } catch {
     return '(unparseable url)';
   }
 }
 
-/** Parses and checks a PostgreSQL URL: scheme, host; remote hosts need TLS unless allowed. */
+/** Hosts (and socket directories, which start with `/`) that never leave this machine. */
+function isLoopback(host: string): boolean {
+  return ['localhost', '127.0.0.1', '::1', '[::1]', ''].includes(host) || host.startsWith('/');
+}
+
+/** `sslmode` values under which pg will not talk plaintext (`prefer` and `allow` may fall back to it). */
+const TLS_SSLMODES = new Set(['require', 'verify-ca', 'verify-full', 'no-verify']);
+
+/**
+ * Parses and checks a PostgreSQL URL: scheme, host; a remote host needs TLS (`sslmode=require`,
+ * `verify-ca`, `verify-full`, `no-verify`, or `ssl=true`) unless `allowInsecureRemote` or
+ * `DC_ALLOW_INSECURE_DB=1` says plaintext is fine. The host is the one pg connects to: a `host=`
+ * parameter overrides the URL's (so `postgres://localhost/db?host=db.example.com` is remote).
+ */
 export function parseDatabaseUrl(url: string, allowInsecureRemote = false): URL {
   let u: URL;
   try {
@@ -68,13 +85,13 @@ export function parseDatabaseUrl(url: string, allowInsecureRemote = false): URL 
       'use postgres://user:password@host:5432/database',
     );
   }
-  const local =
-    ['localhost', '127.0.0.1', '::1', '[::1]', ''].includes(u.hostname) || u.hostname.startsWith('/');
+  const host = u.searchParams.get('host') ?? u.hostname;
   const sslmode = u.searchParams.get('sslmode');
-  const tls = sslmode !== null && sslmode !== 'disable' && sslmode !== 'allow' && sslmode !== 'prefer';
-  if (!local && !tls && !allowInsecureRemote && process.env.DC_ALLOW_INSECURE_DB !== '1') {
+  const ssl = u.searchParams.get('ssl');
+  const tls = sslmode !== null ? TLS_SSLMODES.has(sslmode) : ssl === 'true' || ssl === '1';
+  if (!isLoopback(host) && !tls && !allowInsecureRemote && process.env.DC_ALLOW_INSECURE_DB !== '1') {
     throw new InfraError(
-      `refusing to use the remote PostgreSQL at ${u.hostname} without TLS`,
+      `refusing to use the remote PostgreSQL at ${host} without TLS`,
       'add ?sslmode=require (or verify-full) to DATABASE_URL, or set DC_ALLOW_INSECURE_DB=1 to accept plaintext',
     );
   }

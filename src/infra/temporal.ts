@@ -4,15 +4,17 @@
  * binary found on the machine or built once with Go; where neither exists, the SDK's own download
  * is tried (it needs the internet) before giving up with a message that says what to install.
  */
+import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { SearchAttributeType } from '@temporalio/common';
+import { SearchAttributeType, type PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { CONVERSATION_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { InfraError } from './errors';
 import { ensureTemporalCli, NO_TEMPORAL_CLI_HINT } from './temporal-cli';
-import { dataConverterFromEnv } from './codec';
+import { payloadCodecsFromEnv, startCodecServer } from './codec';
+import { freePort } from './postgres';
 
 /** The search attributes the project sets; registered at start. */
 export const SEARCH_ATTRIBUTE_KEYS = Object.values(CONVERSATION_SEARCH_ATTRIBUTES);
@@ -31,6 +33,12 @@ export interface TemporalOptions {
   ui?: boolean;
   /** Dev server: extra CLI arguments (e.g. `--dynamic-config-value`). */
   extraArgs?: string[];
+  /**
+   * Payload codecs of the client (default: AES-GCM when DC_PAYLOAD_KEY is set, see codec.ts). With
+   * one, a dev server's Web UI decodes payloads through DC_CODEC_ENDPOINT or, when that is unset, a
+   * codec endpoint this process serves on 127.0.0.1 for the UI's origin only.
+   */
+  payloadCodecs?: PayloadCodec[];
   log?: (line: string) => void;
 }
 
@@ -43,6 +51,8 @@ export interface TemporalHandle {
   namespace: string;
   /** The Web UI, when this process started the dev server with it. */
   uiUrl: string | null;
+  /** The codec endpoint the Web UI decodes payloads with, when payloads are encrypted. */
+  codecEndpoint: string | null;
   /** True when this process started the server (and stops it at shutdown). */
   embedded: boolean;
   shutdown(): Promise<void>;
@@ -82,7 +92,11 @@ async function registerSearchAttributes(connection: Connection, namespace: strin
   }
 }
 
-async function connectExisting(address: string, namespace: string): Promise<TemporalHandle> {
+async function connectExisting(
+  address: string,
+  namespace: string,
+  payloadCodecs: PayloadCodec[],
+): Promise<TemporalHandle> {
   parseTemporalAddress(address);
   let connection: Connection;
   let nativeConnection: NativeConnection;
@@ -98,7 +112,7 @@ async function connectExisting(address: string, namespace: string): Promise<Temp
     );
   }
   await registerSearchAttributes(connection, namespace);
-  const client = new Client({ connection, namespace, dataConverter: dataConverterFromEnv() });
+  const client = new Client({ connection, namespace, dataConverter: { payloadCodecs } });
   return {
     client,
     connection,
@@ -106,6 +120,7 @@ async function connectExisting(address: string, namespace: string): Promise<Temp
     address,
     namespace,
     uiUrl: null,
+    codecEndpoint: null,
     embedded: false,
     async shutdown() {
       await nativeConnection.close();
@@ -114,21 +129,42 @@ async function connectExisting(address: string, namespace: string): Promise<Temp
   };
 }
 
-async function startDevServer(options: TemporalOptions, namespace: string): Promise<TemporalHandle> {
+async function startDevServer(
+  options: TemporalOptions,
+  namespace: string,
+  payloadCodecs: PayloadCodec[],
+): Promise<TemporalHandle> {
   const log = options.log ?? ((line: string) => console.error(line));
   const path = await ensureTemporalCli();
   const ui = options.ui ?? true;
+  // With encrypted payloads the UI needs a codec endpoint, named when the server starts; an own one
+  // is served for exactly the UI's origin, so the ports are fixed first.
+  let codecEndpoint = ui ? process.env.DC_CODEC_ENDPOINT || null : null;
+  let codecServer: Server | null = null;
+  let port = options.port;
+  let uiPort = options.uiPort;
+  if (ui && payloadCodecs.length > 0 && !codecEndpoint) {
+    port ??= await freePort();
+    uiPort ??= port + 1000;
+    const started = await startCodecServer({
+      codec: chainCodecs(payloadCodecs),
+      port: 0,
+      origins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+    });
+    codecServer = started.server;
+    codecEndpoint = started.url;
+  }
   const server = {
     namespace,
     ui,
-    ...(options.port !== undefined ? { port: options.port } : {}),
-    ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
+    ...(port !== undefined ? { port } : {}),
+    ...(uiPort !== undefined ? { uiPort } : {}),
     ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
     searchAttributes: SEARCH_ATTRIBUTE_KEYS,
     extraArgs: [
       ...(options.extraArgs ?? []),
-      // The Web UI decodes encrypted payloads through the codec server (`durable-compaction codec-server`).
-      ...(process.env.DC_CODEC_ENDPOINT ? ['--ui-codec-endpoint', process.env.DC_CODEC_ENDPOINT] : []),
+      // The Web UI decodes encrypted payloads through the codec endpoint.
+      ...(codecEndpoint ? ['--ui-codec-endpoint', codecEndpoint] : []),
     ],
     log: { format: 'pretty', level: 'error' },
   };
@@ -143,6 +179,7 @@ async function startDevServer(options: TemporalOptions, namespace: string): Prom
       env = await TestWorkflowEnvironment.createLocal({ server });
     }
   } catch (err) {
+    codecServer?.close();
     const message = (err as Error).message.split('\n')[0] ?? String(err);
     if (!path)
       throw new InfraError(`cannot start a Temporal dev server: ${message}`, NO_TEMPORAL_CLI_HINT, {
@@ -150,7 +187,7 @@ async function startDevServer(options: TemporalOptions, namespace: string): Prom
       });
     if (/address already in use|bind/i.test(message)) {
       throw new InfraError(
-        `cannot start the Temporal dev server: port ${options.port ?? '(chosen)'} or its UI port is in use`,
+        `cannot start the Temporal dev server: port ${port ?? '(chosen)'} or its UI port is in use`,
         'free the port, choose another with TEMPORAL_PORT / TEMPORAL_UI_PORT, or set TEMPORAL_ADDRESS',
         { cause: err },
       );
@@ -160,18 +197,34 @@ async function startDevServer(options: TemporalOptions, namespace: string): Prom
     });
   }
   const address = env.address;
-  const port = Number(address.slice(address.lastIndexOf(':') + 1));
-  const uiPort = options.uiPort ?? port + 1000;
+  const actualUiPort = uiPort ?? Number(address.slice(address.lastIndexOf(':') + 1)) + 1000;
   return {
-    client: new Client({ connection: env.connection, namespace, dataConverter: dataConverterFromEnv() }),
+    client: new Client({ connection: env.connection, namespace, dataConverter: { payloadCodecs } }),
     connection: env.connection,
     nativeConnection: env.nativeConnection,
     address,
     namespace,
-    uiUrl: ui ? `http://localhost:${uiPort}` : null,
+    uiUrl: ui ? `http://localhost:${actualUiPort}` : null,
+    codecEndpoint,
     embedded: true,
     async shutdown() {
       await env.teardown();
+      await new Promise((resolve) => (codecServer ? codecServer.close(resolve) : resolve(undefined)));
+    },
+  };
+}
+
+/** Several codecs as one, in the SDK's order: encode with the first first, decode with the last first. */
+function chainCodecs(codecs: PayloadCodec[]): PayloadCodec {
+  if (codecs.length === 1) return codecs[0]!;
+  return {
+    async encode(payloads) {
+      for (const codec of codecs) payloads = await codec.encode(payloads);
+      return payloads;
+    },
+    async decode(payloads) {
+      for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+      return payloads;
     },
   };
 }
@@ -180,6 +233,7 @@ async function startDevServer(options: TemporalOptions, namespace: string): Prom
 export async function connectTemporal(options: TemporalOptions = {}): Promise<TemporalHandle> {
   const namespace = options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
   const address = options.address ?? process.env.TEMPORAL_ADDRESS;
-  if (address) return connectExisting(address, namespace);
-  return startDevServer(options, namespace);
+  const payloadCodecs = options.payloadCodecs ?? payloadCodecsFromEnv();
+  if (address) return connectExisting(address, namespace, payloadCodecs);
+  return startDevServer(options, namespace, payloadCodecs);
 }

@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import type { PayloadCodec } from '@temporalio/common';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
+import { payloadCodecsFromEnv } from '../infra/codec';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -48,14 +50,21 @@ export interface ReplayOutcome {
   error: string | null;
 }
 
-/** Replays each history against the workflow code of `bundle`; one outcome per history. */
+/**
+ * Replays each history against the workflow code of `bundle`; one outcome per history. Encrypted
+ * histories need the key they were written with: `payloadCodecs` defaults to DC_PAYLOAD_KEY's.
+ */
 export async function replayHistories(
   bundle: WorkflowBundle,
   histories: { workflowId: string; history: History }[],
+  options: { payloadCodecs?: PayloadCodec[] } = {},
 ): Promise<ReplayOutcome[]> {
   const outcomes: ReplayOutcome[] = [];
   const results = Worker.runReplayHistories(
-    { workflowBundle: bundle },
+    {
+      workflowBundle: bundle,
+      dataConverter: { payloadCodecs: options.payloadCodecs ?? payloadCodecsFromEnv() },
+    },
     histories.map((h) => ({
       workflowId: h.workflowId,
       history: h.history as ReturnType<typeof historyFromJSON>,

@@ -3,7 +3,8 @@
  * never inside the SQL text. This scans the source for `query(...)` calls with the TypeScript
  * parser and fails on SQL built from strings at run time — a `+` concatenation, or a template
  * literal whose `${…}` is not one of the reviewed fragments below, each of which is made of code
- * constants only (column lists, `$n` placeholders), never of input.
+ * constants only (column lists, `$n` placeholders), never of input — whether written at the call
+ * or in a variable the call passes; SQL from anything else (a call, a file) must be reviewed.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -19,6 +20,7 @@ const REVIEWED: Record<string, string> = {
   "src/store/conversation-store.ts: set.join(', ')":
     'column names from a fixed object literal, each `= $n` with the value as a parameter',
   "src/store/conversation-store.ts: forUpdate ? ' for update' : ''": 'one of two constant strings',
+  'src/store/migrate.ts: sql': 'the text of a migration file shipped in src/store/migrations',
 };
 
 function sourceFiles(dir: string): string[] {
@@ -36,14 +38,68 @@ interface Finding {
   problem: string;
 }
 
-/** The SQL argument of every `<x>.query(sql, …)` call whose SQL is not a plain literal. */
+/** Variables of a file by name, with their initializers (to follow `const sql = …; query(sql)`). */
+function localVariables(source: ts.SourceFile): Map<string, (ts.Expression | undefined)[]> {
+  const vars = new Map<string, (ts.Expression | undefined)[]>();
+  const visit = (node: ts.Node): void => {
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name)) {
+      vars.set(node.name.text, [...(vars.get(node.name.text) ?? []), node.initializer]);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return vars;
+}
+
+/**
+ * The SQL argument of every `<x>.query(sql, …)` call. A literal or template is checked where it is;
+ * a variable is followed to its initializer in the same file; a variable whose text comes from
+ * elsewhere (a file, a call) must be reviewed by name; an imported name is a Temporal Query
+ * definition (`handle.query(statusQuery)`), not SQL — this code base keeps its SQL at the call.
+ */
 function scan(file: string): { calls: number; findings: Finding[] } {
   const text = readFileSync(file, 'utf8');
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
   const rel = relative(ROOT, file);
+  const variables = localVariables(source);
   const findings: Finding[] = [];
   let calls = 0;
   const at = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+  const check = (sql: ts.Expression, call: ts.Node): void => {
+    const looksLikeSql =
+      ts.isStringLiteralLike(sql) || ts.isTemplateExpression(sql) || ts.isBinaryExpression(sql);
+    if (looksLikeSql) calls++;
+    if (ts.isBinaryExpression(sql) && sql.operatorToken.kind === ts.SyntaxKind.PlusToken) {
+      findings.push({ file: rel, line: at(call), problem: 'SQL built with +' });
+    }
+    if (ts.isTemplateExpression(sql)) {
+      for (const span of sql.templateSpans) {
+        const fragment = span.expression.getText(source);
+        if (!REVIEWED[`${rel}: ${fragment}`]) {
+          findings.push({ file: rel, line: at(call), problem: `\${${fragment}} in SQL text` });
+        }
+      }
+    }
+    if (ts.isIdentifier(sql) && variables.has(sql.text)) {
+      // Every declaration of the name (the scan does not resolve scopes): each must pass.
+      for (const init of variables.get(sql.text)!) {
+        const literal =
+          init &&
+          (ts.isStringLiteralLike(init) || ts.isTemplateExpression(init) || ts.isBinaryExpression(init));
+        if (literal) check(init, call);
+        else if (!REVIEWED[`${rel}: ${sql.text}`]) {
+          calls++;
+          findings.push({
+            file: rel,
+            line: at(call),
+            problem: `SQL from variable ${sql.text}, not reviewed`,
+          });
+        }
+      }
+    } else if (!looksLikeSql && !ts.isIdentifier(sql)) {
+      findings.push({ file: rel, line: at(call), problem: `SQL from ${sql.getText(source)}, not checkable` });
+    }
+  };
   const visit = (node: ts.Node): void => {
     if (
       ts.isCallExpression(node) &&
@@ -51,21 +107,7 @@ function scan(file: string): { calls: number; findings: Finding[] } {
       node.expression.name.text === 'query' &&
       node.arguments.length > 0
     ) {
-      const sql = node.arguments[0]!;
-      const looksLikeSql =
-        ts.isStringLiteralLike(sql) || ts.isTemplateExpression(sql) || ts.isBinaryExpression(sql);
-      if (looksLikeSql) calls++;
-      if (ts.isBinaryExpression(sql) && sql.operatorToken.kind === ts.SyntaxKind.PlusToken) {
-        findings.push({ file: rel, line: at(sql), problem: 'SQL built with +' });
-      }
-      if (ts.isTemplateExpression(sql)) {
-        for (const span of sql.templateSpans) {
-          const fragment = span.expression.getText(source);
-          if (!REVIEWED[`${rel}: ${fragment}`]) {
-            findings.push({ file: rel, line: at(span), problem: `\${${fragment}} in SQL text` });
-          }
-        }
-      }
+      check(node.arguments[0]!, node);
     }
     ts.forEachChild(node, visit);
   };
@@ -89,12 +131,25 @@ describe('SQL statements', () => {
     mkdirSync(join(ROOT, 'test-output'), { recursive: true });
     writeFileSync(
       probe,
-      'export async function bad(pool: any, id: string) {\n' +
+      'export async function bad(pool: any, id: string, t: string) {\n' +
         "  await pool.query(`select * from items where id = '${id}'`);\n" +
         "  await pool.query('select * from items where id = ' + id);\n" +
+        "  const sql = `delete from items where id = '${id}'`;\n" +
+        '  await pool.query(sql);\n' +
+        '  const text = await t.trim();\n' +
+        '  await pool.query(text);\n' +
+        '  await pool.query(t.concat(id));\n' +
+        "  await pool.query('select * from items where id = $1', [id]);\n" +
         '}\n',
     );
-    const { findings } = scan(probe);
-    expect(findings.map((f) => f.problem)).toEqual(['${id} in SQL text', 'SQL built with +']);
+    const { findings, calls } = scan(probe);
+    expect(findings.map((f) => `${f.line}: ${f.problem}`)).toEqual([
+      '2: ${id} in SQL text',
+      '3: SQL built with +',
+      '5: ${id} in SQL text',
+      '7: SQL from variable text, not reviewed',
+      '8: SQL from t.concat(id), not checkable',
+    ]);
+    expect(calls).toBe(5);
   });
 });

@@ -6,13 +6,28 @@
 import type { Command } from 'commander';
 import { InfraError } from '../../infra/errors';
 
+/**
+ * The Web UI origins a codec server answers by default: TEMPORAL_UI_URL's, else the embedded dev
+ * server's UI (`http://localhost:8233`, also as 127.0.0.1). A browser page from any other origin is
+ * refused; clients that send no Origin (curl, the `temporal` CLI) are served.
+ */
+export function defaultCodecOrigins(env: NodeJS.ProcessEnv = process.env): string[] {
+  const ui = new URL(env.TEMPORAL_UI_URL || 'http://localhost:8233');
+  const origins = [ui.origin];
+  if (ui.hostname === 'localhost') origins.push(`${ui.protocol}//127.0.0.1${ui.port ? `:${ui.port}` : ''}`);
+  return origins;
+}
+
 export function registerCodecServer(program: Command): void {
   program
     .command('codec-server')
     .description('serve /encode and /decode for the Web UI with the DC_PAYLOAD_KEY codec')
-    .option('--port <n>', 'port to listen on', '8081')
+    .option('--port <n>', 'port to listen on (0: a free one)', '8081')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--origin <url...>', 'Web UI origins allowed to call it (default: any)')
+    .option(
+      '--origin <url...>',
+      "Web UI origins allowed to call it ('*': any; default: TEMPORAL_UI_URL's, else http://localhost:8233)",
+    )
     .action(async (opts: { port: string; host: string; origin?: string[] }) => {
       const { payloadCodecsFromEnv, startCodecServer } = await import('../../infra/codec');
       const [codec] = payloadCodecsFromEnv();
@@ -23,16 +38,19 @@ export function registerCodecServer(program: Command): void {
         );
       }
       const port = Number(opts.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      if (!/^\d+$/.test(opts.port) || port > 65535) {
         throw new InfraError(`--port ${opts.port} is not a port number`);
       }
+      const origins = opts.origin ?? defaultCodecOrigins();
       const { url, server } = await startCodecServer({
         codec,
         port,
         host: opts.host,
-        ...(opts.origin ? { origins: opts.origin } : {}),
+        ...(origins.includes('*') ? {} : { origins }),
       });
-      console.log(`codec server on ${url} (POST /encode, /decode)`);
+      console.log(
+        `codec server on ${url} (POST /encode, /decode) for ${origins.includes('*') ? 'any origin' : origins.join(', ')}`,
+      );
       const stop = () => server.close(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -155,6 +155,8 @@ export async function up(options: UpOptions): Promise<void> {
     `  Temporal     ${temporal.address}${temporal.embedded ? ` (embedded dev server, ${join(dataDir, 'temporal', 'temporal.db')})` : ''}`,
   );
   if (temporal.uiUrl) log(`  Web UI       ${temporal.uiUrl}`);
+  if (temporal.codecEndpoint)
+    log(`  Codec        ${temporal.codecEndpoint} (the Web UI decrypts payloads here)`);
   let worker;
   try {
     worker = await createWorker({
