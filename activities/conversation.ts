@@ -6,7 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ContextItem, ToolResultItem } from '../src/context/items';
 import { messageText } from '../src/context/items';
 import { lower } from '../src/context/lower';
-import { evaluateTriggers } from '../src/context/triggers';
+import { decideCompaction } from '../workflows/trigger-adapter';
 import { chatCompletion, llmBoundary } from '../src/llm';
 import { storeBoundary } from './failures';
 import { withHeartbeat } from './heartbeat';
@@ -43,22 +43,16 @@ function noAnswer(kind: 'turn_end' | 'precheck', itemId: string, totals: Totals)
   return { kind, itemId, tokens: 0, usage: null, finishReason: null, toolCalls: [], totals };
 }
 
-/** Whether a precheck trigger (or its skip) fires on these totals: the workflow then decides. */
+/** Whether a precheck trigger (or its skip) fires on these totals: the workflow's own decision. */
 function precheckFires(totals: Totals, precheck: PrecheckInput): boolean {
-  const result = evaluateTriggers(
-    {
-      phase: 'precheck',
-      estimatedTokens: totals.tokens,
-      reportedTokens: null,
-      itemCount: totals.itemCount,
-      roundsSinceCompaction: precheck.roundsSinceCompaction,
-      markerSeen: false,
-      cooldownActive: precheck.cooldownActive,
-      paused: precheck.paused,
-    },
-    precheck.config,
-  );
-  return result.fired.length > 0;
+  const observation = {
+    ...precheck,
+    contextTokens: totals.tokens,
+    itemCount: totals.itemCount,
+    reportedTokens: null,
+    markerSeen: false,
+  };
+  return decideCompaction('before_model_call', observation) !== null;
 }
 
 export function conversationActivities(deps: ActivityDeps): ConversationActivities {

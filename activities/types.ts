@@ -3,7 +3,7 @@
  * counts and short metadata — message bodies stay in PostgreSQL (DESIGN.md §2).
  */
 import type { ModelSettings, TriggerKind, UsageInfo } from '../workflows/definitions';
-import type { CompactionConfig } from '../src/context/config';
+import type { TriggerObservation } from '../workflows/trigger-adapter';
 
 /** Totals of the active context after a write. */
 export interface Totals {
@@ -63,12 +63,11 @@ export interface CallModelInput {
   precheck?: PrecheckInput;
 }
 
-export interface PrecheckInput {
-  config: CompactionConfig;
-  roundsSinceCompaction: number;
-  cooldownActive: boolean;
-  paused: boolean;
-}
+/** What the workflow's trigger decision needs besides the context's totals (which the call makes). */
+export type PrecheckInput = Omit<
+  TriggerObservation,
+  'contextTokens' | 'itemCount' | 'reportedTokens' | 'markerSeen'
+>;
 
 export interface ToolCallRef {
   id: string;

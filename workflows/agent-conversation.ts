@@ -521,20 +521,25 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     return action;
   };
 
+  /** The conversation's side of a trigger decision (the context's side comes from its totals). */
+  const triggerState = () => ({
+    config,
+    roundsSinceCompaction: rounds - lastCompactionRound,
+    cooldownActive: cooldownActive(),
+    pausedReason,
+  });
+
   /** Evaluates the automatic triggers at one point of the loop and compacts when one fires. */
   const maybeCompact = async (
     point: TriggerPoint,
     observed: { reportedTokens?: number | null; markerSeen?: boolean } = {},
   ): Promise<CompactionBrief[]> => {
     const decision = decideCompaction(point, {
-      config,
+      ...triggerState(),
       contextTokens,
       reportedTokens: observed.reportedTokens ?? null,
       itemCount,
-      roundsSinceCompaction: rounds - lastCompactionRound,
       markerSeen: observed.markerSeen ?? false,
-      cooldownActive: cooldownActive(),
-      pausedReason,
     });
     if (!decision) return [];
     if (decision.skip) {
@@ -628,12 +633,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             ...(pendingUser
               ? {
                   userMessage: pendingUser,
-                  precheck: {
-                    config,
-                    roundsSinceCompaction: rounds - lastCompactionRound,
-                    cooldownActive: cooldownActive(),
-                    paused: pausedReason !== null,
-                  },
+                  precheck: triggerState(),
                 }
               : {}),
           },
