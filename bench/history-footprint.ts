@@ -4,14 +4,12 @@
  * computed "naive" alternative: the same history if the bodies (user message, reply, tool output)
  * went through activity payloads.
  */
-import type { temporal } from '@temporalio/proto';
 import type { AgentTool } from '../activities/tools/registry';
+import { localActivityType } from '../src/replay/timeline';
 import { isSummaryRequest, step, type RecordedRequest } from '../test/support/fake-openai';
 import { fullHistory, historyBytes, words, type BenchEnv } from './bench-env';
 import type { Figure } from './report';
 import { fmt, kb } from './stats';
-
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 const SIZES = [1_000, 20_000, 200_000];
 const REPLY = 'read it';
@@ -29,15 +27,6 @@ interface FootprintRow {
   seconds: number;
   /** Activities scheduled in the parent run(s), by name. */
   activities: Record<string, number>;
-}
-
-/** The activity type of a local activity's marker event, or undefined. */
-function localActivity(e: HistoryEvent): string | undefined {
-  const marker = e.markerRecordedEventAttributes;
-  if (marker?.markerName !== 'core_local_activity') return undefined;
-  const data = marker.details?.['data']?.payloads?.[0]?.data;
-  if (!data) return undefined;
-  return (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type;
 }
 
 function toolName(chars: number): string {
@@ -97,7 +86,8 @@ export async function footprintFigure(env: BenchEnv, rounds: number): Promise<Fi
         };
         for (const h of full.runs) {
           for (const e of h.events ?? []) {
-            const activity = e.activityTaskScheduledEventAttributes?.activityType?.name ?? localActivity(e);
+            const activity =
+              e.activityTaskScheduledEventAttributes?.activityType?.name ?? localActivityType(e);
             if (activity) row.activities[activity] = (row.activities[activity] ?? 0) + 1;
           }
         }

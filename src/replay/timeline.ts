@@ -54,7 +54,7 @@ function summaryOf(event: HistoryEvent): string {
 }
 
 /** The activity type of a local activity's marker (`core_local_activity`), or null. */
-function localActivityType(event: HistoryEvent): string | null {
+export function localActivityType(event: HistoryEvent): string | null {
   const marker = event.markerRecordedEventAttributes;
   if (marker?.markerName !== 'core_local_activity') return null;
   const data = firstPayload(marker.details?.['data']) as { activity_type?: unknown } | undefined;

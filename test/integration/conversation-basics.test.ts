@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSummaryRequest, step } from '../support/fake-openai';
 import { testDatabaseUrl } from '../support/harness';
+import { localActivityType } from '../../src/replay/timeline';
 import {
   activityNames,
   eventSummary,
@@ -83,13 +84,10 @@ describe('a round', () => {
 describe('where the agent calls run', () => {
   /** Local-activity markers of a history: activity type and summary. */
   const markers = (history: Parameters<typeof eventsOf>[0]) =>
-    eventsOf(history, 'MARKER_RECORDED').map((e) => {
-      const data = e.markerRecordedEventAttributes?.details?.['data']?.payloads?.[0]?.data;
-      const type = data
-        ? (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string })
-        : null;
-      return { type: type?.activity_type ?? null, summary: eventSummary(e) };
-    });
+    eventsOf(history, 'MARKER_RECORDED').map((e) => ({
+      type: localActivityType(e),
+      summary: eventSummary(e),
+    }));
 
   for (const agentCalls of ['local', 'task_queue'] as const) {
     it(`${agentCalls}: a round with a tool call answers the same, with a summary on every call`, async () => {
