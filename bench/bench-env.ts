@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Client } from '@temporalio/client';
-import { temporal as proto } from '@temporalio/proto';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import pg from 'pg';
 import type { AgentTool } from '../activities/tools/registry';
@@ -20,7 +19,6 @@ import { sendMessageUpdate, type AgentConversationInput } from '../workflows/def
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
 
 export const API_KEY = 'sk-bench';
-type History = proto.api.history.v1.IHistory;
 
 export interface BenchWorker {
   worker: Worker;
@@ -178,46 +176,4 @@ export async function startBenchEnv(): Promise<BenchEnv> {
       await temporal.shutdown();
     },
   };
-}
-
-/** The protobuf size of a history, as the server stores and sends it. */
-export function historyBytes(history: History): number {
-  return proto.api.history.v1.History.encode(history).finish().length;
-}
-
-/** Every run of a workflow (following continue-as-new) and every child it started. */
-export async function fullHistory(
-  client: Client,
-  workflowId: string,
-  firstRunId: string,
-): Promise<{ runs: History[]; children: History[] }> {
-  const runs: History[] = [];
-  const children: History[] = [];
-  let runId: string | undefined = firstRunId;
-  while (runId) {
-    const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    runs.push(history);
-    let next: string | undefined;
-    for (const event of history.events ?? []) {
-      const started = event.childWorkflowExecutionStartedEventAttributes?.workflowExecution;
-      if (started?.workflowId && started.runId) {
-        children.push(await client.workflow.getHandle(started.workflowId, started.runId).fetchHistory());
-      }
-      next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? next;
-    }
-    runId = next;
-  }
-  return { runs, children };
-}
-
-/** Text of `n` characters of distinct words (as the tests' `words`). */
-export function words(n: number, seed = 'w'): string {
-  const parts: string[] = [];
-  let length = 0;
-  for (let i = 0; length < n; i++) {
-    const w = `${seed}${i}`;
-    parts.push(w);
-    length += w.length + 1;
-  }
-  return parts.join(' ').slice(0, n);
 }

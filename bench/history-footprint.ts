@@ -7,7 +7,8 @@
 import type { AgentTool } from '../activities/tools/registry';
 import { localActivityType } from '../src/replay/timeline';
 import { isSummaryRequest, step, type RecordedRequest } from '../test/support/fake-openai';
-import { fullHistory, historyBytes, words, type BenchEnv } from './bench-env';
+import { encodeHistory, fetchFullHistory, words } from '../test/support/histories';
+import type { BenchEnv } from './bench-env';
 import type { Figure } from './report';
 import { fmt, kb } from './stats';
 
@@ -69,7 +70,12 @@ export async function footprintFigure(env: BenchEnv, rounds: number): Promise<Fi
           userBytes += Buffer.byteLength(text);
           await conv.send(text);
         }
-        const full = await fullHistory(env.client, conv.id, conv.firstRunId);
+        const fetched = await fetchFullHistory(env.client, conv.id, conv.firstRunId);
+        const full = {
+          runs: fetched.runs.map((r) => r.history),
+          children: fetched.children.map((c) => c.history),
+        };
+        const historyBytes = (h: (typeof full.runs)[number]) => encodeHistory(h).length;
         const output = outputs.get(name) ?? '';
         const row: FootprintRow = {
           outputChars: chars,

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { isSummaryRequest, step } from '../test/support/fake-openai';
-import { words, type BenchEnv, type BenchWorker } from './bench-env';
+import { words } from '../test/support/histories';
+import type { BenchEnv, BenchWorker } from './bench-env';
 import { descendantCpu, ownCpu } from './process-stats';
 import type { Figure } from './report';
 import { fmt, summarize } from './stats';
