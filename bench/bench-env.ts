@@ -3,7 +3,6 @@
  * started by this process (src/infra), the workflows bundled once, the fake OpenAI server of the
  * tests (a real HTTP server on 127.0.0.1), and workers with the real activities.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { ConversationStore } from '../src/store';
 import { bundleWorkflows, createWorker } from '../src/worker';
 import { sendMessageUpdate, type AgentConversationInput } from '../workflows/definitions';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
+import { spawnWorker, workerStarted } from '../test/support/cli-process';
 
 export const API_KEY = 'sk-bench';
 
@@ -102,41 +102,18 @@ export async function startBenchEnv(): Promise<BenchEnv> {
       };
     },
     async spawnWorker(taskQueue) {
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          'src/cli/main.ts',
-          'worker',
-          '--task-queue',
-          taskQueue,
-          '--workflow-bundle',
-          bundlePath,
-          '--grace',
-          '1s',
-        ],
+      const worker = spawnWorker(
+        taskQueue,
         {
-          cwd: join(__dirname, '..'),
-          env: {
-            ...process.env,
-            TEMPORAL_ADDRESS: temporal.address,
-            DATABASE_URL: postgres.url,
-            OPENAI_API_KEY: API_KEY,
-            OPENAI_BASE_URL: llm.url,
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
+          TEMPORAL_ADDRESS: temporal.address,
+          DATABASE_URL: postgres.url,
+          OPENAI_API_KEY: API_KEY,
+          OPENAI_BASE_URL: llm.url,
         },
+        { workflowBundle: bundlePath, grace: '1s' },
       );
-      let output = '';
-      child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-      const deadline = Date.now() + 120_000;
-      while (!output.includes('worker: task queue')) {
-        if (child.exitCode !== null || Date.now() > deadline)
-          throw new Error(`second worker did not start: ${output}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      const { child } = worker;
+      await workerStarted(worker);
       return {
         pid: child.pid ?? 0,
         async stop() {

@@ -6,8 +6,7 @@
  * is in the archive, the active version is the old or the new one (never a mix), a compaction is
  * committed at most once, and the conversation answers the next message.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,8 +18,8 @@ import { compactUpdate, sendMessageUpdate, type AgentConversationInput } from '.
 import { TEST_API_KEY, waitFor, words } from '../support/conversation-env';
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
 import { testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
+import { spawnWorker } from '../support/cli-process';
 
-const ROOT = join(__dirname, '..', '..');
 const KILLS = Math.max(20, Number(process.env.CHAOS_KILLS ?? 20));
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
 const BATCH = 4;
@@ -52,33 +51,17 @@ const children = new Set<ChildProcess>();
 const failingSummaries = new Set<string>();
 
 function startWorker(taskQueue: string, fault: FaultPoint | null): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'worker',
-      '--task-queue',
-      taskQueue,
-      '--grace',
-      '1s',
-      '--workflow-bundle',
-      inject('workflowBundlePath'),
-    ],
+  const { child } = spawnWorker(
+    taskQueue,
     {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: testTemporalAddress(),
-        DATABASE_URL: testDatabaseUrl(),
-        OPENAI_API_KEY: TEST_API_KEY,
-        OPENAI_BASE_URL: llm.url,
-        LLM_TIMEOUT_MS: '10000',
-        ...(fault ? { DC_FAULT_KILL_AT: fault } : {}),
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      TEMPORAL_ADDRESS: testTemporalAddress(),
+      DATABASE_URL: testDatabaseUrl(),
+      OPENAI_API_KEY: TEST_API_KEY,
+      OPENAI_BASE_URL: llm.url,
+      LLM_TIMEOUT_MS: '10000',
+      ...(fault ? { DC_FAULT_KILL_AT: fault } : {}),
     },
+    { workflowBundle: inject('workflowBundlePath'), grace: '1s' },
   );
   children.add(child);
   child.once('exit', () => children.delete(child));

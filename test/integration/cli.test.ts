@@ -4,7 +4,6 @@
  * status → compact → export → inspect → restore → end, and every kind of bad input is refused
  * with a UsageError (exit 2) that changes nothing.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +37,7 @@ import type { ConversationStatus, SendMessageResult } from '../../workflows/defi
 import { isSummaryRequest, step } from '../support/fake-openai';
 import { startConversationEnv, waitFor, words, type ConversationEnv } from '../support/conversation-env';
 import { testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
+import { runCli, type Run } from '../support/cli-process';
 
 let env: ConversationEnv;
 const settings = { namespace: 'default', uiBase: 'http://localhost:8233' };
@@ -67,26 +67,11 @@ function replied(outcome: SendOutcome): SendMessageResult {
  * A command as a user runs it: its own process, against the run's Temporal server and PostgreSQL,
  * starting conversations on the task queue of this file's worker.
  */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const base = { ...process.env };
-  for (const key of Object.keys(base)) if (/^(DC_|OPENAI_|DEBUG$)/.test(key)) delete base[key];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: join(__dirname, '..', '..'),
-      env: {
-        ...base,
-        TEMPORAL_ADDRESS: testTemporalAddress(),
-        DATABASE_URL: testDatabaseUrl(),
-        TASK_QUEUE: env.taskQueue,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+function cli(args: string[]): Promise<Run> {
+  return runCli(args, {
+    TEMPORAL_ADDRESS: testTemporalAddress(),
+    DATABASE_URL: testDatabaseUrl(),
+    TASK_QUEUE: env.taskQueue,
   });
 }
 

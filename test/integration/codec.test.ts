@@ -5,7 +5,6 @@
  * The CLI (`start`, `send` as processes with DC_PAYLOAD_KEY) and `replay` work on encrypted
  * conversations, and a dev server started with a key gives its Web UI a codec endpoint.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -21,6 +20,7 @@ import { replayHistories } from '../../src/replay/histories';
 import { createWorker } from '../../src/worker';
 import { sendMessageUpdate, type AgentConversationInput } from '../../workflows/definitions';
 import { encodeHistory, TEST_API_KEY } from '../support/conversation-env';
+import { runCli } from '../support/cli-process';
 import { startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
 import {
   startTestWorker,
@@ -164,22 +164,13 @@ describe('payload codec (AES-GCM)', () => {
   });
 });
 
-/** A CLI command as a user runs it, with the key in its environment. */
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const base = { ...process.env };
-  for (const key of Object.keys(base)) if (/^(DC_|OPENAI_|DATABASE_URL$|DEBUG$)/.test(key)) delete base[key];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: ROOT,
-      env: { ...base, TEMPORAL_ADDRESS: testTemporalAddress(), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
-  });
+/** A CLI command as a user runs it, with the key in its environment; `out` is all it printed. */
+async function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string }> {
+  const r = await runCli(args, { TEMPORAL_ADDRESS: testTemporalAddress(), ...env });
+  return { code: r.code, out: r.stdout + r.stderr };
 }
 
 describe('the CLI and replay on encrypted conversations', () => {

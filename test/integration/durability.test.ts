@@ -4,7 +4,7 @@
  * no secret in history, continue-as-new that changes nothing, and a worker process killed with
  * SIGKILL in the middle of a compaction.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { join } from 'node:path';
@@ -26,6 +26,7 @@ import {
   type ConversationEnv,
 } from '../support/conversation-env';
 import { startTestWorker, testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
+import { spawnWorker, workerStarted } from '../support/cli-process';
 
 const SESSIONS = join(__dirname, '..', '..', '..', 'shared', 'data', 'sessions');
 const PI_SESSION = join(SESSIONS, 'pi-large-session.jsonl');
@@ -209,30 +210,14 @@ describe('a worker killed with SIGKILL in the middle of a compaction', () => {
     try {
       // A worker in its own process: the one that will be killed (node itself: tsx's CLI would run
       // the worker in a grandchild that SIGKILL of the wrapper leaves running).
-      let output = '';
-      child = spawn(
-        process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--task-queue', taskQueue],
-        {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            TEMPORAL_ADDRESS: testTemporalAddress(),
-            DATABASE_URL: testDatabaseUrl(),
-            OPENAI_API_KEY: TEST_API_KEY,
-            OPENAI_BASE_URL: llm.url,
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-      await waitFor(
-        async () => output,
-        (o) => o.includes('worker: task queue'),
-        120_000,
-        `worker start (${output})`,
-      );
+      const worker = spawnWorker(taskQueue, {
+        TEMPORAL_ADDRESS: testTemporalAddress(),
+        DATABASE_URL: testDatabaseUrl(),
+        OPENAI_API_KEY: TEST_API_KEY,
+        OPENAI_BASE_URL: llm.url,
+      });
+      child = worker.child;
+      await workerStarted(worker);
 
       console.error('sigkill test: worker started');
       const input: AgentConversationInput = {

@@ -11,7 +11,7 @@
  * - The remote-PostgreSQL TLS rule, through the real `worker` command.
  * - Conversation ids, through the real `start` command.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,8 +24,7 @@ import { sendMessageUpdate, eventsQuery, statusQuery } from '../../workflows/def
 import { allHistories, encodeHistory, fetchFullHistory, waitFor, words } from '../support/conversation-env';
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
 import { testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
-
-const ROOT = join(__dirname, '..', '..');
+import { ROOT, runCli, spawnCli, type Run } from '../support/cli-process';
 
 /** A key that does not look like an OpenAI key: only the configured-secret redaction can catch it. */
 const API_KEY = `dc-sec-key-${randomBytes(16).toString('hex')}`;
@@ -40,48 +39,6 @@ const SECRETS: Record<string, string> = {
   'changed database password': OTHER_PASSWORD,
   'wrong database password': WRONG_PASSWORD,
 };
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment of a child process: this one's, without project variables, plus `env`. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base = { ...process.env };
-  for (const key of Object.keys(base)) {
-    if (/^(DC_|OPENAI_|DATABASE_URL$|TEMPORAL_|TASK_QUEUE$|DEBUG$)/.test(key)) delete base[key];
-  }
-  return { ...base, ...env };
-}
-
-function spawnCli(args: string[], env: Record<string, string>): { child: ChildProcess; output: Run } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: Run = { code: null, stdout: '', stderr: '' };
-  child.stdout?.on('data', (d: Buffer) => (output.stdout += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output.stderr += d.toString()));
-  child.on('close', (code) => (output.code = code));
-  return { child, output };
-}
-
-function runCli(args: string[], env: Record<string, string>, timeoutMs = 90_000): Promise<Run> {
-  const { child, output } = spawnCli(args, env);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${args.join(' ')} did not finish in ${timeoutMs} ms: ${inspect(output)}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ ...output, code });
-    });
-  });
-}
 
 /** The places where each secret occurs in the captured texts, with a little context. */
 function leaks(captured: { source: string; text: string }[]): string[] {

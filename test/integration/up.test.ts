@@ -16,8 +16,8 @@ import { inject } from 'vitest';
 import { freePort } from '../../src/infra/postgres';
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
 import { waitFor, words } from '../support/conversation-env';
+import { ROOT, runCli, userEnv, type Run } from '../support/cli-process';
 
-const ROOT = join(__dirname, '..', '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'dc-up-'));
 let llm: FakeOpenAI;
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -25,14 +25,6 @@ const children: ChildProcessWithoutNullStreams[] = [];
 /** The environment of a user's shell: no settings of the test run, the fake as the endpoint. */
 /** The key `up` is given: it must reach the LLM and nothing the user sees (issue 8). */
 const UP_API_KEY = `sk-up-${randomUUID().replace(/-/g, '')}`;
-
-function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of Object.keys(env)) {
-    if (/^(DC_|OPENAI_|TEMPORAL_|DATABASE_URL$|TASK_QUEUE$|DEBUG$)/.test(key)) delete env[key];
-  }
-  return { ...env, ...extra };
-}
 
 interface Running {
   child: ChildProcessWithoutNullStreams;
@@ -96,23 +88,8 @@ async function startUp(): Promise<Running> {
 }
 
 /** Another shell's CLI command, with the variables `up` printed. */
-function cli(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: ROOT,
-      env: userEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  return runCli(args, env);
 }
 
 /** The variables of `export A=1 B=2`. */

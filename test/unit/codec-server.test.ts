@@ -3,28 +3,18 @@
  * the Temporal codec protocol (POST /encode and /decode with `{payloads: [...]}`, base64 fields,
  * `x-namespace`), CORS for the UI's origin only, and clear refusals.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENCRYPTED_ENCODING } from '../../src/infra/codec';
 import { defaultCodecOrigins } from '../../src/cli/commands/codec-server';
+import { spawnCli } from '../support/cli-process';
 
-const ROOT = join(__dirname, '..', '..');
 const UI = 'http://localhost:8233';
 
 function start(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const base = { ...process.env };
-  for (const key of Object.keys(base)) if (/^(DC_|TEMPORAL_UI_URL$|DEBUG$)/.test(key)) delete base[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'codec-server', ...args], {
-    cwd: ROOT,
-    env: { ...base, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  return { child, output: () => out };
+  const { child, output } = spawnCli(['codec-server', ...args], env);
+  return { child, output: () => output.stdout + output.stderr };
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
