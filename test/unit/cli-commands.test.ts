@@ -2,9 +2,6 @@
  * The client commands without Temporal: argument checks (exit 2 with one clear line), Update
  * failures as the user sees them, and the formatting of usage, compactions, status and chat lines.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
@@ -33,22 +30,9 @@ import {
 import { buildStartInput, parseTools } from '../../src/cli/start-options';
 import { SAMPLE_SESSION } from '../../src/cli/demo';
 import type { CompactionBrief, ConversationStatus } from '../../workflows/definitions';
+import { tempFiles, thrown } from '../support/files';
 
-const dir = mkdtempSync(join(tmpdir(), 'dc-cli-'));
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
-/** The error `fn` throws (fails the test when it does not throw). */
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected an error');
-}
+const file = tempFiles('dc-cli-');
 const noEnv = {};
 
 const brief = (over: Partial<CompactionBrief> = {}): CompactionBrief => ({

@@ -2,9 +2,6 @@
  * The files the client commands read, refused with exit 2 and a line naming the problem: compaction
  * config files (the file and key) and session files (the line and field).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/context/config';
 import { exitCodeFor } from '../../src/cli/client';
@@ -12,22 +9,9 @@ import { prepareImport } from '../../src/cli/commands/import';
 import { SAMPLE_SESSION } from '../../src/cli/demo';
 import { buildStartInput, resolveStartConfig } from '../../src/cli/start-options';
 import { readCompactionConfigFile } from '../../src/infra/config-sources';
+import { tempFiles, thrown } from '../support/files';
 
-const dir = mkdtempSync(join(tmpdir(), 'dc-cli-files-'));
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
-/** The error `fn` throws (fails the test when it does not throw). */
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected an error');
-}
+const file = tempFiles('dc-cli-files-');
 const noEnv = {};
 
 describe('config files', () => {
