@@ -19,6 +19,7 @@ import {
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
 import type { CompactionActivities, PruneResult, SummarizeResult } from '../activities/types';
+import { parseCompactionConfig } from '../src/context/config';
 import type { CompactionInput, CompactionResult, ConversationEvent } from './definitions';
 
 /** Pruning is deterministic and cheap: retry it freely. */
@@ -77,11 +78,6 @@ function fullSummarySteps(keepRecentRounds: number): { strategy: string; keepRec
   return steps;
 }
 
-function configNumber(config: Record<string, unknown>, key: string, fallback: number): number {
-  const value = config[key];
-  return typeof value === 'number' ? value : fallback;
-}
-
 /** The failure's reason as recorded: the application failure type and message, innermost first. */
 export function describeFailure(err: unknown): string {
   let cause: unknown = err;
@@ -95,6 +91,8 @@ export function describeFailure(err: unknown): string {
 }
 
 export async function compaction(input: CompactionInput): Promise<CompactionResult> {
+  // The parent validated the same configuration; the defaults fill what it left out.
+  const config = parseCompactionConfig(input.config);
   const started = Date.now();
   const events: ConversationEvent[] = [];
   const timings = { pruneMs: 0, summaryMs: 0, commitMs: 0, totalMs: 0 };
@@ -133,7 +131,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       activeVersion: totals?.version ?? pruned?.baseVersion ?? 0,
       itemCount: totals?.itemCount ?? 0,
       // The activities stored every event with the compaction; the parent streams them only when asked.
-      events: input.config['emitCompactionMetaEvents'] === true ? events : [],
+      events: config.emitCompactionMetaEvents ? events : [],
     };
   };
 
@@ -207,7 +205,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
         ],
       );
     } else {
-      const keepRecentRounds = configNumber(input.config, 'keepRecentRounds', 2);
+      const keepRecentRounds = config.keepRecentRounds;
       const steps = [
         ...pruned.chain.map((s) => ({ strategy: s, keepRecentRounds: null as number | null })),
         ...fullSummarySteps(keepRecentRounds),
