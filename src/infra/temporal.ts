@@ -129,6 +129,14 @@ async function connectExisting(
   };
 }
 
+/**
+ * Dynamic configuration of the embedded dev server. Eager activity execution hands an activity
+ * scheduled by a workflow task straight back to the worker that completed the task, inline in the
+ * response, instead of through the task queue: the compaction child's prune, summary and commit
+ * each skip one matching round trip. (A production cluster sets this in its own dynamic config.)
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = ['system.enableActivityEagerExecution=true'];
+
 async function startDevServer(
   options: TemporalOptions,
   namespace: string,
@@ -162,6 +170,7 @@ async function startDevServer(
     ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
     searchAttributes: SEARCH_ATTRIBUTE_KEYS,
     extraArgs: [
+      ...DEV_SERVER_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]),
       ...(options.extraArgs ?? []),
       // The Web UI decodes encrypted payloads through the codec endpoint.
       ...(codecEndpoint ? ['--ui-codec-endpoint', codecEndpoint] : []),

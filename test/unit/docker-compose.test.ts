@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULT_TASK_QUEUE } from '../../src/worker';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../src/infra/temporal';
+import { DEV_SERVER_DYNAMIC_CONFIG, SEARCH_ATTRIBUTE_KEYS } from '../../src/infra/temporal';
 
 const root = join(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed YAML document, checked field by field
@@ -56,6 +56,31 @@ describe('docker-compose.yml', () => {
     expect(services.worker?.environment?.OPENAI_API_KEY).toBe('${OPENAI_API_KEY:-}');
     for (const [name, service] of Object.entries(services)) {
       if (name !== 'worker') expect(service.environment?.OPENAI_API_KEY).toBeUndefined();
+    }
+  });
+
+  it('mounts files that exist', () => {
+    for (const service of Object.values(services)) {
+      for (const volume of (service.volumes as string[] | undefined) ?? []) {
+        const source = volume.split(':')[0]!;
+        if (source.startsWith('.')) expect(existsSync(join(root, source)), source).toBe(true);
+      }
+    }
+  });
+
+  it("gives the Temporal server the embedded dev server's dynamic configuration", () => {
+    const path = services.temporal?.environment?.DYNAMIC_CONFIG_FILE_PATH;
+    const mount = (services.temporal?.volumes as string[]).find((v) =>
+      v.split(':')[1]?.endsWith(path ?? '?'),
+    );
+    expect(mount).toBeDefined();
+    const dynamic = parse(readFileSync(join(root, mount!.split(':')[0]!), 'utf8')) as Record<
+      string,
+      { value: unknown }[]
+    >;
+    for (const setting of DEV_SERVER_DYNAMIC_CONFIG) {
+      const [key, value] = setting.split('=');
+      expect(String(dynamic[key!]?.[0]?.value)).toBe(value);
     }
   });
 
