@@ -521,6 +521,13 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     return action;
   };
 
+  /** True when a firing automatic trigger would be skipped (its reason comes from the trigger policy). */
+  const automaticCompactionBlocked = (): boolean =>
+    !config.enabled || pausedReason !== null || cooldownActive();
+
+  /** Skip reasons already recorded this round: a trigger that keeps firing is recorded once a round. */
+  let skipsRecorded = { round: -1, kinds: new Set<string>() };
+
   /** The conversation's side of a trigger decision (the context's side comes from its totals). */
   const triggerState = () => ({
     config,
@@ -543,6 +550,10 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     });
     if (!decision) return [];
     if (decision.skip) {
+      const kind = decision.skip.split(':')[0] ?? decision.skip;
+      if (skipsRecorded.round !== rounds) skipsRecorded = { round: rounds, kinds: new Set() };
+      if (skipsRecorded.kinds.has(kind)) return [];
+      skipsRecorded.kinds.add(kind);
       const seq = ++compactionSeq;
       const compactionId = uuid4();
       await local.recordSkippedCompaction.executeWithOptions(
@@ -617,6 +628,9 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     for (let step = 0; step < maxSteps; step++) {
       if (!pendingUser && !prechecked) compactions.push(...(await maybeCompact('before_model_call')));
       prechecked = false;
+      // While automatic compaction cannot run (cooldown, loop guard, disabled) a precheck could only
+      // record a skip: the model is called at once and the skip, if a trigger fires, recorded after.
+      const skipOnly = pendingUser !== null && automaticCompactionBlocked();
       phase = 'model';
       let res: CallModelResult;
       try {
@@ -633,7 +647,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             ...(pendingUser
               ? {
                   userMessage: pendingUser,
-                  precheck: triggerState(),
+                  ...(skipOnly ? {} : { precheck: triggerState() }),
                 }
               : {}),
           },
@@ -663,6 +677,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
         continue;
       }
       applyTotals(res.totals);
+      if (skipOnly) compactions.push(...(await maybeCompact('before_model_call')));
       if (res.kind === 'turn_end') break;
       last = res;
       if (res.usage) {

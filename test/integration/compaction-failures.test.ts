@@ -6,6 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localActivityType } from '../../src/replay/timeline';
 import { isSummaryRequest, step, type FakeLane } from '../support/fake-openai';
 import {
   activityAttempts,
@@ -59,6 +60,11 @@ function resetLlm(): void {
   env.llm.reset();
   summaries = env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('a good summary'));
   env.llm.setDefault(step.text(LONG_REPLY));
+}
+
+/** The model calls (local activities) in a history. */
+function modelCallMarkers(history: Parameters<typeof eventsOf>[0]): number {
+  return eventsOf(history, 'MARKER_RECORDED').filter((e) => localActivityType(e) === 'callModel').length;
 }
 
 async function talk(conv: Conversation, rounds: number, prefix = 'q'): Promise<void> {
@@ -175,6 +181,45 @@ describe('summary failures', () => {
     summaryLane().setDefault(step.summary('manual works'));
     const manual = await conv.compact();
     expect(manual).toMatchObject({ trigger: 'manual', status: 'committed' });
+  });
+
+  it('during the cooldown a trigger that fires at every check is recorded once a round, without an extra model call', async () => {
+    resetLlm();
+    summaryLane().setDefault(step.contentNull());
+    const conv = await env.startConversation({
+      config: { maxContextTokens: 20_000, eventsThreshold: 4, cooldownMs: 60_000 },
+    });
+    await conv.send('first');
+    await conv.send('second');
+    expect((await conv.compactions()).at(-1)).toMatchObject({ trigger: 'events', status: 'rolled_back' });
+    expect((await conv.status()).cooldownActive).toBe(true);
+
+    // A round with a tool call: the events trigger fires before both model calls, the usage check
+    // after both. Recorded: one skip.
+    const usage = { prompt_tokens: 17_000, completion_tokens: 50 };
+    env.llm.script(
+      step.toolCalls([{ id: 'call_skip', name: 'remember', arguments: { note: 'n' } }], { usage }),
+      step.text('done', { usage }),
+    );
+    const since = env.llm.chatRequests().length;
+    const callsBefore = modelCallMarkers(await conv.history());
+    const result = await conv.send('third');
+    expect(result.reply).toBe('done');
+    expect(result.compactions).toEqual([
+      expect.objectContaining({
+        trigger: 'events',
+        status: 'skipped',
+        reason: expect.stringMatching(/^cooldown/),
+      }),
+    ]);
+    expect((await conv.compactions()).filter((c) => c.status === 'skipped')).toHaveLength(1);
+    expect(env.llm.chatRequests().slice(since)).toHaveLength(2);
+    // Two model calls in the history, not a third that stopped at the precheck.
+    expect(modelCallMarkers(await conv.history()) - callsBefore).toBe(2);
+
+    // The next round records its own skip.
+    const fourth = await conv.send('fourth');
+    expect(fourth.compactions.map((c) => c.status)).toEqual(['skipped']);
   });
 
   it('a failing commit is compensated: rolled back, the staged version discarded, context unchanged', async () => {
