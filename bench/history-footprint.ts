@@ -127,8 +127,9 @@ export async function footprintFigure(env: BenchEnv, rounds: number): Promise<Fi
           .join(
             ', ',
           )}. Bodies never enter history (naive would be ×${big ? ((per(big) + big.bodyBytesPerRound) / per(big)).toFixed(0) : '?'} ` +
-        'larger at 200 KB); what grows with the output size is the number of compactions and of skipped triggers ' +
-        '(a single output that fills most of the window trips the triggers at every check).',
+        'larger at 200 KB); what grows with the output size is the number of compactions (each a child history of ' +
+        'its own) and, when a single output fills most of the window, a trigger that keeps firing while compaction ' +
+        'cannot help (recorded as skipped once a round).',
       `Activities per round in the parent (local ones are one marker event each): ${rows
         .map(
           (r) =>
