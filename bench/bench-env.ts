@@ -66,7 +66,8 @@ export async function startBenchEnv(): Promise<BenchEnv> {
     connectPostgres({ poolSize: 4 }),
   ]);
   const bundle = await bundleWorkflows();
-  const llm = await startFakeOpenAI({ apiKey: API_KEY });
+  // Thousands of whole-context requests over a long run: keep only the recent ones in memory.
+  const llm = await startFakeOpenAI({ apiKey: API_KEY, maxRecorded: 100 });
   const bundlePath = join(__dirname, '..', 'test-output', 'bench-workflow-bundle.js');
   mkdirSync(join(__dirname, '..', 'test-output'), { recursive: true });
   writeFileSync(bundlePath, bundle.code);

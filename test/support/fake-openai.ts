@@ -68,6 +68,11 @@ export interface FakeOpenAIOptions {
   strict?: boolean;
   /** The answer when nothing is scripted. Default: {@link defaultResponder}. */
   defaultResponder?: StepOrResponder;
+  /**
+   * Keep only the last this many requests in `requests` (long benchmarks send thousands of whole
+   * contexts; all of them would not fit in memory). Default: every request.
+   */
+  maxRecorded?: number;
 }
 
 /** A separate script queue for the requests a predicate matches (e.g. summary requests). */
@@ -84,7 +89,7 @@ export interface FakeOpenAI {
   /** Base URL for the SDK, ending in `/v1`. */
   url: string;
   port: number;
-  /** Every request received since start or the last `reset()`, in order (a live array). */
+  /** Every request received since start or the last `reset()` (the last `maxRecorded`), in order (a live array). */
   requests: RecordedRequest[];
   /** The `POST /v1/chat/completions` requests only. */
   chatRequests(): RecordedRequest[];
@@ -131,6 +136,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const models = options.models ?? ['fake-model', 'fake-summarizer'];
   const strict = options.strict ?? true;
   const requests: RecordedRequest[] = [];
+  let arrivals = 0;
   let queue: StepOrResponder[] = [];
   let lanes: Lane[] = [];
   let fallback: StepOrResponder = options.defaultResponder ?? defaultResponder;
@@ -174,7 +180,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       }
     }
     const request: RecordedRequest = {
-      index: requests.length,
+      index: arrivals++,
       method,
       path,
       headers,
@@ -183,6 +189,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       time: Date.now(),
     };
     requests.push(request);
+    if (options.maxRecorded !== undefined && requests.length > options.maxRecorded) {
+      requests.splice(0, requests.length - options.maxRecorded);
+    }
 
     const presented = (headers['authorization'] ?? '').replace(/^Bearer\s+/i, '');
     if (options.apiKey !== undefined && presented !== options.apiKey) {
@@ -314,6 +323,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     pending: () => queue.length + lanes.reduce((n, l) => n + l.queue.length, 0),
     reset() {
       requests.length = 0;
+      arrivals = 0;
       queue = [];
       lanes = [];
       fallback = options.defaultResponder ?? defaultResponder;

@@ -323,6 +323,22 @@ describe('fake OpenAI server: scripting and recording', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'unknown_url' } });
   });
 
+  it('keeps only the last maxRecorded requests, numbered in arrival order', async () => {
+    const other = await startFakeOpenAI({ maxRecorded: 2 });
+    try {
+      const c = new OpenAI({ baseURL: other.url, apiKey: KEY, maxRetries: 0 });
+      for (const text of ['one', 'two', 'three']) {
+        await c.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: text }] });
+      }
+      expect(other.requests.map((r) => [r.index, r.body.messages?.[0]?.content])).toEqual([
+        [1, 'two'],
+        [2, 'three'],
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('closes cleanly while a request hangs', async () => {
     const other = await startFakeOpenAI();
     other.script(step.hang());
