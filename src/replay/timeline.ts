@@ -42,8 +42,13 @@ function firstPayload(payloads: Payloads): unknown {
 }
 
 function summaryOf(event: HistoryEvent): string {
+  return eventSummary(event) ?? '';
+}
+
+/** The decoded `summary` of an event's user metadata (timers, activities, children), or null. */
+export function eventSummary(event: HistoryEvent): string | null {
   const data = event.userMetadata?.summary?.data;
-  if (!data || data.length === 0) return '';
+  if (!data || data.length === 0) return null;
   const text = Buffer.from(data).toString('utf8');
   try {
     const parsed: unknown = JSON.parse(text);

@@ -91,18 +91,8 @@ export function eventsOf(history: History, type: string): HistoryEvent[] {
   return (history.events ?? []).filter((e) => eventTypeName(e) === type);
 }
 
-/** The decoded `summary` of an event's user metadata (timers, activities, children), or null. */
-export function eventSummary(event: HistoryEvent): string | null {
-  const data = event.userMetadata?.summary?.data;
-  if (!data || data.length === 0) return null;
-  const text = Buffer.from(data).toString('utf8');
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'string' ? parsed : text;
-  } catch {
-    return text;
-  }
-}
+/** The decoded `summary` of an event's user metadata; the replay timeline's reader. */
+export { eventSummary } from '../../src/replay/timeline';
 
 /** Activity name of each scheduled activity, by its scheduled event id. */
 function scheduledActivities(history: History): Map<string, string> {
