@@ -46,10 +46,22 @@ export async function footprintFigure(env: BenchEnv, rounds: number): Promise<Fi
   const worker = await env.startWorker(taskQueue, { tools });
   env.llm.reset();
   env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('rounds of tool outputs were read'));
+  // The model asks for the tool once a round and answers when the result is in. A compaction that
+  // lands between the two may summarize the result away (the summary's "keep fewer rounds" steps):
+  // the model must not ask again, or every round would loop until the loop guard pauses
+  // compaction and the context grows without bound (a model that had read the summary would not).
+  const asked = new Set<string>();
   env.llm.setDefault((r: RecordedRequest) => {
-    if (r.body.messages?.at(-1)?.role === 'tool') return step.text(REPLY);
+    const messages = r.body.messages ?? [];
+    if (messages.at(-1)?.role === 'tool') return step.text(REPLY);
     const tool =
       (r.body.tools?.[0] as { function?: { name?: string } } | undefined)?.function?.name ?? 'missing';
+    const lastRound = [...messages]
+      .reverse()
+      .find((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('round '));
+    const key = `${tool} ${String(lastRound?.content)}`;
+    if (asked.has(key)) return step.text(REPLY);
+    asked.add(key);
     return step.toolCalls([{ name: tool, arguments: {} }]);
   });
   const rows: FootprintRow[] = [];
