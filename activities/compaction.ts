@@ -24,6 +24,7 @@ import type {
   RecordEventInput,
   SummarizeInput,
   SummarizeResult,
+  SummaryStep,
   Totals,
 } from './types';
 
@@ -119,19 +120,35 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
         storeBoundary(async () => {
           const config = parseConfig(input.config);
           const attempt = Context.current().info.attempt;
-          const label =
-            input.keepRecentRounds === null ? input.strategy : `${input.strategy}-${input.keepRecentRounds}`;
+          const items = await store.getVersionItems(input.conversationId, input.prunedVersion);
+          const tokenizer = deps.tokens.forModel(input.summaryModel);
+          // The first step whose plan summarizes something (or the last one).
+          const steps = [
+            { strategy: input.strategy, keepRecentRounds: input.keepRecentRounds },
+            ...(input.then ?? []),
+          ];
+          const labelOf = (s: SummaryStep) =>
+            s.keepRecentRounds === null ? s.strategy : `${s.strategy}-${s.keepRecentRounds}`;
+          let stepIndex = 0;
+          let plan: ReturnType<typeof policy.planStrategy>;
+          let toSummarize: ContextItem[];
+          for (;;) {
+            const s = steps[stepIndex] as SummaryStep;
+            plan = policy.planStrategy(s.strategy, items, config, {
+              keepRecentRounds: s.keepRecentRounds ?? undefined,
+            });
+            const ids = plan.summarizeIds;
+            toSummarize = items.filter((i) => ids.has(i.id));
+            if (toSummarize.length > 0 || stepIndex === steps.length - 1) break;
+            stepIndex++;
+          }
+          const label = labelOf(steps[stepIndex] as SummaryStep);
           await store.updateCompaction(input.compactionId, { strategy: label, attempts: attempt });
           await store.recordEvent(input.compactionId, `summary_start:${label}:${attempt}`, 'summary_start', {
             strategy: label,
             attempt,
+            ...(stepIndex > 0 ? { nothingToSummarize: steps.slice(0, stepIndex).map(labelOf) } : {}),
           });
-          const items = await store.getVersionItems(input.conversationId, input.prunedVersion);
-          const tokenizer = deps.tokens.forModel(input.summaryModel);
-          const plan = policy.planStrategy(input.strategy, items, config, {
-            keepRecentRounds: input.keepRecentRounds ?? undefined,
-          });
-          const toSummarize = items.filter((i) => plan.summarizeIds.has(i.id));
           let summaryItem: CompactionSummaryItem | null = null;
           if (toSummarize.length > 0) {
             const previous = items.filter((i) => i.type === 'COMPACTION_SUMMARY');
@@ -193,6 +210,7 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
           });
           const summaryText = summaryItem ? String(summaryItem.message.content) : '';
           return {
+            ...(stepIndex > 0 ? { stepIndex } : {}),
             stagedVersion: staged.version,
             tokensAfter: staged.tokens,
             underTarget: staged.tokens <= target,

@@ -169,13 +169,26 @@ export interface SummarizeInput {
   strategy: string;
   /** For the `full` strategy: rounds kept verbatim (fewer when still over target). */
   keepRecentRounds: number | null;
+  /**
+   * The steps to fall back on, in order, while a step's plan summarizes nothing: planning is pure,
+   * so such steps cost no summary call and need no activity of their own. The last one runs even
+   * when it summarizes nothing.
+   */
+  then?: SummaryStep[];
   focus: string | null;
   config: Record<string, unknown>;
   summaryModel: string;
   workspace: string | null;
 }
 
+export interface SummaryStep {
+  strategy: string;
+  keepRecentRounds: number | null;
+}
+
 export interface SummarizeResult {
+  /** The step that ran: 0 for `strategy`, i + 1 for `then[i]` (absent: 0). */
+  stepIndex?: number;
   stagedVersion: number;
   tokensAfter: number;
   underTarget: boolean;

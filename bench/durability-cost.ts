@@ -72,19 +72,23 @@ export async function durabilityFigure(env: BenchEnv, reps: number): Promise<Fig
       ...pruned.chain.map((s) => ({ strategy: s, keep: null as number | null })),
       { strategy: 'full', keep: 2 },
     ];
-    for (const s of steps) {
+    // As the workflow: one activity per step that summarizes something; empty steps are passed over.
+    for (let k = 0; k < steps.length;) {
+      const s = steps[k] as (typeof steps)[number];
       const summarizeInput: SummarizeInput = {
         conversationId,
         compactionId: i.compactionId,
         prunedVersion: pruned.stagedVersion,
         strategy: s.strategy,
         keepRecentRounds: s.keep,
+        then: steps.slice(k + 1).map((t) => ({ strategy: t.strategy, keepRecentRounds: t.keep })),
         focus: null,
         config: CONFIG,
         summaryModel: 'fake-summarizer',
         workspace: null,
       };
       const result: SummarizeResult = await mock.run(activities.summarize, summarizeInput);
+      k += (result.stepIndex ?? 0) + 1;
       chosen = result;
       calls += result.attempts;
       if (result.underTarget && result.itemsCompacted > 0) break;

@@ -15,10 +15,11 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
-import type { CompactionActivities, PruneResult, SummarizeResult } from '../activities/types';
+import type { CompactionActivities, PruneResult, SummarizeResult, SummaryStep } from '../activities/types';
 import { parseCompactionConfig } from '../src/context/config';
 import type { CompactionInput, CompactionResult, ConversationEvent } from './definitions';
 
@@ -72,8 +73,8 @@ const commit = proxyActivities<CompactionActivities>(commitOptions);
 const compensation = proxyActivities<CompactionActivities>(compensationOptions);
 
 /** Rounds kept verbatim by the last-resort full summary, then fewer (seed 004: "keep fewer rounds"). */
-function fullSummarySteps(keepRecentRounds: number): { strategy: string; keepRecentRounds: number | null }[] {
-  const steps: { strategy: string; keepRecentRounds: number | null }[] = [];
+function fullSummarySteps(keepRecentRounds: number): SummaryStep[] {
+  const steps: SummaryStep[] = [];
   for (let k = keepRecentRounds; k >= 0; k--) steps.push({ strategy: 'full', keepRecentRounds: k });
   return steps;
 }
@@ -206,14 +207,23 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       );
     } else {
       const keepRecentRounds = config.keepRecentRounds;
-      const steps = [
-        ...pruned.chain.map((s) => ({ strategy: s, keepRecentRounds: null as number | null })),
+      const steps: SummaryStep[] = [
+        ...pruned.chain.map((s) => ({ strategy: s, keepRecentRounds: null })),
         ...fullSummarySteps(keepRecentRounds),
       ];
-      for (const step of steps) {
-        strategy = step.keepRecentRounds === null ? step.strategy : `full(keep ${step.keepRecentRounds})`;
+      const nameOf = (step: SummaryStep): string =>
+        step.keepRecentRounds === null ? step.strategy : `full(keep ${step.keepRecentRounds})`;
+      // One activity passes over the steps that would summarize nothing (compactions before this
+      // change ran an activity per step; their histories replay on that path).
+      const skipsEmptySteps = patched('summary-skips-empty-steps');
+      for (let i = 0; i < steps.length;) {
+        const step = steps[i] as SummaryStep;
+        const then = skipsEmptySteps ? steps.slice(i + 1) : [];
         const r = await summary.summarize.executeWithOptions(
-          { ...summarizeOptions, summary: `summary: ${strategy}` },
+          {
+            ...summarizeOptions,
+            summary: `summary: ${nameOf(step)}${then.length > 0 ? ` (or a later step: ${then.length} left)` : ''}`,
+          },
           [
             {
               conversationId: input.conversationId,
@@ -221,6 +231,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
               prunedVersion: pruned.stagedVersion,
               strategy: step.strategy,
               keepRecentRounds: step.keepRecentRounds,
+              ...(then.length > 0 ? { then } : {}),
               focus: input.focus,
               config: input.config,
               summaryModel: input.summaryModel,
@@ -228,6 +239,8 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
             },
           ],
         );
+        i += (r.stepIndex ?? 0) + 1;
+        strategy = nameOf(steps[i - 1] as SummaryStep);
         attempts += r.attempts;
         chosen = r;
         // A strategy that summarized nothing did not compact (seed 003: the summary always runs).

@@ -186,6 +186,31 @@ describe('triggers', () => {
     const last = summaryRequest?.body.messages?.at(-1);
     expect(String(last?.content)).toContain('keep the file names');
   });
+
+  it('summary steps with nothing to summarize cost no activity: one summarize runs the first step that has something', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text(words(1500, 'only')));
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('the only round, summarized'));
+    // One round: every strategy and full(keep 2), full(keep 1) keep it verbatim; full(keep 0) does not.
+    const conv = await env.startConversation({ config: { maxContextTokens: 8000 } });
+    await conv.send(words(300, 'one'));
+    const brief = await conv.compact();
+    expect(brief).toMatchObject({ status: 'committed', strategy: 'full(keep 0)' });
+    const child = (await conv.fullHistory()).children.at(-1)!.history;
+    const summaries = eventsOf(child, 'ACTIVITY_TASK_SCHEDULED')
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'summarize')
+      .map(eventSummary);
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]).toMatch(/^summary: \w+ \(or a later step: \d+ left\)$/);
+    expect(env.llm.chatRequests().filter((r) => isSummaryRequest(r))).toHaveLength(1);
+    // The steps passed over are recorded with the compaction (inspect shows them).
+    const record = (await conv.compactions()).at(-1)!;
+    const start = (await conv.compactionEvents(record.id)).find((e) => e.phase === 'summary_start');
+    expect(start?.data).toMatchObject({
+      strategy: 'full-0',
+      nothingToSummarize: expect.arrayContaining(['full-2', 'full-1']),
+    });
+  });
 });
 
 describe('what the Web UI shows', () => {
