@@ -101,9 +101,8 @@ export function writeResults(dir: string, machine: Machine, figures: Figure[], p
   writeFileSync(`${dir}/RESULTS.md`, renderReport(machine, figures, preamble));
   const json = {
     machine,
-    figures: Object.fromEntries(
-      figures.map((f) => [f.id, { title: f.title, seconds: f.seconds, data: f.data }]),
-    ),
+    // Whole figures, so that a later `--only` run can keep the ones it does not measure again.
+    figures: Object.fromEntries(figures.map((f) => [f.id, f])),
   };
   writeFileSync(`${dir}/results.json`, `${JSON.stringify(json, null, 2)}\n`);
 }

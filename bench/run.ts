@@ -75,7 +75,7 @@ async function measure(figures: Figure[], id: string, fn: () => Figure | Promise
   }
   figure.seconds = (Date.now() - started) / 1000;
   figure.notes.push(
-    `<sub>measured ${new Date().toISOString()}; load average (1/5/15 min) before: ${loadBefore}, after: ${load()}</sub>`,
+    `<sub>measured ${new Date().toISOString()} in ${mode} mode; load average (1/5/15 min) before: ${loadBefore}, after: ${load()}</sub>`,
   );
   figures.push(figure);
   console.error(`figure ${id}: done in ${Math.round(figure.seconds)} s`);
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     writeFileSync(join(outDir, 'growth.svg'), growthChart((planning.data as { rows: PlanningRow[] }).rows));
   const preamble = [
     'Benchmarks print figures; they never pass or fail. Every comparison is measured side by side in the same run. ' +
-      `Sizes: ${mode} mode (\`bench:quick\` is smaller, \`BENCH_FULL=1\` larger). The machine is shared (other engineers' ` +
+      `Sizes: ${mode} mode (\`bench:quick\` is smaller, \`BENCH_FULL=1\` larger)${only ? `, figures ${only.join(', ')} only; the others are kept from an earlier run (each figure says when and in which mode it was measured)` : ''}. The machine is shared (other engineers' ` +
       'test runs may overlap): each figure gives the load average before and after it.',
   ];
   writeResults(outDir, machine, figures, preamble);
