@@ -165,6 +165,8 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
             }
           }
 
+          // Whether the request held ephemeral items (unknown for a recording: then look).
+          let hadEphemeral = true;
           let answer: {
             message: import('../src/context/items').AssistantMessage;
             finishReason: string | null;
@@ -178,6 +180,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
               : null;
           } else {
             const { items } = await store.getActiveContext(input.conversationId);
+            hadEphemeral = items.some((i) => i.ephemeral);
             const request = lower(items);
             const completion = await llmBoundary(() =>
               chatCompletion(deps.llm(), {
@@ -198,9 +201,10 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
             { ...baseFields(input.itemId, input.round), type: 'ASSISTANT_MESSAGE', message: answer.message },
             input.model.model,
           );
-          await store.appendItems(input.conversationId, [item]);
-          // Ephemeral items were for this call only (seed 002).
-          const totals = await store.dropEphemeral(input.conversationId);
+          const appended = await store.appendItems(input.conversationId, [item]);
+          // Ephemeral items were for this call only (seed 002). Only this workflow appends to the
+          // conversation, so a request without any leaves nothing to drop.
+          const totals = hadEphemeral ? await store.dropEphemeral(input.conversationId) : appended;
           const text = messageText(answer.message);
           return {
             itemId: item.id,

@@ -187,7 +187,7 @@ export class ConversationStore {
         active,
         items.map((i) => i.id),
       );
-      return this.totalsOf(c, conversationId);
+      return this.totalsOf(c, conversationId, active);
     });
   }
 
@@ -202,12 +202,24 @@ export class ConversationStore {
         [conversationId, active],
       );
       if ((removed.rowCount ?? 0) > 0) await this.renumber(c, conversationId, active);
-      return this.totalsOf(c, conversationId);
+      return this.totalsOf(c, conversationId, active);
     });
   }
 
   /** The items of the active version, in order. */
   async getActiveContext(conversationId: string): Promise<{ version: number; items: ContextItem[] }> {
+    // One round trip in the common case (asked before every model call); the checks below only
+    // run to say why nothing came back.
+    const r = await this.pool.query<ItemRow & { active_version: number }>(
+      `select c.active_version, ${ITEM_COLUMNS}
+         from conversations c
+         join context_version_items m on m.conversation_id = c.id and m.version = c.active_version
+         join items i on i.id = m.item_id
+        where c.id = $1 order by m.position`,
+      [conversationId],
+    );
+    const first = r.rows[0];
+    if (first) return { version: first.active_version, items: r.rows.map(rowToItem) };
     const conv = await this.pool.query<{ active_version: number | null }>(
       'select active_version from conversations where id = $1',
       [conversationId],

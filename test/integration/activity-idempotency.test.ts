@@ -7,7 +7,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../activities';
-import type { ConversationActivities, CompactionActivities } from '../../activities/types';
+import type { CallModelResult, ConversationActivities, CompactionActivities } from '../../activities/types';
+import type { ContextItem } from '../../src/context/items';
 import { TEST_API_KEY, words } from '../support/conversation-env';
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
 import { testDatabaseUrl, uniqueId } from '../support/harness';
@@ -192,6 +193,65 @@ describe('every activity twice with the same input', () => {
       conversationId,
       version: 1,
       idemKey: `${conversationId}-r1`,
+    });
+  });
+});
+
+describe('callModel and ephemeral items (seed 002: for one model call)', () => {
+  it('sends them once, then drops them from the active context; without any, the totals are the append’s', async () => {
+    const { ConversationStore } = await import('../../src/store');
+    const store = new ConversationStore(pool);
+    const conversationId = uniqueId('eph');
+    const model = { provider: 'openai' as const, model: 'fake-model' };
+    llm.reset();
+    llm.setDefault(step.text('noted'));
+    await new MockActivityEnvironment().run(acts.initConversation, {
+      conversationId,
+      systemPrompt: 'You are an agent.',
+      tools: [],
+      model: 'fake-model',
+    });
+    const call = async (n: number): Promise<CallModelResult> =>
+      new MockActivityEnvironment().run(acts.callModel, {
+        conversationId,
+        itemId: `${conversationId}-a${n}`,
+        round: n,
+        step: 0,
+        model,
+        replyPreviewChars: 100,
+        marker: '!!!SUMMARY!!!',
+        userMessage: { itemId: `${conversationId}-u${n}`, text: `message ${n}` },
+      });
+    const hint: ContextItem = {
+      id: `${conversationId}-hint`,
+      type: 'USER_MESSAGE',
+      message: { role: 'user', content: 'a one-shot hint' },
+      tokens: 5,
+      round: 1,
+      isMeta: true,
+      pinned: false,
+      ephemeral: true,
+    };
+    await store.appendItems(conversationId, [hint]);
+
+    const first = await call(1);
+    expect(JSON.stringify(llm.chatRequests().at(-1)?.body.messages)).toContain('a one-shot hint');
+    const afterFirst = await store.getActiveContext(conversationId);
+    expect(afterFirst.items.map((i) => i.id)).not.toContain(hint.id);
+    expect(first.totals).toMatchObject({
+      tokens: afterFirst.items.reduce((n, i) => n + i.tokens, 0),
+      itemCount: afterFirst.items.length,
+    });
+    // Still in the archive: nothing is lost.
+    expect((await store.getArchive(conversationId)).map((i) => i.id)).toContain(hint.id);
+
+    const second = await call(2);
+    expect(JSON.stringify(llm.chatRequests().at(-1)?.body.messages)).not.toContain('a one-shot hint');
+    const afterSecond = await store.getActiveContext(conversationId);
+    expect(second.totals).toMatchObject({
+      version: afterSecond.version,
+      tokens: afterSecond.items.reduce((n, i) => n + i.tokens, 0),
+      itemCount: afterSecond.items.length,
     });
   });
 });
