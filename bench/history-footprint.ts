@@ -139,9 +139,10 @@ export async function footprintFigure(env: BenchEnv, rounds: number): Promise<Fi
           .join(
             ', ',
           )}. Bodies never enter history (naive would be ×${big ? ((per(big) + big.bodyBytesPerRound) / per(big)).toFixed(0) : '?'} ` +
-        'larger at 200 KB); what grows with the output size is the number of compactions (each a child history of ' +
-        'its own) and, when a single output fills most of the window, a trigger that keeps firing while compaction ' +
-        'cannot help (recorded as skipped once a round).',
+        'larger at 200 KB); what grows with the output size is the number of compactions, each a child history of ' +
+        "its own plus about 2 KB in the conversation's history (start, result, one more workflow task). A 200 KB " +
+        'output (~89k tokens) alone is over the 64k window, so that conversation compacts every round: the prune cuts ' +
+        'the output to its 200-token preview and the summary runs (seed 003: always).',
       `Activities per round in the parent (local ones are one marker event each): ${rows
         .map(
           (r) =>
