@@ -17,6 +17,7 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -185,6 +186,9 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   let lastReportedTokens: number | null = carried?.lastReportedTokens ?? null;
   let recentAutomatic = carried?.recentAutomatic ?? [];
   let pausedReason: string | null = carried?.pausedReason ?? null;
+  // A pause carried from a run that did not keep its round counts from the new run's start.
+  let pausedAtRound: number | null =
+    carried?.pausedAtRound ?? (carried?.pausedReason ? carried.rounds : null);
   let events: ConversationEvent[] = carried?.recentEvents ?? [];
   let lastCompaction: CompactionBrief | null = null;
   let ended = false;
@@ -464,11 +468,13 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       const verdict = loopGuardVerdict(recentAutomatic, rounds, config);
       if (verdict) {
         pausedReason = verdict;
+        pausedAtRound = rounds;
         pushEvent({ type: 'loop_guard', reason: verdict });
       }
     } else if (result.status === 'committed') {
       // A successful manual or overflow compaction lifts the loop guard's pause.
       pausedReason = null;
+      pausedAtRound = null;
       recentAutomatic = [];
     }
     phase = previousPhase;
@@ -603,6 +609,18 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   const runRound = async (message: QueuedMessage): Promise<SendMessageResult> => {
     rounds += 1;
     const round = rounds;
+    if (
+      pausedReason !== null &&
+      round - (pausedAtRound ?? round) > config.loopGuardPauseRounds &&
+      // Runs recorded before pauses ended kept theirs: they replay as they ran.
+      patched('loop-guard-pause-rounds')
+    ) {
+      // The pause is over: a context that keeps growing gets compacted again.
+      pushEvent({ type: 'loop_guard_lifted', pausedRounds: round - 1 - (pausedAtRound ?? round) });
+      pausedReason = null;
+      pausedAtRound = null;
+      recentAutomatic = [];
+    }
     const compactions: CompactionBrief[] = [];
     phase = 'model';
     const userMessage = { itemId: uuid4(), text: message.text };
@@ -806,6 +824,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
         lastReportedTokens,
         recentAutomatic,
         pausedReason,
+        pausedAtRound,
         recentEvents: events.slice(-20),
         runs,
       };

@@ -37,6 +37,8 @@ export interface CarriedState {
   /** Rounds at which recent automatic compactions ran, and what they saved (the loop guard's memory). */
   recentAutomatic: { round: number; savedRatio: number }[];
   pausedReason: string | null;
+  /** The round the loop guard paused automatic compaction at (absent in runs before it was kept). */
+  pausedAtRound?: number | null;
   recentEvents: ConversationEvent[];
   runs: number;
 }
@@ -120,6 +122,7 @@ export type ConversationEvent =
   | { type: 'cooldown_started'; until: number; ms: number }
   | { type: 'cooldown_ended' }
   | { type: 'loop_guard'; reason: string }
+  | { type: 'loop_guard_lifted'; pausedRounds: number }
   | { type: 'awaiting_approval'; trigger: TriggerKind; tokens: number }
   | { type: 'approval'; decision: 'approved' | 'rejected' | 'timed_out'; action: string }
   | { type: 'restored'; version: number; activeVersion: number; tokens: number };

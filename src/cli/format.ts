@@ -38,6 +38,8 @@ export function formatEvent(event: ConversationEvent): string | null {
       return '▶ cooldown over';
     case 'loop_guard':
       return `⚠ automatic compaction paused: ${event.reason}`;
+    case 'loop_guard_lifted':
+      return `▶ automatic compaction armed again after ${event.pausedRounds} paused round(s)`;
     case 'awaiting_approval':
       return `? a ${event.trigger} compaction awaits approval (${n(event.tokens)} tokens): run approve or reject`;
     case 'approval':

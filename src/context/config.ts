@@ -179,6 +179,11 @@ export const CompactionConfigSchema = z
       .min(0, { error: 'loopGuardMinSavedRatio must be between 0 and 1' })
       .max(1, { error: 'loopGuardMinSavedRatio must be between 0 and 1' })
       .default(0.1),
+    /**
+     * Rounds a loop-guard pause lasts; then automatic compaction is armed again (a manual or
+     * overflow compaction that commits lifts it at once). Default 10.
+     */
+    loopGuardPauseRounds: positiveInt('loopGuardPauseRounds').default(10),
   })
   .superRefine((c, ctx) => {
     // Cross-field checks compare only values that passed their own checks (zod runs this even when

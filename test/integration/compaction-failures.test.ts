@@ -131,6 +131,43 @@ describe('triggers after the model call and on counts', () => {
   });
 });
 
+describe('loop guard', () => {
+  it('pauses automatic compaction that keeps firing, records the skips, and arms it again after loopGuardPauseRounds', async () => {
+    resetLlm();
+    const conv = await env.startConversation({
+      config: {
+        maxContextTokens: 20_000,
+        roundsThreshold: 2,
+        loopGuardMaxCompactions: 1,
+        loopGuardWithinRounds: 1,
+        loopGuardPauseRounds: 2,
+      },
+    });
+    await talk(conv, 1);
+    // Round 2: the rounds trigger compacts; one automatic compaction within one round pauses.
+    const second = await conv.send('second');
+    expect(second.compactions.map((c) => c.status)).toEqual(['committed']);
+    expect((await conv.status()).pausedReason).toMatch(/automatic compactions within 1 round/);
+    expect((await conv.events()).some((e) => e.type === 'loop_guard')).toBe(true);
+    // Round 3: the trigger does not fire yet; round 4: it fires and is skipped, recorded.
+    expect((await conv.send('third')).compactions).toEqual([]);
+    const fourth = await conv.send('fourth');
+    expect(fourth.compactions).toHaveLength(1);
+    expect(fourth.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'skipped' });
+    expect(fourth.compactions[0]?.reason).toMatch(/^loop_guard: /);
+    // Round 5: two paused rounds are over, so the trigger compacts again.
+    const fifth = await conv.send('fifth');
+    expect(fifth.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'committed' });
+    expect((await conv.events()).filter((e) => e.type === 'loop_guard_lifted')).toEqual([
+      { type: 'loop_guard_lifted', pausedRounds: 2 },
+    ]);
+    const markers = eventsOf(await conv.history(), 'MARKER_RECORDED').filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_patch',
+    );
+    expect(markers).toHaveLength(1);
+  });
+});
+
 describe('summary failures', () => {
   it('fails twice, then succeeds: 3 attempts, committed', async () => {
     resetLlm();
