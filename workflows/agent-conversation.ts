@@ -186,7 +186,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   let lastReportedTokens: number | null = carried?.lastReportedTokens ?? null;
   let recentAutomatic = carried?.recentAutomatic ?? [];
   let pausedReason: string | null = carried?.pausedReason ?? null;
-  // A pause carried from a run that did not keep its round counts from the new run's start.
+  // A pause carried from a run that did not record its round counts from this run's start.
   let pausedAtRound: number | null =
     carried?.pausedAtRound ?? (carried?.pausedReason ? carried.rounds : null);
   let events: ConversationEvent[] = carried?.recentEvents ?? [];
