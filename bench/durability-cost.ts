@@ -7,7 +7,13 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../activities';
-import type { PruneInput, PruneResult, SummarizeInput, SummarizeResult } from '../activities/types';
+import type {
+  PruneInput,
+  PruneResult,
+  SummarizeInput,
+  SummarizeResult,
+  SummaryStep,
+} from '../activities/types';
 import { step, isSummaryRequest } from '../test/support/fake-openai';
 import type { CompactionInput, CompactionResult } from '../workflows/definitions';
 import { API_KEY, type BenchEnv } from './bench-env';
@@ -68,20 +74,20 @@ export async function durabilityFigure(env: BenchEnv, reps: number): Promise<Fig
     const pruned: PruneResult = await mock.run(activities.selectivePrune, pruneInput);
     let chosen: SummarizeResult | undefined;
     let calls = 0;
-    const steps = [
-      ...pruned.chain.map((s) => ({ strategy: s, keep: null as number | null })),
-      { strategy: 'full', keep: 2 },
+    const steps: SummaryStep[] = [
+      ...pruned.chain.map((s) => ({ strategy: s, keepRecentRounds: null })),
+      { strategy: 'full', keepRecentRounds: 2 },
     ];
     // As the workflow: one activity per step that summarizes something; empty steps are passed over.
     for (let k = 0; k < steps.length;) {
-      const s = steps[k] as (typeof steps)[number];
+      const s = steps[k] as SummaryStep;
       const summarizeInput: SummarizeInput = {
         conversationId,
         compactionId: i.compactionId,
         prunedVersion: pruned.stagedVersion,
         strategy: s.strategy,
-        keepRecentRounds: s.keep,
-        then: steps.slice(k + 1).map((t) => ({ strategy: t.strategy, keepRecentRounds: t.keep })),
+        keepRecentRounds: s.keepRecentRounds,
+        then: steps.slice(k + 1),
         focus: null,
         config: CONFIG,
         summaryModel: 'fake-summarizer',

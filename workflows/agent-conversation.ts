@@ -53,7 +53,12 @@ import {
   type UsageInfo,
 } from './definitions';
 import { CONVERSATION_SEARCH_ATTRIBUTES } from './search-attributes';
-import { decideCompaction, loopGuardVerdict, type TriggerPoint } from './trigger-adapter';
+import {
+  automaticCompactionBlocked,
+  decideCompaction,
+  loopGuardVerdict,
+  type TriggerPoint,
+} from './trigger-adapter';
 
 /** Store writes: quick, retried until they succeed. */
 const storeOptions: ActivityOptions = {
@@ -207,6 +212,13 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   };
 
   const cooldownActive = (): boolean => cooldownUntil !== null && Date.now() < cooldownUntil;
+
+  /** Automatic compaction runs again, and the loop guard starts counting afresh. */
+  const liftPause = (): void => {
+    pausedReason = null;
+    pausedAtRound = null;
+    recentAutomatic = [];
+  };
 
   const status = (): ConversationStatus => ({
     conversationId,
@@ -473,9 +485,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       }
     } else if (result.status === 'committed') {
       // A successful manual or overflow compaction lifts the loop guard's pause.
-      pausedReason = null;
-      pausedAtRound = null;
-      recentAutomatic = [];
+      liftPause();
     }
     phase = previousPhase;
     publish();
@@ -526,10 +536,6 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     publish();
     return action;
   };
-
-  /** True when a firing automatic trigger would be skipped (its reason comes from the trigger policy). */
-  const automaticCompactionBlocked = (): boolean =>
-    !config.enabled || pausedReason !== null || cooldownActive();
 
   /** Skip reasons already recorded this round: a trigger that keeps firing is recorded once a round. */
   let skipsRecorded = { round: -1, kinds: new Set<string>() };
@@ -617,9 +623,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     ) {
       // The pause is over: a context that keeps growing gets compacted again.
       pushEvent({ type: 'loop_guard_lifted', pausedRounds: round - 1 - (pausedAtRound ?? round) });
-      pausedReason = null;
-      pausedAtRound = null;
-      recentAutomatic = [];
+      liftPause();
     }
     const compactions: CompactionBrief[] = [];
     phase = 'model';
@@ -648,7 +652,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       prechecked = false;
       // While automatic compaction cannot run (cooldown, loop guard, disabled) a precheck could only
       // record a skip: the model is called at once and the skip, if a trigger fires, recorded after.
-      const skipOnly = pendingUser !== null && automaticCompactionBlocked();
+      const skipOnly = pendingUser !== null && automaticCompactionBlocked(triggerState());
       phase = 'model';
       let res: CallModelResult;
       try {

@@ -4,7 +4,7 @@
  * events) and after each response (check on the reported usage, the marker).
  */
 import type { CompactionConfig } from '../src/context/config';
-import { evaluateTriggers, loopGuard } from '../src/context/triggers';
+import { automaticBlockReason, evaluateTriggers, loopGuard } from '../src/context/triggers';
 import type { TriggerKind } from './definitions';
 
 export type TriggerPoint = 'before_model_call' | 'after_model_call';
@@ -47,6 +47,16 @@ export function decideCompaction(point: TriggerPoint, o: TriggerObservation): Co
   if (!fired) return null;
   const skip = result.skipReason && o.pausedReason ? `loop_guard: ${o.pausedReason}` : result.skipReason;
   return { trigger: fired.trigger, detail: fired.reason, skip };
+}
+
+/** True when a firing automatic trigger would be skipped (cooldown, loop guard, disabled). */
+export function automaticCompactionBlocked(
+  o: Pick<TriggerObservation, 'config' | 'cooldownActive' | 'pausedReason'>,
+): boolean {
+  return (
+    automaticBlockReason({ paused: o.pausedReason !== null, cooldownActive: o.cooldownActive }, o.config) !==
+    null
+  );
 }
 
 /** A reason to pause automatic compaction (it makes no progress), or null. */

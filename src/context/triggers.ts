@@ -105,14 +105,22 @@ export function evaluateTriggers(state: TriggerState, config: CompactionConfig):
   }
 
   const runnable = fired.some((f) => !isAutomatic(f.trigger));
-  let skipReason: string | null = null;
-  if (fired.length > 0 && !runnable) {
-    if (!config.enabled) skipReason = 'disabled: automatic compaction is off (enabled: false)';
-    else if (state.paused) skipReason = 'loop_guard: automatic compaction is paused';
-    else if (state.cooldownActive)
-      skipReason = 'cooldown: automatic compaction is cooling down after a summary failure';
-  }
+  const skipReason = fired.length > 0 && !runnable ? automaticBlockReason(state, config) : null;
   return { fired, skipped: skipReason !== null, skipReason };
+}
+
+/**
+ * Why an automatic trigger may not run now (compaction disabled, paused by the loop guard, or
+ * cooling down), or null when it may. Manual and overflow compactions ignore it.
+ */
+export function automaticBlockReason(
+  state: Pick<TriggerState, 'paused' | 'cooldownActive'>,
+  config: CompactionConfig,
+): string | null {
+  if (!config.enabled) return 'disabled: automatic compaction is off (enabled: false)';
+  if (state.paused) return 'loop_guard: automatic compaction is paused';
+  if (state.cooldownActive) return 'cooldown: automatic compaction is cooling down after a summary failure';
+  return null;
 }
 
 /** One automatic compaction as the loop guard remembers it. */
