@@ -32,9 +32,22 @@ export interface WorkerOptions {
   shutdownGraceTime?: string;
 }
 
+/**
+ * Modules evaluated once per workflow thread and shared by every workflow, instead of once per
+ * workflow execution (the SDK's reusable V8 context gives each execution its own module cache).
+ * The compaction config — zod and the schema it builds — was ~17 ms of each new workflow's first
+ * task, paid by every compaction child. A preloaded module must hold no per-workflow state; the SDK
+ * freezes what it exports.
+ */
+const PRELOADED_MODULES = [join(__dirname, 'context', 'config.ts')];
+
 /** Bundles the workflows (webpack), printing only errors. */
 export function bundleWorkflows(): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundler });
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: quietBundler,
+    preloadModules: PRELOADED_MODULES,
+  });
 }
 
 const quietBundler = {

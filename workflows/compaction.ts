@@ -15,11 +15,19 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  type LocalActivityOptions,
   patched,
   proxyActivities,
+  proxyLocalActivities,
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
-import type { CompactionActivities, PruneResult, SummarizeResult, SummaryStep } from '../activities/types';
+import type {
+  CompactionActivities,
+  PruneInput,
+  PruneResult,
+  SummarizeResult,
+  SummaryStep,
+} from '../activities/types';
 import { parseCompactionConfig } from '../src/context/config';
 import type { CompactionInput, CompactionResult, ConversationEvent } from './definitions';
 
@@ -67,7 +75,26 @@ const compensationOptions: ActivityOptions = {
   retry: { initialInterval: '500ms', maximumInterval: '30s' },
 };
 
+/**
+ * Prune and commit are short store transactions: they run as local activities, inside the workflow
+ * task that reaches them, with the same timeouts and retries. That is two workflow tasks fewer per
+ * compaction (~20 ms each way on the dev server, bench figure 1) and one history event per call
+ * instead of three. No heartbeat: the workflow task's timeout watches the worker instead. The
+ * summary (long, heartbeating) and the compensation stay activities. Compactions recorded before
+ * this ran prune and commit as activities; `patched` keeps their histories replaying that way.
+ */
+const localPruneOptions: LocalActivityOptions = {
+  startToCloseTimeout: pruneOptions.startToCloseTimeout,
+  retry: pruneOptions.retry,
+};
+const localCommitOptions: LocalActivityOptions = {
+  startToCloseTimeout: commitOptions.startToCloseTimeout,
+  retry: commitOptions.retry,
+};
+
 const prune = proxyActivities<CompactionActivities>(pruneOptions);
+const localPrune = proxyLocalActivities<CompactionActivities>(localPruneOptions);
+const localCommit = proxyLocalActivities<CompactionActivities>(localCommitOptions);
 const summary = proxyActivities<CompactionActivities>(summarizeOptions);
 const commit = proxyActivities<CompactionActivities>(commitOptions);
 const compensation = proxyActivities<CompactionActivities>(compensationOptions);
@@ -153,20 +180,22 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
   try {
     let t = Date.now();
     events.push({ type: 'compaction_meta', seq: input.seq, phase: 'selective_start' });
-    pruned = await prune.selectivePrune.executeWithOptions(
-      { ...pruneOptions, summary: `selective prune (${input.trigger})` },
-      [
-        {
-          conversationId: input.conversationId,
-          compactionId: input.compactionId,
-          seq: input.seq,
-          trigger: input.trigger,
-          focus: input.focus,
-          config: input.config,
-          model: input.summaryModel,
-        },
-      ],
-    );
+    const pruneInput: PruneInput = {
+      conversationId: input.conversationId,
+      compactionId: input.compactionId,
+      seq: input.seq,
+      trigger: input.trigger,
+      focus: input.focus,
+      config: input.config,
+      model: input.summaryModel,
+    };
+    const storeStepsLocal = patched('compaction-local-prune-commit');
+    const pruneSummary = `selective prune (${input.trigger})`;
+    pruned = await (storeStepsLocal
+      ? localPrune.selectivePrune.executeWithOptions({ ...localPruneOptions, summary: pruneSummary }, [
+          pruneInput,
+        ])
+      : prune.selectivePrune.executeWithOptions({ ...pruneOptions, summary: pruneSummary }, [pruneInput]));
     timings.pruneMs = Date.now() - t;
     events.push({
       type: 'compaction_meta',
@@ -214,8 +243,9 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       const nameOf = (step: SummaryStep): string =>
         step.keepRecentRounds === null ? step.strategy : `full(keep ${step.keepRecentRounds})`;
       // One activity passes over the steps that would summarize nothing (compactions before this
-      // change ran an activity per step; their histories replay on that path).
-      const skipsEmptySteps = patched('summary-skips-empty-steps');
+      // change ran an activity per step; their histories replay on that path). Local prune and
+      // commit came later: a compaction that has them has this too, and records one marker fewer.
+      const skipsEmptySteps = storeStepsLocal || patched('summary-skips-empty-steps');
       for (let i = 0; i < steps.length;) {
         const step = steps[i] as SummaryStep;
         const then = skipsEmptySteps ? steps.slice(i + 1) : [];
@@ -264,10 +294,15 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
 
     failedPhase = 'commit';
     t = Date.now();
-    const totals = await commit.commitCompaction.executeWithOptions(
-      { ...commitOptions, summary: `commit v${chosen.stagedVersion}` },
-      [{ compactionId: input.compactionId, stagedVersion: chosen.stagedVersion }],
-    );
+    const commitSummary = `commit v${chosen.stagedVersion}`;
+    const commitInput = { compactionId: input.compactionId, stagedVersion: chosen.stagedVersion };
+    const totals = await (storeStepsLocal
+      ? localCommit.commitCompaction.executeWithOptions({ ...localCommitOptions, summary: commitSummary }, [
+          commitInput,
+        ])
+      : commit.commitCompaction.executeWithOptions({ ...commitOptions, summary: commitSummary }, [
+          commitInput,
+        ]));
     timings.commitMs = Date.now() - t;
     events.push({
       type: 'compaction_meta',

@@ -5,7 +5,8 @@
  * checked here, at the edge, with exact messages: a ratio of 1.2 or an unknown key is refused before
  * any model call. Sources, later wins: defaults → config file → environment → workflow start
  * arguments (reading the file and the environment is in `src/infra/config-sources.ts`; this module
- * is pure and runs inside workflows too).
+ * is pure and runs inside workflows too, loaded once per worker thread and shared by every workflow:
+ * it must hold no per-workflow state, see `preloadModules` in src/worker.ts).
  */
 import { z } from 'zod';
 import { ITEM_TYPES, type ItemType } from './items';
@@ -30,7 +31,7 @@ const nonNegativeInt = (what: string) =>
     .int({ error: `${what} must be a whole number` })
     .min(0, { error: `${what} must be 0 or more` });
 
-export const SelectiveRuleSchema = z.strictObject({
+const SelectiveRuleSchema = z.strictObject({
   strategy: z.enum(RULE_STRATEGIES, { error: `strategy must be one of ${RULE_STRATEGIES.join(', ')}` }),
   /** For `truncate`: how many of the most recent items (tool blocks, for TOOL_RESULT) to keep. */
   keepRecent: nonNegativeInt('keepRecent').optional(),
@@ -73,7 +74,9 @@ const rulesSchema = z.record(z.string(), SelectiveRuleSchema).superRefine((rules
   }
 });
 
-export const CompactionConfigSchema = z
+// Not exported: the workflow bundle preloads this module once per worker thread and freezes what it
+// exports (src/worker.ts), and a frozen zod schema cannot parse (it defines its methods lazily).
+const CompactionConfigSchema = z
   .strictObject({
     /** Compact at all (seed 004 `enabled`). Manual and overflow compactions run even when false. Default true. */
     enabled: z.boolean({ error: 'enabled must be true or false' }).default(true),
@@ -224,6 +227,11 @@ export const CompactionConfigSchema = z
 
 /** The validated configuration, every field present. */
 export type CompactionConfig = z.infer<typeof CompactionConfigSchema>;
+
+/** The schema of each field, by key: the config sources check one value at a time. */
+export function compactionConfigFields(): typeof CompactionConfigSchema.shape {
+  return CompactionConfigSchema.shape;
+}
 
 /** Every default in one place (STYLE.md §4). */
 export const DEFAULT_COMPACTION_CONFIG: CompactionConfig = CompactionConfigSchema.parse({});

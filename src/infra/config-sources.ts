@@ -24,7 +24,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import {
-  CompactionConfigSchema,
+  compactionConfigFields,
   ConfigError,
   parseCompactionConfig,
   type CompactionConfig,
@@ -37,8 +37,9 @@ export const CONFIG_FILE_VARIABLE = 'DC_COMPACTION_CONFIG';
 /** Prefix of the variables that set one schema key each (`DC_TRIGGER_RATIO`). */
 export const ENV_PREFIX = 'DC_';
 
-type Key = keyof typeof CompactionConfigSchema.shape;
-const KEYS = Object.keys(CompactionConfigSchema.shape) as Key[];
+const FIELDS = compactionConfigFields();
+type Key = keyof typeof FIELDS;
+const KEYS = Object.keys(FIELDS) as Key[];
 
 /** Names from the seeds that are not the schema key in snake_case. */
 const ALIASES: Readonly<Record<string, Key | 'slidingWindowSize'>> = {
@@ -84,7 +85,7 @@ function shown(value: unknown): string {
  * with `quote`, the value itself (`(got 1.2)`: a file's values are not in front of the reader).
  */
 function checkField(key: Key, value: unknown, where: string, problems: string[], quote = false): void {
-  const result = CompactionConfigSchema.shape[key].safeParse(value);
+  const result = FIELDS[key].safeParse(value);
   if (result.success) return;
   for (const issue of result.error.issues) {
     const path = issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
@@ -225,7 +226,7 @@ function fromText(key: Key | 'slidingWindowSize', text: string, where: string, p
       return undefined;
     }
   }
-  const sample = key === 'slidingWindowSize' ? 0 : CompactionConfigSchema.shape[key].parse(undefined);
+  const sample = key === 'slidingWindowSize' ? 0 : FIELDS[key].parse(undefined);
   if (typeof sample === 'number') {
     const n = DECIMAL.test(trimmed) ? Number(trimmed) : Number.NaN;
     if (Number.isNaN(n)) {

@@ -4,7 +4,9 @@
  * break running conversations.
  *
  * `RECORD_HISTORIES=1 npx vitest run --project integration test/integration/replay.test.ts`
- * records them again (do that only for a deliberate, versioned change of the workflows).
+ * records them again (do that only for a deliberate, versioned change of the workflows). Keep the
+ * earlier recordings beside them under a version prefix (`v0-*`: before any `patched` branch, with
+ * prune and commit as activities): running workflows of every earlier version must replay too.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';

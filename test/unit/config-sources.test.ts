@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CompactionConfigSchema, ConfigError, DEFAULT_COMPACTION_CONFIG } from '../../src/context/config';
+import { compactionConfigFields, ConfigError, DEFAULT_COMPACTION_CONFIG } from '../../src/context/config';
 import {
   compactionConfigFromEnv,
   loadCompactionConfig,
@@ -41,7 +41,7 @@ describe('samples/compaction.yaml', () => {
     const block = (parse(readFileSync(SAMPLE, 'utf8')) as { context_compaction: Record<string, unknown> })
       .context_compaction;
     const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    const expected = Object.keys(CompactionConfigSchema.shape)
+    const expected = Object.keys(compactionConfigFields())
       .map((key) => (key === 'summaryMaxTokens' ? 'summary_max_length' : snake(key)))
       .sort();
     expect(Object.keys(block).sort()).toStrictEqual(expected);
