@@ -53,6 +53,7 @@ import {
   type UsageInfo,
 } from './definitions';
 import { CONVERSATION_SEARCH_ATTRIBUTES } from './search-attributes';
+import { asLocal } from './activity-options';
 import {
   automaticCompactionBlocked,
   decideCompaction,
@@ -103,14 +104,8 @@ const model = proxyActivities<ConversationActivities>(modelOptions);
 const tools = proxyActivities<ConversationActivities>(toolOptions);
 
 /** The same calls as local activities (`agentCalls: 'local'`): no heartbeat, same timeouts and retries. */
-const localModelOptions: LocalActivityOptions = {
-  startToCloseTimeout: modelOptions.startToCloseTimeout,
-  retry: modelOptions.retry,
-};
-const localToolOptions: LocalActivityOptions = {
-  startToCloseTimeout: toolOptions.startToCloseTimeout,
-  retry: toolOptions.retry,
-};
+const localModelOptions = asLocal(modelOptions);
+const localToolOptions = asLocal(toolOptions);
 const localModel = proxyLocalActivities<ConversationActivities>(localModelOptions);
 const localTools = proxyLocalActivities<ConversationActivities>(localToolOptions);
 

@@ -15,7 +15,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  type LocalActivityOptions,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -29,6 +28,7 @@ import type {
   SummaryStep,
 } from '../activities/types';
 import { parseCompactionConfig } from '../src/context/config';
+import { asLocal } from './activity-options';
 import type { CompactionInput, CompactionResult, ConversationEvent } from './definitions';
 
 /** Pruning is deterministic and cheap: retry it freely. */
@@ -83,14 +83,8 @@ const compensationOptions: ActivityOptions = {
  * summary (long, heartbeating) and the compensation stay activities. Compactions recorded before
  * this ran prune and commit as activities; `patched` keeps their histories replaying that way.
  */
-const localPruneOptions: LocalActivityOptions = {
-  startToCloseTimeout: pruneOptions.startToCloseTimeout,
-  retry: pruneOptions.retry,
-};
-const localCommitOptions: LocalActivityOptions = {
-  startToCloseTimeout: commitOptions.startToCloseTimeout,
-  retry: commitOptions.retry,
-};
+const localPruneOptions = asLocal(pruneOptions);
+const localCommitOptions = asLocal(commitOptions);
 
 const prune = proxyActivities<CompactionActivities>(pruneOptions);
 const localPrune = proxyLocalActivities<CompactionActivities>(localPruneOptions);
