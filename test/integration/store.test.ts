@@ -77,6 +77,29 @@ describe('conversation store', () => {
     expect(await count('select 1 from items where conversation_id = $1', [id])).toBe(3);
   });
 
+  it('appends several items in one call: archive order, attributes, totals, a partly repeated call', async () => {
+    const id = newId('conv');
+    await store.createConversation(id, [system(`${id}:sys`, 'sys')]);
+    const [a, b, c] = [1, 2, 3].map((n) => ({
+      ...user(`${id}:m${n}`, `message ${n} `.repeat(n * 5), n),
+      pinned: n === 2,
+      ...(n === 3 ? { sourceId: `${id}:m1` } : {}),
+    })) as [ContextItem, ContextItem, ContextItem];
+    const first = await store.appendItems(id, [a, b]);
+    const second = await store.appendItems(id, [b, c]); // b is stored already: only c is new
+    expect(second).toEqual(await store.totals(id));
+    expect(second.itemCount).toBe(4);
+    expect(second.tokens - first.tokens).toBe(c.tokens);
+    const rows = await pool.query<{ id: string; seq: string }>(
+      'select id, seq from items where conversation_id = $1 order by seq',
+      [id],
+    );
+    expect(rows.rows.map((r) => r.id)).toEqual([`${id}:sys`, a.id, b.id, c.id]);
+    expect(rows.rows.map((r) => Number(r.seq))).toEqual([1, 2, 3, 4]);
+    const { items } = await store.getActiveContext(id);
+    expect(items).toEqual([expect.objectContaining({ id: `${id}:sys` }), a, b, c]);
+  });
+
   it('stores any string byte for byte: NUL, lone surrogates, SQL metacharacters', async () => {
     const id = newId('conv');
     await store.createConversation(id, []);
