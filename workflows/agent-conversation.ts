@@ -400,6 +400,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             summaryModel: input.model.summaryModel ?? input.model.model,
             mode: opts.mode ?? 'summarize',
             workspace: input.workspace ?? null,
+            ...(input.summaryCalls ? { summaryCalls: input.summaryCalls } : {}),
           },
         ],
       });

@@ -85,11 +85,17 @@ const compensationOptions: ActivityOptions = {
  */
 const localPruneOptions = asLocal(pruneOptions);
 const localCommitOptions = asLocal(commitOptions);
+/**
+ * The summary as a local activity (`summaryCalls: 'local'`): the compaction is then one workflow
+ * task — prune, summary and commit run in it, the task heartbeating while the summary call lasts.
+ */
+const localSummarizeOptions = asLocal(summarizeOptions);
 
 const prune = proxyActivities<CompactionActivities>(pruneOptions);
 const localPrune = proxyLocalActivities<CompactionActivities>(localPruneOptions);
 const localCommit = proxyLocalActivities<CompactionActivities>(localCommitOptions);
 const summary = proxyActivities<CompactionActivities>(summarizeOptions);
+const localSummary = proxyLocalActivities<CompactionActivities>(localSummarizeOptions);
 const commit = proxyActivities<CompactionActivities>(commitOptions);
 const compensation = proxyActivities<CompactionActivities>(compensationOptions);
 
@@ -208,6 +214,10 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     }
 
     failedPhase = 'summary';
+    // Recorded in the input, so a history replays the way it ran (absent before the option).
+    const summaryLocal = input.summaryCalls === 'local';
+    const summaryCall = summaryLocal ? localSummary : summary;
+    const summaryOptions = summaryLocal ? localSummarizeOptions : summarizeOptions;
     t = Date.now();
     events.push({
       type: 'compaction_meta',
@@ -217,8 +227,8 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     });
     if (input.mode === 'drop_oldest') {
       strategy = 'drop_oldest';
-      chosen = await summary.dropOldestRounds.executeWithOptions(
-        { ...summarizeOptions, summary: 'drop oldest rounds (no summary)' },
+      chosen = await summaryCall.dropOldestRounds.executeWithOptions(
+        { ...summaryOptions, summary: 'drop oldest rounds (no summary)' },
         [
           {
             conversationId: input.conversationId,
@@ -243,9 +253,9 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       for (let i = 0; i < steps.length;) {
         const step = steps[i] as SummaryStep;
         const then = skipsEmptySteps ? steps.slice(i + 1) : [];
-        const r = await summary.summarize.executeWithOptions(
+        const r = await summaryCall.summarize.executeWithOptions(
           {
-            ...summarizeOptions,
+            ...summaryOptions,
             summary: `summary: ${nameOf(step)}${then.length > 0 ? ` (or a later step: ${then.length} left)` : ''}`,
           },
           [

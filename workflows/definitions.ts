@@ -66,6 +66,14 @@ export interface AgentConversationInput {
    * or tools that run for minutes (a local call longer than a workflow task heartbeats it every 8 s).
    */
   agentCalls?: 'local' | 'task_queue';
+  /**
+   * Where a compaction's summary call runs. `task_queue` (default): as an activity of the
+   * compaction child, heartbeating, with its attempts and pending state visible in the Web UI and
+   * able to run on separate workers. `local`: as a local activity on the child's worker — the
+   * whole compaction is then one workflow task, ~17 ms and ~0.8 KB of history less per compaction
+   * (bench figure 1); a dead worker's summary is retried when that task times out (10 s).
+   */
+  summaryCalls?: 'local' | 'task_queue';
   /** Present on a continued run. */
   carried?: CarriedState;
 }
@@ -186,6 +194,8 @@ export interface CompactionInput {
   mode: 'summarize' | 'drop_oldest';
   /** Workspace of the conversation (for the git diff stat of the summary request). */
   workspace: string | null;
+  /** Where the summary call runs (see `AgentConversationInput.summaryCalls`); absent: `task_queue`. */
+  summaryCalls?: 'local' | 'task_queue';
 }
 
 export interface CompactionResult {

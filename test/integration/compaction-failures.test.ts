@@ -285,6 +285,47 @@ describe('summary failures', () => {
   });
 });
 
+describe('the summary as a local activity (summaryCalls: local)', () => {
+  /** Activity tasks scheduled in a history, by type. */
+  const scheduled = (history: Parameters<typeof eventsOf>[0]) =>
+    eventsOf(history, 'ACTIVITY_TASK_SCHEDULED').map(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name,
+    );
+
+  it('commits in one workflow task: prune, summary and commit are markers, no activity task', async () => {
+    resetLlm();
+    summaryLane().setDefault(step.summary('summarized locally'));
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000 }, summaryCalls: 'local' });
+    await talk(conv, 3);
+    const brief = await conv.compact();
+    expect(brief).toMatchObject({ status: 'committed' });
+    expect((await conv.activeContext()).items.some((i) => i.type === 'COMPACTION_SUMMARY')).toBe(true);
+    const child = (await conv.fullHistory()).children.at(-1)!.history;
+    expect(scheduled(child)).toEqual([]);
+    const local = eventsOf(child, 'MARKER_RECORDED').map(localActivityType).filter(Boolean);
+    expect(local).toEqual(['selectivePrune', 'summarize', 'commitCompaction']);
+    expect(eventsOf(child, 'WORKFLOW_TASK_COMPLETED')).toHaveLength(1);
+  });
+
+  it('retried locally, then rolled back by the compensation activity: 3 attempts, context unchanged', async () => {
+    resetLlm();
+    summaryLane().setDefault(step.contentNull());
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000 }, summaryCalls: 'local' });
+    await talk(conv, 3);
+    const before = await activeIds(conv);
+    const brief = await conv.compact();
+    expect(brief).toMatchObject({ status: 'rolled_back' });
+    expect(brief.reason).toContain('content_none');
+    expect(await activeIds(conv)).toEqual(before);
+    const record = (await conv.compactions()).at(-1);
+    expect(record).toMatchObject({ status: 'rolled_back', attempts: 3 });
+    const summaryCalls = env.llm.chatRequests().filter((r) => isSummaryRequest(r));
+    expect(summaryCalls).toHaveLength(3);
+    const child = (await conv.fullHistory()).children.at(-1)!.history;
+    expect(scheduled(child)).toEqual(['discardStaged']);
+  });
+});
+
 describe('confirmation', () => {
   const confirmConfig = { maxContextTokens: 20_000, roundsThreshold: 3, requireConfirmation: true };
 

@@ -100,13 +100,29 @@ if (record)
       await save('continue-as-new', continued, temporal.address);
       expect(readdirSync(DIR).some((f) => f.startsWith('continue-as-new-run2'))).toBe(true);
     });
+
+    it('records a compaction whose summary ran as a local activity', async () => {
+      env.llm.reset();
+      env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('recorded local summary'));
+      env.llm.setDefault(step.text(words(1500, 'rec')));
+      const local = await env.startConversation({
+        name: 'local-summary',
+        config: { maxContextTokens: 8000 },
+        summaryCalls: 'local',
+      });
+      for (let i = 0; i < 5; i++) await local.send(words(600, `l${i}w`));
+      await local.compact('keep the numbers');
+      await local.end();
+      await save('local-summary', local, testTemporalAddress());
+      expect(readdirSync(DIR).some((f) => f.startsWith('local-summary-compaction1'))).toBe(true);
+    });
   });
 
 describe('replaying the recorded histories', () => {
   it('every history in test/histories replays against the current workflow code', async () => {
     const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
     expect(files.map((f) => f.replace(/-(run|compaction)\d+\.json$/, ''))).toEqual(
-      expect.arrayContaining(['committed', 'rolled-back-cooldown', 'continue-as-new']),
+      expect.arrayContaining(['committed', 'rolled-back-cooldown', 'continue-as-new', 'local-summary']),
     );
     const outcomes = await replayHistories(
       testWorkflowBundle(),

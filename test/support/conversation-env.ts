@@ -81,6 +81,8 @@ export interface StartOptions {
   searchAttributes?: boolean;
   /** Where model and tool calls run (default: the workflow's default, local activities). */
   agentCalls?: AgentConversationInput['agentCalls'];
+  /** Where a compaction's summary call runs (default: the workflow's default, an activity). */
+  summaryCalls?: AgentConversationInput['summaryCalls'];
 }
 
 export interface Conversation {
@@ -167,6 +169,7 @@ export async function startConversationEnv(options: ConversationEnvOptions = {})
       searchAttributes: opts.searchAttributes ?? false,
       ...(opts.maxStepsPerRound !== undefined ? { maxStepsPerRound: opts.maxStepsPerRound } : {}),
       ...(opts.agentCalls ? { agentCalls: opts.agentCalls } : {}),
+      ...(opts.summaryCalls ? { summaryCalls: opts.summaryCalls } : {}),
     };
     const handle = await client.workflow.start('agentConversation', {
       workflowId: id,
