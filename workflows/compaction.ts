@@ -76,27 +76,30 @@ const compensationOptions: ActivityOptions = {
 };
 
 /**
- * Prune and commit are short store transactions: they run as local activities, inside the workflow
- * task that reaches them, with the same timeouts and retries. That is two workflow tasks fewer per
- * compaction (~20 ms each way on the dev server, bench figure 1) and one history event per call
- * instead of three. No heartbeat: the workflow task's timeout watches the worker instead. The
- * summary (long, heartbeating) and the compensation stay activities. Compactions recorded before
- * this ran prune and commit as activities; `patched` keeps their histories replaying that way.
+ * A profile both ways: as an activity, and as a local activity with the same timeout and retries
+ * (run inside the workflow task that reaches it; no heartbeat, the task's timeout watches the
+ * worker instead). Each call site picks one and passes its options to `executeWithOptions`.
  */
-const localPruneOptions = asLocal(pruneOptions);
-const localCommitOptions = asLocal(commitOptions);
-/**
- * The summary as a local activity (`summaryCalls: 'local'`): the compaction is then one workflow
- * task — prune, summary and commit run in it, the task heartbeating while the summary call lasts.
- */
-const localSummarizeOptions = asLocal(summarizeOptions);
+function bothWays(options: ActivityOptions) {
+  const local = asLocal(options);
+  return {
+    activity: { call: proxyActivities<CompactionActivities>(options), options },
+    local: { call: proxyLocalActivities<CompactionActivities>(local), options: local },
+  };
+}
 
-const prune = proxyActivities<CompactionActivities>(pruneOptions);
-const localPrune = proxyLocalActivities<CompactionActivities>(localPruneOptions);
-const localCommit = proxyLocalActivities<CompactionActivities>(localCommitOptions);
-const summary = proxyActivities<CompactionActivities>(summarizeOptions);
-const localSummary = proxyLocalActivities<CompactionActivities>(localSummarizeOptions);
-const commit = proxyActivities<CompactionActivities>(commitOptions);
+/**
+ * Prune and commit are short store transactions: they run as local activities. That is two
+ * workflow tasks fewer per compaction (~20 ms each way on the dev server, bench figure 1) and one
+ * history event per call instead of three. Compactions recorded before this ran them as
+ * activities; `patched` keeps their histories replaying that way. The summary (long, heartbeating)
+ * is an activity unless the conversation asks otherwise (`summaryCalls: 'local'`: the compaction is
+ * then one workflow task, heartbeating while the summary call lasts). The compensation is always an
+ * activity.
+ */
+const prune = bothWays(pruneOptions);
+const summary = bothWays(summarizeOptions);
+const commit = bothWays(commitOptions);
 const compensation = proxyActivities<CompactionActivities>(compensationOptions);
 
 /** Rounds kept verbatim by the last-resort full summary, then fewer (seed 004: "keep fewer rounds"). */
@@ -190,12 +193,11 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       model: input.summaryModel,
     };
     const storeStepsLocal = patched('compaction-local-prune-commit');
-    const pruneSummary = `selective prune (${input.trigger})`;
-    pruned = await (storeStepsLocal
-      ? localPrune.selectivePrune.executeWithOptions({ ...localPruneOptions, summary: pruneSummary }, [
-          pruneInput,
-        ])
-      : prune.selectivePrune.executeWithOptions({ ...pruneOptions, summary: pruneSummary }, [pruneInput]));
+    const pruneBy = storeStepsLocal ? prune.local : prune.activity;
+    pruned = await pruneBy.call.selectivePrune.executeWithOptions(
+      { ...pruneBy.options, summary: `selective prune (${input.trigger})` },
+      [pruneInput],
+    );
     timings.pruneMs = Date.now() - t;
     events.push({
       type: 'compaction_meta',
@@ -215,9 +217,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
 
     failedPhase = 'summary';
     // Recorded in the input, so a history replays the way it ran (absent before the option).
-    const summaryLocal = input.summaryCalls === 'local';
-    const summaryCall = summaryLocal ? localSummary : summary;
-    const summaryOptions = summaryLocal ? localSummarizeOptions : summarizeOptions;
+    const summaryBy = input.summaryCalls === 'local' ? summary.local : summary.activity;
     t = Date.now();
     events.push({
       type: 'compaction_meta',
@@ -227,8 +227,8 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     });
     if (input.mode === 'drop_oldest') {
       strategy = 'drop_oldest';
-      chosen = await summaryCall.dropOldestRounds.executeWithOptions(
-        { ...summaryOptions, summary: 'drop oldest rounds (no summary)' },
+      chosen = await summaryBy.call.dropOldestRounds.executeWithOptions(
+        { ...summaryBy.options, summary: 'drop oldest rounds (no summary)' },
         [
           {
             conversationId: input.conversationId,
@@ -253,9 +253,9 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       for (let i = 0; i < steps.length;) {
         const step = steps[i] as SummaryStep;
         const then = skipsEmptySteps ? steps.slice(i + 1) : [];
-        const r = await summaryCall.summarize.executeWithOptions(
+        const r = await summaryBy.call.summarize.executeWithOptions(
           {
-            ...summaryOptions,
+            ...summaryBy.options,
             summary: `summary: ${nameOf(step)}${then.length > 0 ? ` (or a later step: ${then.length} left)` : ''}`,
           },
           [
@@ -298,15 +298,11 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
 
     failedPhase = 'commit';
     t = Date.now();
-    const commitSummary = `commit v${chosen.stagedVersion}`;
-    const commitInput = { compactionId: input.compactionId, stagedVersion: chosen.stagedVersion };
-    const totals = await (storeStepsLocal
-      ? localCommit.commitCompaction.executeWithOptions({ ...localCommitOptions, summary: commitSummary }, [
-          commitInput,
-        ])
-      : commit.commitCompaction.executeWithOptions({ ...commitOptions, summary: commitSummary }, [
-          commitInput,
-        ]));
+    const commitBy = storeStepsLocal ? commit.local : commit.activity;
+    const totals = await commitBy.call.commitCompaction.executeWithOptions(
+      { ...commitBy.options, summary: `commit v${chosen.stagedVersion}` },
+      [{ compactionId: input.compactionId, stagedVersion: chosen.stagedVersion }],
+    );
     timings.commitMs = Date.now() - t;
     events.push({
       type: 'compaction_meta',
