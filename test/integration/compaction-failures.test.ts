@@ -10,6 +10,7 @@ import { localActivityType } from '../../src/replay/timeline';
 import { isSummaryRequest, step, type FakeLane } from '../support/fake-openai';
 import {
   activityAttempts,
+  activityNames,
   eventSummary,
   eventsOf,
   startConversationEnv,
@@ -286,12 +287,6 @@ describe('summary failures', () => {
 });
 
 describe('the summary as a local activity (summaryCalls: local)', () => {
-  /** Activity tasks scheduled in a history, by type. */
-  const scheduled = (history: Parameters<typeof eventsOf>[0]) =>
-    eventsOf(history, 'ACTIVITY_TASK_SCHEDULED').map(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name,
-    );
-
   it('commits in one workflow task: prune, summary and commit are markers, no activity task', async () => {
     resetLlm();
     summaryLane().setDefault(step.summary('summarized locally'));
@@ -301,7 +296,7 @@ describe('the summary as a local activity (summaryCalls: local)', () => {
     expect(brief).toMatchObject({ status: 'committed' });
     expect((await conv.activeContext()).items.some((i) => i.type === 'COMPACTION_SUMMARY')).toBe(true);
     const child = (await conv.fullHistory()).children.at(-1)!.history;
-    expect(scheduled(child)).toEqual([]);
+    expect(activityNames(child)).toEqual([]);
     const local = eventsOf(child, 'MARKER_RECORDED').map(localActivityType).filter(Boolean);
     expect(local).toEqual(['selectivePrune', 'summarize', 'commitCompaction']);
     expect(eventsOf(child, 'WORKFLOW_TASK_COMPLETED')).toHaveLength(1);
@@ -322,7 +317,7 @@ describe('the summary as a local activity (summaryCalls: local)', () => {
     const summaryCalls = env.llm.chatRequests().filter((r) => isSummaryRequest(r));
     expect(summaryCalls).toHaveLength(3);
     const child = (await conv.fullHistory()).children.at(-1)!.history;
-    expect(scheduled(child)).toEqual(['discardStaged']);
+    expect(activityNames(child)).toEqual(['discardStaged']);
   });
 });
 
