@@ -1,12 +1,30 @@
 /**
  * Activity option profiles shared by the workflows. Pure: imported by workflow code.
  */
-import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
+import {
+  proxyActivities,
+  proxyLocalActivities,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
 
 /**
  * A profile as a local activity: the same timeout and retries. Local activities cannot heartbeat;
  * their workflow task's timeout watches the worker instead.
  */
-export function asLocal(options: ActivityOptions): LocalActivityOptions {
+function asLocal(options: ActivityOptions): LocalActivityOptions {
   return { startToCloseTimeout: options.startToCloseTimeout, retry: options.retry };
+}
+
+/**
+ * A profile both ways: as activities, and as local activities with the same timeout and retries
+ * (run inside the workflow task that reaches them). Each call site picks one and passes its
+ * options to `executeWithOptions`.
+ */
+export function bothWays<A>(options: ActivityOptions) {
+  const local = asLocal(options);
+  return {
+    activity: { call: proxyActivities<A>(options), options },
+    local: { call: proxyLocalActivities<A>(local), options: local },
+  };
 }

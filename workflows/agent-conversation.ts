@@ -53,7 +53,7 @@ import {
   type UsageInfo,
 } from './definitions';
 import { CONVERSATION_SEARCH_ATTRIBUTES } from './search-attributes';
-import { asLocal } from './activity-options';
+import { bothWays } from './activity-options';
 import {
   automaticCompactionBlocked,
   decideCompaction,
@@ -100,14 +100,12 @@ const localStoreOptions: LocalActivityOptions = {
   retry: { initialInterval: '200ms', maximumInterval: '10s', maximumAttempts: 20 },
 };
 const local = proxyLocalActivities<ConversationActivities>(localStoreOptions);
-const model = proxyActivities<ConversationActivities>(modelOptions);
-const tools = proxyActivities<ConversationActivities>(toolOptions);
-
-/** The same calls as local activities (`agentCalls: 'local'`): no heartbeat, same timeouts and retries. */
-const localModelOptions = asLocal(modelOptions);
-const localToolOptions = asLocal(toolOptions);
-const localModel = proxyLocalActivities<ConversationActivities>(localModelOptions);
-const localTools = proxyLocalActivities<ConversationActivities>(localToolOptions);
+/**
+ * Model and tool calls, as activities or (`agentCalls: 'local'`) as local activities: no
+ * heartbeat, same timeouts and retries.
+ */
+const model = bothWays<ConversationActivities>(modelOptions);
+const tools = bothWays<ConversationActivities>(toolOptions);
 
 /** Characters of the reply carried back by `sendMessage` (the whole reply is in the store). */
 const REPLY_PREVIEW_CHARS = 4000;
@@ -670,9 +668,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
               : {}),
           },
         ];
-        res = localCalls
-          ? await localModel.callModel.executeWithOptions({ ...localModelOptions, summary }, args)
-          : await model.callModel.executeWithOptions({ ...modelOptions, summary }, args);
+        const modelBy = localCalls ? model.local : model.activity;
+        res = await modelBy.call.callModel.executeWithOptions({ ...modelBy.options, summary }, args);
       } catch (err) {
         if (isContextLengthError(err) && !overflowRetried) {
           // Emergency compaction, then one retry of the call (seed 000's last line of defence).
@@ -727,9 +724,11 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             model: input.model,
           },
         ];
-        const toolResult = localCalls
-          ? await localTools.runTool.executeWithOptions({ ...localToolOptions, summary }, args)
-          : await tools.runTool.executeWithOptions({ ...toolOptions, summary }, args);
+        const toolsBy = localCalls ? tools.local : tools.activity;
+        const toolResult = await toolsBy.call.runTool.executeWithOptions(
+          { ...toolsBy.options, summary },
+          args,
+        );
         applyTotals(toolResult.totals);
       }
     }

@@ -17,7 +17,6 @@ import {
   isCancellation,
   patched,
   proxyActivities,
-  proxyLocalActivities,
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
 import type {
@@ -28,7 +27,7 @@ import type {
   SummaryStep,
 } from '../activities/types';
 import { parseCompactionConfig } from '../src/context/config';
-import { asLocal } from './activity-options';
+import { bothWays } from './activity-options';
 import type { CompactionInput, CompactionResult, ConversationEvent } from './definitions';
 
 /** Pruning is deterministic and cheap: retry it freely. */
@@ -76,19 +75,6 @@ const compensationOptions: ActivityOptions = {
 };
 
 /**
- * A profile both ways: as an activity, and as a local activity with the same timeout and retries
- * (run inside the workflow task that reaches it; no heartbeat, the task's timeout watches the
- * worker instead). Each call site picks one and passes its options to `executeWithOptions`.
- */
-function bothWays(options: ActivityOptions) {
-  const local = asLocal(options);
-  return {
-    activity: { call: proxyActivities<CompactionActivities>(options), options },
-    local: { call: proxyLocalActivities<CompactionActivities>(local), options: local },
-  };
-}
-
-/**
  * Prune and commit are short store transactions: they run as local activities. That is two
  * workflow tasks fewer per compaction (~20 ms each way on the dev server, bench figure 1) and one
  * history event per call instead of three. Compactions recorded before this ran them as
@@ -97,9 +83,9 @@ function bothWays(options: ActivityOptions) {
  * then one workflow task, heartbeating while the summary call lasts). The compensation is always an
  * activity.
  */
-const prune = bothWays(pruneOptions);
-const summary = bothWays(summarizeOptions);
-const commit = bothWays(commitOptions);
+const prune = bothWays<CompactionActivities>(pruneOptions);
+const summary = bothWays<CompactionActivities>(summarizeOptions);
+const commit = bothWays<CompactionActivities>(commitOptions);
 const compensation = proxyActivities<CompactionActivities>(compensationOptions);
 
 /** Rounds kept verbatim by the last-resort full summary, then fewer (seed 004: "keep fewer rounds"). */
