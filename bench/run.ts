@@ -44,6 +44,7 @@ const sizes = {
     conversations: quick ? [5, 20] : full ? [10, 100, 500] : [10, 100],
     rounds: quick ? 10 : 30,
     twoWorkers: quick ? [20] : full ? [100, 500] : [100],
+    rates: { conversations: quick ? 20 : 100, windows: quick ? [12_000] : [6_000, 12_000] },
   },
   replayRounds: quick ? 20 : null,
 };

@@ -1,6 +1,6 @@
 /**
  * Small statistics and timing helpers for the benchmarks: percentiles of samples, a timer, and
- * the least-squares slope of log(y) against log(x) (the growth exponent).
+ * least-squares lines: the slope of log(y) against log(x) (the growth exponent), and cost per event.
  */
 
 export interface Summary {
@@ -59,12 +59,12 @@ export function repeatSync(fn: () => unknown, reps: number, warmup = 1): number[
   return out;
 }
 
-/** Least-squares slope of log(y) on log(x): 1 is linear growth, 2 quadratic. */
-export function logLogSlope(xs: readonly number[], ys: readonly number[]): number {
+/** Least-squares line through the points (x, y): y ≈ intercept + slope · x. NaN with fewer than 2. */
+export function fitLine(xs: readonly number[], ys: readonly number[]): { slope: number; intercept: number } {
   const points = xs
-    .map((x, i) => [Math.log(x), Math.log(ys[i] ?? Number.NaN)] as const)
+    .map((x, i) => [x, ys[i] ?? Number.NaN] as const)
     .filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
-  if (points.length < 2) return Number.NaN;
+  if (points.length < 2) return { slope: Number.NaN, intercept: Number.NaN };
   const mx = points.reduce((n, [x]) => n + x, 0) / points.length;
   const my = points.reduce((n, [, y]) => n + y, 0) / points.length;
   let num = 0;
@@ -73,7 +73,16 @@ export function logLogSlope(xs: readonly number[], ys: readonly number[]): numbe
     num += (x - mx) * (y - my);
     den += (x - mx) ** 2;
   }
-  return den === 0 ? Number.NaN : num / den;
+  const slope = den === 0 ? Number.NaN : num / den;
+  return { slope, intercept: my - slope * mx };
+}
+
+/** Least-squares slope of log(y) on log(x): 1 is linear growth, 2 quadratic. */
+export function logLogSlope(xs: readonly number[], ys: readonly number[]): number {
+  return fitLine(
+    xs.map((x) => Math.log(x)),
+    ys.map((y) => Math.log(y)),
+  ).slope;
 }
 
 /** A number rounded for a table: `digits` decimals below 10, fewer above. */

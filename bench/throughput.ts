@@ -2,7 +2,9 @@
  * Figure 6: throughput and scale. N concurrent conversations, each running R rounds with the fake
  * LLM answering at once and a small window so they compact, on one worker and then on two workers
  * polling the same task queue (the second in its own process). Reported: rounds/s, round latency, the
- * process's RSS, PostgreSQL connections, and the CPU each party used, to see what saturates.
+ * process's RSS, PostgreSQL connections, and the CPU each party used, to see what saturates. The
+ * same load with larger windows (fewer compactions) separates what a round costs from what a
+ * compaction costs.
  */
 import { readFileSync } from 'node:fs';
 import { isSummaryRequest, step } from '../test/support/fake-openai';
@@ -10,17 +12,21 @@ import { words } from '../test/support/histories';
 import type { BenchEnv, BenchWorker } from './bench-env';
 import { descendantCpu, ownCpu } from './process-stats';
 import type { Figure } from './report';
-import { fmt, summarize } from './stats';
+import { fitLine, fmt, summarize } from './stats';
 
 export interface ThroughputOptions {
   conversations: number[];
   rounds: number;
   /** Conversation counts also run with two workers. */
   twoWorkers: number[];
+  /** The load at other compaction rates: `conversations` on one worker with each larger window. */
+  rates: { conversations: number; windows: number[] };
 }
 
 interface Row {
   workers: number;
+  /** The conversations' context window (tokens): the smaller, the more often they compact. */
+  window: number;
   conversations: number;
   rounds: number;
   seconds: number;
@@ -36,9 +42,17 @@ interface Row {
   failures: number;
 }
 
-const CONFIG = { maxContextTokens: 3_000 };
+/** The window of the scale runs: a compaction every few rounds, the stress case. */
+const WINDOW = 3_000;
+const CORES = 2;
 
-async function runLoad(env: BenchEnv, workers: number, n: number, rounds: number): Promise<Row> {
+async function runLoad(
+  env: BenchEnv,
+  workers: number,
+  n: number,
+  rounds: number,
+  window: number,
+): Promise<Row> {
   const stamp = `load${workers}w${n}t${Date.now()}`;
   const taskQueue = `bench-${stamp}`;
   const first: BenchWorker = await env.startWorker(taskQueue, { poolSize: 10 });
@@ -76,7 +90,7 @@ async function runLoad(env: BenchEnv, workers: number, n: number, rounds: number
   try {
     const convs = await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        env.startConversation(taskQueue, { name: `${stamp}-${i}`, config: CONFIG }),
+        env.startConversation(taskQueue, { name: `${stamp}-${i}`, config: { maxContextTokens: window } }),
       ),
     );
     await Promise.all(
@@ -112,6 +126,7 @@ async function runLoad(env: BenchEnv, workers: number, n: number, rounds: number
   const s = summarize(latencies);
   return {
     workers,
+    window,
     conversations: n,
     rounds,
     seconds,
@@ -127,57 +142,114 @@ async function runLoad(env: BenchEnv, workers: number, n: number, rounds: number
   };
 }
 
+/** Which party a CPU column of a row is, in the report's words. */
+function partyName(key: string): string {
+  return key === 'own' ? 'worker+driver' : key === 'node' ? 'second worker' : key;
+}
+
+/**
+ * CPU per round without compaction and per compaction, by party: a least-squares line through the
+ * one-worker runs of one size at several compaction rates (CPU ms per round against compactions per
+ * round). Larger windows also mean larger contexts per round, so the per-round figure is a little
+ * high and the per-compaction one a little low.
+ */
+function costModel(rows: readonly Row[]): { party: string; perRound: number; perCompaction: number }[] {
+  if (rows.length < 2) return [];
+  const rate = rows.map((r) => r.compactions / Math.max(1, r.conversations * r.rounds));
+  const parties = [...new Set(rows.flatMap((r) => Object.keys(r.cpu)))].filter((k) =>
+    rows.some((r) => (r.cpu[k] ?? 0) > 0.5),
+  );
+  const msPerRound = (r: Row, keys: readonly string[]) =>
+    (keys.reduce((n, k) => n + (r.cpu[k] ?? 0), 0) * 1000) / Math.max(1, r.conversations * r.rounds);
+  return [...parties.map((k) => [k]), parties].map((keys) => {
+    const line = fitLine(
+      rate,
+      rows.map((r) => msPerRound(r, keys)),
+    );
+    return {
+      party: keys.length === 1 ? partyName(keys[0] ?? '') : 'all',
+      perRound: line.intercept,
+      perCompaction: line.slope,
+    };
+  });
+}
+
 export async function throughputFigure(env: BenchEnv, options: ThroughputOptions): Promise<Figure> {
   env.llm.reset();
   env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('the conversation so far, in short'));
   env.llm.setDefault(step.text(words(600, 'reply')));
   const rows: Row[] = [];
   const plan = [
-    ...options.conversations.map((n) => ({ workers: 1, n })),
-    ...options.twoWorkers.map((n) => ({ workers: 2, n })),
+    ...options.conversations.map((n) => ({ workers: 1, n, window: WINDOW })),
+    ...options.rates.windows.map((window) => ({ workers: 1, n: options.rates.conversations, window })),
+    ...options.twoWorkers.map((n) => ({ workers: 2, n, window: WINDOW })),
   ];
-  for (const { workers, n } of plan) {
-    const row = await runLoad(env, workers, n, options.rounds);
+  for (const { workers, n, window } of plan) {
+    const row = await runLoad(env, workers, n, options.rounds, window);
     rows.push(row);
     console.error(
-      `  load ${workers} worker(s) × ${n}: ${fmt(row.roundsPerSecond)} rounds/s, p50 ${row.p50} ms, p99 ${row.p99} ms`,
+      `  load ${workers} worker(s) × ${n}, window ${window}: ${fmt(row.roundsPerSecond)} rounds/s, ` +
+        `${row.compactions} compactions, p50 ${row.p50} ms, p99 ${row.p99} ms`,
     );
   }
-  const best = rows.reduce((a, b) => (b.roundsPerSecond > a.roundsPerSecond ? b : a), rows[0] as Row);
+  const scale = rows.filter((r) => r.window === WINDOW);
+  const best = scale.reduce((a, b) => (b.roundsPerSecond > a.roundsPerSecond ? b : a), scale[0] as Row);
+  const byRate = rows
+    .filter((r) => r.workers === 1 && r.conversations === options.rates.conversations)
+    .sort((a, b) => a.window - b.window);
+  const model = costModel(byRate);
+  const all = model.find((m) => m.party === 'all');
+  const roundsPerCompaction = (r: Row) =>
+    r.compactions > 0 ? fmt((r.conversations * r.rounds) / r.compactions, 1) : '–';
   const cpuText = (r: Row) =>
     Object.entries(r.cpu)
       .filter(([, v]) => v > 0.5)
-      .map(
-        ([k, v]) =>
-          `${k === 'own' ? 'worker+driver' : k === 'node' ? 'second worker' : k} ${fmt(v / r.seconds, 2)}`,
-      )
+      .map(([k, v]) => `${partyName(k)} ${fmt(v / r.seconds, 2)}`)
       .join(', ');
+  const rateText = byRate
+    .map(
+      (r) =>
+        `${fmt(r.roundsPerSecond)} rounds/s with window ${r.window.toLocaleString('en-US')} ` +
+        (r.compactions > 0 ? `(a compaction every ${roundsPerCompaction(r)} rounds)` : '(no compaction)'),
+    )
+    .join(', ');
   return {
     id: '6',
     title: 'Throughput and scale',
     notes: [
       `N conversations at once, ${options.rounds} rounds each (user message of 400 characters, reply of 600), fake LLM at 0 ms, ` +
-        `window ${CONFIG.maxContextTokens.toLocaleString('en-US')} so they compact every few rounds. The worker(s), the driver ` +
+        `window ${WINDOW.toLocaleString('en-US')} so they compact every few rounds (the stress case: a real agent's window ` +
+        'fills far less often). The worker(s), the driver ' +
         'sending the Updates and the fake LLM share this process; the Temporal dev server and PostgreSQL are its children. ' +
         'Two workers = a second worker process (`durable-compaction worker`, PostgreSQL pool of 10) on the same task queue: ' +
         'the SDK refuses two Workers on one task queue in one process. Max RSS: this process (worker, driver, fake LLM), plus ' +
         "the second worker's process. Latency: one `sendMessage` Update, client side. CPU: cores used on average (CPU seconds / wall " +
-        'seconds) by each party; the machine has 2 cores.',
+        `seconds) by each party; the machine has ${CORES} cores.`,
       `Best: ${fmt(best?.roundsPerSecond ?? NaN)} rounds/s (${best?.workers} worker(s), ${best?.conversations} conversations). ` +
         'Where it saturates: when the CPU columns add up to about 2 cores, the machine is the limit, not the worker; a second ' +
         'worker cannot add throughput.',
+      `Compaction rate, ${options.rates.conversations} conversations on one worker: ${rateText}. ` +
+        'A compaction is a child workflow with its own workflow tasks, activities and history, so what a round costs ' +
+        'depends mostly on how often the conversations compact' +
+        (all
+          ? `: about ${fmt(all.perRound, 2)} ms of CPU a round plus ${fmt(all.perCompaction, 2)} ms a compaction (all ` +
+            `parties, second table), i.e. at most ${fmt((CORES * 1000) / all.perRound, 2)} rounds/s on ${CORES} cores ` +
+            'without compactions.'
+          : '.'),
     ],
     tables: [
       {
         columns: [
           'workers',
           'conversations',
+          'window',
           'rounds/s',
           'p50 round',
           'p99 round',
           'max RSS',
           'max PG connections',
           'compactions',
+          'rounds per compaction',
           'failed rounds',
           'wall',
           'CPU cores used',
@@ -185,18 +257,25 @@ export async function throughputFigure(env: BenchEnv, options: ThroughputOptions
         rows: rows.map((r) => [
           r.workers,
           r.conversations,
+          r.window.toLocaleString('en-US'),
           fmt(r.roundsPerSecond),
           `${fmt(r.p50)} ms`,
           `${fmt(r.p99)} ms`,
           r.workers > 1 ? `${fmt(r.maxRssMiB)} + ${fmt(r.secondRssMiB)} MiB` : `${fmt(r.maxRssMiB)} MiB`,
           r.maxPgConnections,
           r.compactions,
+          roundsPerCompaction(r),
           r.failures,
           `${fmt(r.seconds)} s`,
           cpuText(r),
         ]),
       },
+      {
+        caption: `Where the CPU goes: least-squares fit over the ${options.rates.conversations}-conversation, one-worker runs (CPU ms per round against compactions per round)`,
+        columns: ['party', 'CPU ms per round (no compaction)', 'CPU ms per compaction'],
+        rows: model.map((m) => [m.party, fmt(m.perRound, 2), fmt(m.perCompaction, 2)]),
+      },
     ],
-    data: { rows, config: CONFIG },
+    data: { rows, window: WINDOW, costModel: model },
   };
 }
