@@ -144,6 +144,16 @@ async function runLoad(
   };
 }
 
+/** Rounds a run asked for: every conversation's. */
+function roundsOf(r: Row): number {
+  return r.conversations * r.rounds;
+}
+
+/** Whether a party used a noticeable share of a core during a run. */
+function busy(r: Row, party: string): boolean {
+  return (r.cpu[party] ?? 0) / r.seconds >= 0.005;
+}
+
 /** Which party a CPU column of a row is, in the report's words. */
 function partyName(key: string): string {
   return key === 'own' ? 'worker+driver' : key === 'node' ? 'second worker' : key;
@@ -157,12 +167,12 @@ function partyName(key: string): string {
  */
 function costModel(rows: readonly Row[]): { party: string; perRound: number; perCompaction: number }[] {
   if (rows.length < 2) return [];
-  const rate = rows.map((r) => r.compactions / Math.max(1, r.conversations * r.rounds));
+  const rate = rows.map((r) => r.compactions / roundsOf(r));
   const parties = [...new Set(rows.flatMap((r) => Object.keys(r.cpu)))].filter((k) =>
-    rows.some((r) => (r.cpu[k] ?? 0) > 0.5),
+    rows.some((r) => busy(r, k)),
   );
   const msPerRound = (r: Row, keys: readonly string[]) =>
-    (keys.reduce((n, k) => n + (r.cpu[k] ?? 0), 0) * 1000) / Math.max(1, r.conversations * r.rounds);
+    (keys.reduce((n, k) => n + (r.cpu[k] ?? 0), 0) * 1000) / roundsOf(r);
   return [...parties.map((k) => [k]), parties].map((keys) => {
     const line = fitLine(
       rate,
@@ -206,11 +216,10 @@ export function throughputReport(rows: readonly Row[], options: ThroughputOption
     .sort((a, b) => a.window - b.window);
   const model = costModel(byRate);
   const all = model.find((m) => m.party === 'all');
-  const roundsPerCompaction = (r: Row) =>
-    r.compactions > 0 ? fmt((r.conversations * r.rounds) / r.compactions, 1) : '–';
+  const roundsPerCompaction = (r: Row) => (r.compactions > 0 ? fmt(roundsOf(r) / r.compactions, 1) : '–');
   const cpuText = (r: Row) =>
     Object.entries(r.cpu)
-      .filter(([, v]) => v / r.seconds >= 0.005)
+      .filter(([k]) => busy(r, k))
       .map(([k, v]) => `${partyName(k)} ${fmt(v / r.seconds, 2)}`)
       .join(', ');
   const rateText = byRate
