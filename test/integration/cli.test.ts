@@ -380,6 +380,14 @@ describe('bad input through the command line: exit 2, one clear line, nothing ch
       await cli(['send', id, 'hi']),
       new RegExp(`^error: conversation ${id} has ended: it failed \\(unknown tool "nosuch_tool"`),
     );
+    // It wrote nothing: the same id starts again with the tools corrected, and answers.
+    env.llm.reset();
+    env.llm.setDefault(step.text('ready'));
+    expect(await start({ id, tools: 'read_file' })).toBe(id);
+    expect(replied(await sendMessage(env.client, { id, message: 'hi' })).reply).toBe('ready');
+    expect(await env.store.exists(id)).toBe(true);
+    // A conversation that ran (this one now) is never started over.
+    await usageError(start({ id, tools: 'read_file' }), new RegExp(`conversation ${id} already exists`));
   });
 });
 

@@ -27,9 +27,19 @@ export interface StartResult {
   uiUrl: string;
 }
 
+/** Failure types of a workflow that fails at start because of what it was started with: exit 2. */
+const BAD_START_INPUT = new Set([
+  'TOOL_UNKNOWN',
+  'HEADER_EXCEEDS_WINDOW',
+  'CONFIG_INVALID',
+  'INVALID_CONVERSATION_ID',
+]);
+
 /**
  * Starts the conversation. An id already used (running or ended) is refused: a conversation's
- * history in the store belongs to one workflow.
+ * history in the store belongs to one workflow. The exception is a conversation that failed at
+ * start on its input (an unknown tool, a header over the window, a bad configuration): it wrote
+ * nothing to the store, so the id can be started again, with the input corrected.
  * @throws UsageError when the id is taken
  */
 export async function startConversation(
@@ -38,37 +48,47 @@ export async function startConversation(
   options: { taskQueue: string; settings: Pick<ClientSettings, 'namespace' | 'uiBase'> },
 ): Promise<StartResult> {
   const id = input.conversationId;
-  try {
-    const handle = await client.workflow.start(CONVERSATION_WORKFLOW, {
+  const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY') =>
+    client.workflow.start(CONVERSATION_WORKFLOW, {
       workflowId: id,
       taskQueue: options.taskQueue,
       args: [input],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdReusePolicy,
       staticSummary: `conversation ${id} (${input.model.model})`,
     });
-    return {
-      conversationId: id,
-      runId: handle.firstExecutionRunId,
-      taskQueue: options.taskQueue,
-      uiUrl: workflowUiUrl(options.settings, id),
-    };
+  let handle: Awaited<ReturnType<typeof start>>;
+  try {
+    handle = await start('REJECT_DUPLICATE').catch(async (err: unknown) => {
+      if (err instanceof WorkflowExecutionAlreadyStartedError && (await failedOnItsInput(client, id)))
+        return start('ALLOW_DUPLICATE_FAILED_ONLY');
+      throw err;
+    });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError)
       throw new UsageError(`conversation ${id} already exists: choose another --id`);
     throw err;
   }
+  return {
+    conversationId: id,
+    runId: handle.firstExecutionRunId,
+    taskQueue: options.taskQueue,
+    uiUrl: workflowUiUrl(options.settings, id),
+  };
+}
+
+/**
+ * Whether the id's workflow failed at start on its input, and so wrote nothing to the store: its
+ * first run failed with one of BAD_START_INPUT (a later run has a stored conversation behind it).
+ */
+async function failedOnItsInput(client: Client, id: string): Promise<boolean> {
+  const { status, runId, raw } = await client.workflow.getHandle(id).describe();
+  if (status.name !== 'FAILED' || raw.workflowExecutionInfo?.firstRunId !== runId) return false;
+  const failure = await workflowFailure(client, id);
+  return BAD_START_INPUT.has(failure?.type ?? '');
 }
 
 /** How long `start` waits for a worker to set the conversation up before it says it is pending. */
 export const START_WAIT_MS = 20_000;
-
-/** Failure types of a workflow that fails at start because of what it was started with: exit 2. */
-const BAD_START_INPUT = new Set([
-  'TOOL_UNKNOWN',
-  'HEADER_EXCEEDS_WINDOW',
-  'CONFIG_INVALID',
-  'INVALID_CONVERSATION_ID',
-]);
 
 /**
  * Waits until a worker has set the conversation up (its phase leaves `starting`). Resolves
