@@ -750,51 +750,45 @@ export class ConversationStore {
     return r.rows[0] ? compactionFromRow(r.rows[0]) : null;
   }
 
-  /**
-   * Inserts items that are not in the archive yet, giving them the next sequence numbers, in one
-   * statement (one round trip however many items): the items arrive as parallel arrays, those whose
-   * id is already stored are left out, and the conversation's counter advances by the rest. The
-   * caller holds the conversation's row lock.
-   */
+  /** Inserts items that are not in the archive yet, giving them the next sequence numbers. */
   private async insertItems(c: PoolClient, conversationId: string, items: ContextItem[]): Promise<void> {
     if (items.length === 0) return;
-    const cols = items.map(itemColumns);
-    await prepared(
+    const existing = await prepared<{ id: string }>(c, 'select id from items where id = any($1)', [
+      items.map((i) => i.id),
+    ]);
+    const known = new Set(existing.rows.map((r) => r.id));
+    const fresh = items.filter((i) => !known.has(i.id));
+    if (fresh.length === 0) return;
+    const seqRow = await prepared<{ next_seq: string }>(
       c,
-      `with input as (
-         select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
-                              $8::bool[], $9::bool[], $10::bool[], $11::text[], $12::text[])
-           with ordinality as t(id, type, role, body, tokens, round, is_meta, pinned, ephemeral, source_id,
-                                attrs, ord)
-       ), fresh as (
-         select input.*, row_number() over (order by ord) as k from input
-          where not exists (select 1 from items i where i.id = input.id)
-       ), counter as (
-         update conversations set next_seq = next_seq + (select count(*) from fresh)
-          where id = $1 and exists (select 1 from fresh)
-          returning next_seq - (select count(*) from fresh) as first
-       )
-       insert into items (id, conversation_id, seq, type, role, body, tokens, round, is_meta, pinned, ephemeral,
-                          source_id, attrs)
-       select f.id, $1, counter.first + f.k - 1, f.type, f.role, f.body, f.tokens, f.round, f.is_meta, f.pinned,
-              f.ephemeral, f.source_id, f.attrs
-         from fresh f cross join counter
-        order by f.k`,
-      [
-        conversationId,
-        items.map((i) => i.id),
-        cols.map((col) => col.type),
-        cols.map((col) => col.role),
-        cols.map((col) => col.body),
-        items.map((i) => i.tokens),
-        items.map((i) => i.round),
-        items.map((i) => i.isMeta),
-        items.map((i) => i.pinned),
-        items.map((i) => i.ephemeral),
-        items.map((i) => i.sourceId ?? null),
-        cols.map((col) => col.attrs),
-      ],
+      'update conversations set next_seq = next_seq + $2 where id = $1 returning next_seq - $2 as next_seq',
+      [conversationId, fresh.length],
     );
+    let seq = Number(seqRow.rows[0]?.next_seq ?? 1);
+    for (const item of fresh) {
+      const col = itemColumns(item);
+      await prepared(
+        c,
+        `insert into items (id, conversation_id, seq, type, role, body, tokens, round, is_meta, pinned, ephemeral,
+                            source_id, attrs)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+        [
+          item.id,
+          conversationId,
+          seq++,
+          col.type,
+          col.role,
+          col.body,
+          item.tokens,
+          item.round,
+          item.isMeta,
+          item.pinned,
+          item.ephemeral,
+          item.sourceId ?? null,
+          col.attrs,
+        ],
+      );
+    }
   }
 
   private async insertVersion(
