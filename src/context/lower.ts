@@ -55,6 +55,10 @@ export function lowerMessage(message: ChatMessage): ChatMessage {
       return lowerAssistant(message);
     case 'tool':
       return { role: 'tool', content: message.content, tool_call_id: message.tool_call_id };
+    default: {
+      const unknown: never = message;
+      throw new TypeError(`unknown message role in ${JSON.stringify(unknown)}`);
+    }
   }
 }
 

@@ -6,13 +6,12 @@
 import { BadRequestError } from 'openai';
 import type OpenAI from 'openai';
 import type {
-  ChatCompletionAssistantMessageParam,
-  ChatCompletionContentPart,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { AssistantMessage, ChatMessage, ToolCall, ToolDefinition } from '../context/items';
+import { lowerMessage } from '../context/lower';
 import { classifyLlmError, LlmError } from './errors';
 
 /** Which request field carries the output token limit. */
@@ -114,44 +113,13 @@ export function buildChatParams(
 }
 
 /**
- * A context-model message as the API wants it: fields that are not part of the request
- * (`reasoning_content`, a tool message's `name`) left out; an assistant message without tool
- * calls never sends `content: null`, which the API refuses.
+ * A context-model message as the API wants it: {@link lowerMessage} keeps only the fields of the
+ * chat format (no `reasoning_content`, no tool message `name`, never `content: null` on an
+ * assistant message without tool calls). Non-text content parts are the provider's own shape,
+ * which the SDK's type is narrower than.
  */
 export function toRequestMessage(message: ChatMessage): ChatCompletionMessageParam {
-  switch (message.role) {
-    case 'system':
-      return { role: 'system', content: message.content, ...(message.name ? { name: message.name } : {}) };
-    case 'user':
-      return {
-        role: 'user',
-        // Non-text parts are kept verbatim from the provider's own shape; the SDK type is narrower.
-        content: message.content as string | ChatCompletionContentPart[],
-        ...(message.name ? { name: message.name } : {}),
-      };
-    case 'assistant': {
-      const calls = message.tool_calls ?? [];
-      const out: ChatCompletionAssistantMessageParam = {
-        role: 'assistant',
-        content: calls.length > 0 ? message.content : (message.content ?? ''),
-      };
-      if (calls.length > 0) {
-        out.tool_calls = calls.map((c) => ({
-          id: c.id,
-          type: 'function',
-          function: { name: c.function.name, arguments: c.function.arguments },
-        }));
-      }
-      if (message.name) out.name = message.name;
-      return out;
-    }
-    case 'tool':
-      return { role: 'tool', content: message.content, tool_call_id: message.tool_call_id };
-    default: {
-      const unknown: never = message;
-      throw new TypeError(`unknown message role in ${JSON.stringify(unknown)}`);
-    }
-  }
+  return lowerMessage(message) as ChatCompletionMessageParam;
 }
 
 function toRequestTool(tool: ToolDefinition): ChatCompletionTool {
