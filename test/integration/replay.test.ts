@@ -6,7 +6,9 @@
  * `RECORD_HISTORIES=1 npx vitest run --project integration test/integration/replay.test.ts`
  * records them again (do that only for a deliberate, versioned change of the workflows). Keep the
  * earlier recordings beside them under a version prefix (`v0-*`: before any `patched` branch, with
- * prune and commit as activities): running workflows of every earlier version must replay too.
+ * prune and commit as activities; `v1-*`: recorded at e6951e7, one summarize activity passing over
+ * empty steps, patched, prune and commit still activities): running workflows of every earlier
+ * version must replay too.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';

@@ -26,9 +26,14 @@ describe('compactionTimeline', () => {
     expect(entry.tokensAfter).toBeLessThan(entry.tokensBefore ?? 0);
   });
 
-  // The current recording, and the one from before prune and commit became local activities (there
-  // the first summary steps ran and succeeded before one failed, so the line names a strategy).
-  it.each(['rolled-back-cooldown-run1.json', 'v0-rolled-back-cooldown-run1.json'])(
+  // The current recording and two earlier ones: v1 (prune and commit still activities, empty
+  // summary steps passed over in one activity) and v0 (an activity per step: there the first steps
+  // ran and succeeded before one failed, so the line names a strategy).
+  it.each([
+    'rolled-back-cooldown-run1.json',
+    'v1-rolled-back-cooldown-run1.json',
+    'v0-rolled-back-cooldown-run1.json',
+  ])(
     '%s: a rollback after three failed summary attempts, its cooldown timer and the skip it caused',
     (file) => {
       const timeline = compactionTimeline(readHistoryFile(join(DIR, file)).history);
