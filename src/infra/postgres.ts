@@ -161,7 +161,10 @@ function allowTraverse(dir: string): void {
   }
 }
 
-/** Where a persistent data directory's port is kept: beside it (PostgreSQL's own directory stays as initdb made it). */
+/**
+ * Where a persistent data directory's port is kept: beside it, so that PostgreSQL's own directory
+ * stays as initdb made it.
+ */
 function portFile(dataDir: string): string {
   return `${dataDir}.port`;
 }
