@@ -217,6 +217,8 @@ export function throughputReport(rows: readonly Row[], options: ThroughputOption
   const model = costModel(byRate);
   const all = model.find((m) => m.party === 'all');
   const roundsPerCompaction = (r: Row) => (r.compactions > 0 ? fmt(roundsOf(r) / r.compactions, 1) : '–');
+  const howOften = (r: Row) =>
+    r.compactions > 0 ? `a compaction every ${roundsPerCompaction(r)} rounds` : 'no compaction';
   const cpuText = (r: Row) =>
     Object.entries(r.cpu)
       .filter(([k]) => busy(r, k))
@@ -225,18 +227,12 @@ export function throughputReport(rows: readonly Row[], options: ThroughputOption
   const rateText = byRate
     .map(
       (r) =>
-        `${fmt(r.roundsPerSecond)} rounds/s with window ${r.window.toLocaleString('en-US')} ` +
-        (r.compactions > 0 ? `(a compaction every ${roundsPerCompaction(r)} rounds)` : '(no compaction)'),
+        `${fmt(r.roundsPerSecond)} rounds/s with window ${r.window.toLocaleString('en-US')} (${howOften(r)})`,
     )
     .join(', ');
   const describe = (list: readonly Row[]) =>
     list
-      .map(
-        (r) =>
-          `window ${r.window.toLocaleString('en-US')}, ` +
-          (r.compactions > 0 ? `a compaction every ${roundsPerCompaction(r)} rounds` : 'no compaction') +
-          `: ${fmt(r.roundsPerSecond)}`,
-      )
+      .map((r) => `window ${r.window.toLocaleString('en-US')}, ${howOften(r)}: ${fmt(r.roundsPerSecond)}`)
       .join('; ');
   const met = byRate.filter((r) => r.roundsPerSecond >= GOAL_ROUNDS_PER_SECOND);
   const missed = byRate.filter((r) => r.roundsPerSecond < GOAL_ROUNDS_PER_SECOND);
