@@ -66,13 +66,22 @@ function removable(unit: Unit, header: Set<string>): boolean {
   return unit.items.every((item) => !isUntouchable(item, header));
 }
 
-function cutText(
+/**
+ * `text` cut to its first `previewTokens` tokens plus the marker when it has more than `threshold`
+ * tokens; `undefined` when it has not.
+ */
+function cutIfOver(
   text: string,
+  threshold: number,
   tokenizer: Tokenizer,
   previewTokens: number,
-): { text: string; originalTokens: number } {
+): string | undefined {
+  // A token is at least one byte and a UTF-16 unit at most three: a short text is never over.
+  if (text.length * 3 <= threshold) return undefined;
+  // One pass: cutting counts the whole text, which is also what decides whether it is over.
   const cut = tokenizer.truncate(text, previewTokens);
-  return { text: `${cut.text}\n${truncationMarker(cut.originalTokens)}`, originalTokens: cut.originalTokens };
+  if (cut.originalTokens <= threshold) return undefined;
+  return `${cut.text}\n${truncationMarker(cut.originalTokens)}`;
 }
 
 /**
@@ -91,11 +100,16 @@ function truncateInBlock(
   if (item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls) {
     let changed = false;
     const calls = item.message.tool_calls.map((call) => {
-      if (tokenizer.countText(call.function.arguments) <= config.toolCallThreshold) return call;
+      const cut = cutIfOver(
+        call.function.arguments,
+        config.toolCallThreshold,
+        tokenizer,
+        config.previewTokens,
+      );
+      if (cut === undefined) return call;
       changed = true;
       stats.toolCallsTruncated++;
-      const cut = cutText(call.function.arguments, tokenizer, config.previewTokens);
-      return { ...call, function: { ...call.function, arguments: cut.text } };
+      return { ...call, function: { ...call.function, arguments: cut } };
     });
     if (!changed) return item;
     const next: AssistantMessageItem = {
@@ -107,14 +121,14 @@ function truncateInBlock(
     return { ...next, tokens: countItemTokens(next, tokenizer) };
   }
   if (item.type === 'TOOL_RESULT') {
-    if (tokenizer.countText(item.message.content) <= config.toolResultThreshold) return item;
+    const cut = cutIfOver(item.message.content, config.toolResultThreshold, tokenizer, config.previewTokens);
+    if (cut === undefined) return item;
     stats.toolResultsTruncated++;
-    const cut = cutText(item.message.content, tokenizer, config.previewTokens);
     const next: ToolResultItem = {
       ...item,
       id: `${item.id}~cut${config.previewTokens}`,
       sourceId: item.id,
-      message: { ...item.message, content: cut.text },
+      message: { ...item.message, content: cut },
     };
     return { ...next, tokens: countItemTokens(next, tokenizer) };
   }

@@ -16,7 +16,10 @@ export interface TruncateResult {
 }
 
 export interface Tokenizer {
-  /** Tokens of a plain text, without any message overhead. Linear in the length of the text. */
+  /**
+   * Tokens of a plain text, without any message overhead. Linear in the length of the text. Never
+   * more than the text's UTF-8 bytes (a token is at least one byte).
+   */
   countText(text: string): number;
   /**
    * The first `maxTokens` tokens of `text`, as a prefix of `text` (never a partial character).

@@ -129,6 +129,26 @@ describe('tool blocks: results over toolResultThreshold (600 tokens) are cut', (
     );
     expect(out.items[2]?.id).toBe(`${result.id}~cut10`);
   });
+
+  it('reads each long argument and result once, and never a short one', () => {
+    const f = itemsFactory(o200k);
+    const long = words(5000, 'x');
+    const [call, result] = f.block('write_file', { content: words(800, 'y') }, long);
+    const [shortCall, shortResult] = f.block('read_file', { path: 'a.ts' }, 'ok');
+    const items = conversation(f.user('task'), call, result, shortCall, shortResult);
+    const passes: string[] = [];
+    const counting = {
+      countText: (text: string) => (passes.push(text), o200k.countText(text)),
+      truncate: (text: string, max: number) => (passes.push(text), o200k.truncate(text, max)),
+    };
+    const out = selectivePrune(items, DEFAULTS, counting, NO_TARGET);
+    expect(out.stats).toMatchObject({ toolCallsTruncated: 1, toolResultsTruncated: 1 });
+    const reads = (text: string) => passes.filter((p) => p === text).length;
+    expect(reads(long)).toBe(1);
+    expect(reads(call.message.tool_calls![0]!.function.arguments)).toBe(1);
+    expect(reads('ok')).toBe(0);
+    expect(reads(shortCall.message.tool_calls![0]!.function.arguments)).toBe(0);
+  });
 });
 
 describe('tool blocks: the newest toolBlocksKeepRecent (5) stay, older ones go whole', () => {
