@@ -39,8 +39,8 @@ function preview(text: string, chars: number): Pick<CallModelResult, 'reply' | '
 }
 
 /** A call's result without a model answer (end of a recorded round, or a precheck that fires). */
-function noAnswer(kind: 'turn_end' | 'precheck', itemId: string, totals: Totals): CallModelResult {
-  return { kind, itemId, tokens: 0, usage: null, finishReason: null, toolCalls: [], totals };
+function noAnswer(kind: 'turn_end' | 'precheck', totals: Totals): CallModelResult {
+  return { kind, tokens: 0, usage: null, finishReason: null, toolCalls: [], totals };
 }
 
 /** Whether a precheck trigger (or its skip) fires on these totals: the workflow's own decision. */
@@ -139,7 +139,6 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
           if (existing && existing.type === 'ASSISTANT_MESSAGE') {
             const text = messageText(existing.message);
             return {
-              itemId: existing.id,
               tokens: existing.tokens,
               usage: null,
               finishReason: null,
@@ -161,7 +160,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
               model: input.model.model,
             });
             if (input.precheck && precheckFires(totals, input.precheck)) {
-              return noAnswer('precheck', input.itemId, totals);
+              return noAnswer('precheck', totals);
             }
           }
 
@@ -196,7 +195,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
               usage: completion.usage ?? null,
             };
           }
-          if (!answer) return noAnswer('turn_end', input.itemId, await store.totals(input.conversationId));
+          if (!answer) return noAnswer('turn_end', await store.totals(input.conversationId));
           const item = counted(
             { ...baseFields(input.itemId, input.round), type: 'ASSISTANT_MESSAGE', message: answer.message },
             input.model.model,
@@ -207,7 +206,6 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
           const totals = hadEphemeral ? await store.dropEphemeral(input.conversationId) : appended;
           const text = messageText(answer.message);
           return {
-            itemId: item.id,
             tokens: item.tokens,
             usage: answer.usage,
             finishReason: answer.finishReason,

@@ -74,7 +74,11 @@ export interface ToolCallRef {
   name: string;
 }
 
-/** Fields that are false or empty are left out: every byte here is in history once per call. */
+/**
+ * Fields that are false or empty are left out: every byte here is in history once per call. The
+ * answer's item id is the workflow's `itemId`: not echoed (results recorded before this change
+ * carry it too; nothing reads it).
+ */
 export interface CallModelResult {
   /**
    * Absent: the model answered. `turn_end`: the recorded session has no more assistant turns in
@@ -82,7 +86,6 @@ export interface CallModelResult {
    * `CallModelInput.precheck`).
    */
   kind?: 'turn_end' | 'precheck';
-  itemId: string;
   tokens: number;
   usage: UsageInfo | null;
   finishReason: string | null;

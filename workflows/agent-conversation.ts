@@ -636,7 +636,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
         }),
       );
     }
-    let last: CallModelResult | null = null;
+    let last: { itemId: string; result: CallModelResult } | null = null;
     let usage: UsageInfo | null = null;
     let overflowRetried = false;
     let prechecked = false;
@@ -649,12 +649,14 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       const skipOnly = pendingUser !== null && automaticCompactionBlocked(triggerState());
       phase = 'model';
       let res: CallModelResult;
+      // The id of the answer's item (the result does not echo it).
+      const itemId = uuid4();
       try {
         const summary = `model call · round ${round} step ${step + 1}`;
         const args: Parameters<ConversationActivities['callModel']> = [
           {
             conversationId,
-            itemId: uuid4(),
+            itemId,
             round,
             step,
             model: input.model,
@@ -694,7 +696,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       applyTotals(res.totals);
       if (skipOnly) compactions.push(...(await maybeCompact('before_model_call')));
       if (res.kind === 'turn_end') break;
-      last = res;
+      last = { itemId, result: res };
       if (res.usage) {
         usage = res.usage;
         lastReportedTokens = res.usage.totalTokens;
@@ -716,7 +718,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
           {
             conversationId,
             round,
-            callItemId: res.itemId,
+            callItemId: itemId,
             toolCallId: call.id,
             name: call.name,
             resultItemId: uuid4(),
@@ -735,8 +737,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     return {
       round,
       replyItemId: last?.itemId ?? null,
-      reply: last?.reply ?? '',
-      ...(last?.replyTruncated ? { replyTruncated: true as const } : {}),
+      reply: last?.result.reply ?? '',
+      ...(last?.result.replyTruncated ? { replyTruncated: true as const } : {}),
       usage,
       contextTokens,
       window,
