@@ -121,7 +121,8 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
           const config = parseConfig(input.config);
           const attempt = Context.current().info.attempt;
           const items = await store.getVersionItems(input.conversationId, input.prunedVersion);
-          const tokenizer = deps.tokens.forModel(input.summaryModel);
+          // The summary joins the conversation's context: counted in its model's encoding.
+          const tokenizer = deps.tokens.forModel(input.model ?? input.summaryModel);
           // The first step whose plan summarizes something (or the last one).
           const steps = [
             { strategy: input.strategy, keepRecentRounds: input.keepRecentRounds },

@@ -139,6 +139,7 @@ export interface PruneInput {
   trigger: TriggerKind;
   focus: string | null;
   config: Record<string, unknown>;
+  /** The model whose encoding counts the context: the conversation's. */
   model: string;
 }
 
@@ -181,6 +182,8 @@ export interface SummarizeInput {
   focus: string | null;
   config: Record<string, unknown>;
   summaryModel: string;
+  /** The conversation's model, whose encoding counts the summary item; absent: `summaryModel`. */
+  model?: string;
   workspace: string | null;
 }
 

@@ -396,6 +396,9 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             // The configuration as given (the child fills the defaults): a fraction of the bytes.
             config: input.config ?? {},
             summaryModel: input.model.summaryModel ?? input.model.model,
+            ...(input.model.summaryModel && input.model.summaryModel !== input.model.model
+              ? { model: input.model.model }
+              : {}),
             mode: opts.mode ?? 'summarize',
             workspace: input.workspace ?? null,
             ...(input.summaryCalls ? { summaryCalls: input.summaryCalls } : {}),

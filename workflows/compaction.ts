@@ -176,7 +176,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       trigger: input.trigger,
       focus: input.focus,
       config: input.config,
-      model: input.summaryModel,
+      model: input.model ?? input.summaryModel,
     };
     const storeStepsLocal = patched('compaction-local-prune-commit');
     const pruneBy = storeStepsLocal ? prune.local : prune.activity;
@@ -255,6 +255,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
               focus: input.focus,
               config: input.config,
               summaryModel: input.summaryModel,
+              ...(input.model ? { model: input.model } : {}),
               workspace: input.workspace,
             },
           ],

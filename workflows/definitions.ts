@@ -190,6 +190,12 @@ export interface CompactionInput {
   /** The conversation's compaction configuration as given at start (defaults fill the rest). */
   config: Record<string, unknown>;
   summaryModel: string;
+  /**
+   * The conversation's model, when it is not `summaryModel`: its encoding counts the context, so
+   * the cut forms and the summary are counted with it like every other item. Absent: the same model
+   * (and in children started before it was passed).
+   */
+  model?: string;
   /** `summarize` (prune, summary chain, commit) or `drop_oldest` (seed 004's alternative: no summary). */
   mode: 'summarize' | 'drop_oldest';
   /** Workspace of the conversation (for the git diff stat of the summary request). */

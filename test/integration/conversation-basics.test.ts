@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSummaryRequest, step } from '../support/fake-openai';
 import { testDatabaseUrl } from '../support/harness';
 import { localActivityType } from '../../src/replay/timeline';
+import { createTokenCounter } from '../../src/tokens';
 import {
   activityNames,
   eventSummary,
@@ -173,6 +174,40 @@ describe('triggers', () => {
     for (const marker of markers(child)) expect(marker.summary).toBeTruthy();
     const records = await conv.compactions();
     expect(records[0]).toMatchObject({ status: 'committed', trigger: 'precheck' });
+  });
+
+  it('a summary model of another encoding: cut forms and the summary are counted in the conversation model’s', async () => {
+    // gpt-4 counts with cl100k_base, gpt-4o with o200k_base; this text is 33 and 24 tokens.
+    const text =
+      'Der Nutzer möchte, dass die Übersicht über Größenänderungen erhalten bleibt; 日本語のメモも残す。 ';
+    const cl100k = createTokenCounter({ encoding: 'cl100k_base' });
+    const o200k = createTokenCounter({ encoding: 'o200k_base' });
+    env.llm.reset();
+    env.llm.script(
+      step.text('ok'),
+      // Arguments over 500 tokens: the prune cuts them to a preview (a new, counted item).
+      step.toolCalls([
+        { id: 'call_1', name: 'remember', arguments: JSON.stringify({ note: text.repeat(30) }) },
+      ]),
+      step.text('noted'),
+    );
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary(text.repeat(3)));
+    const conv = await env.startConversation({
+      tools: ['remember'],
+      model: { model: 'gpt-4', summaryModel: 'gpt-4o' },
+      config: { maxContextTokens: 8000, protectedRounds: 1 },
+    });
+    await conv.send('first, a question');
+    await conv.send('remember this');
+    expect(await conv.compact()).toMatchObject({ status: 'committed' });
+    const { items } = await conv.activeContext();
+    const made = items.filter((i) => i.sourceId != null || i.type === 'COMPACTION_SUMMARY');
+    expect(made.map((i) => i.type).sort()).toEqual(['ASSISTANT_MESSAGE', 'COMPACTION_SUMMARY']);
+    for (const item of made) {
+      expect(item.tokens).toBe(cl100k.countItem(item));
+      expect(item.tokens).not.toBe(o200k.countItem(item));
+    }
+    for (const item of items) expect(item.tokens).toBe(cl100k.countItem(item));
   });
 
   it('manual: the compact Update runs a compaction with the focus text in the summary request', async () => {
