@@ -377,6 +377,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     const seq = ++compactionSeq;
     const compactionId = uuid4();
     const pct = window > 0 ? Math.round((contextTokens / window) * 100) : 0;
+    const summaryModel = input.model.summaryModel ?? input.model.model;
     pushEvent({ type: 'pre_compact', seq, trigger, round: rounds, tokens: contextTokens, detail });
     publish();
     let result: CompactionResult;
@@ -395,10 +396,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             focus: opts.focus ?? null,
             // The configuration as given (the child fills the defaults): a fraction of the bytes.
             config: input.config ?? {},
-            summaryModel: input.model.summaryModel ?? input.model.model,
-            ...(input.model.summaryModel && input.model.summaryModel !== input.model.model
-              ? { model: input.model.model }
-              : {}),
+            summaryModel,
+            ...(summaryModel !== input.model.model ? { model: input.model.model } : {}),
             mode: opts.mode ?? 'summarize',
             workspace: input.workspace ?? null,
             ...(input.summaryCalls ? { summaryCalls: input.summaryCalls } : {}),
