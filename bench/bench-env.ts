@@ -47,6 +47,7 @@ export interface ConversationOptions {
   model?: Partial<AgentConversationInput['model']>;
   systemPrompt?: string;
   maxStepsPerRound?: number;
+  summaryCalls?: AgentConversationInput['summaryCalls'];
 }
 
 export interface BenchConversation {
@@ -134,8 +135,8 @@ export async function startBenchEnv(): Promise<BenchEnv> {
         tools: options.tools ?? [],
         model: { provider: 'openai', model: 'fake-model', summaryModel: 'fake-summarizer', ...options.model },
         config: options.config,
-        searchAttributes: false,
         ...(options.maxStepsPerRound !== undefined ? { maxStepsPerRound: options.maxStepsPerRound } : {}),
+        ...(options.summaryCalls !== undefined ? { summaryCalls: options.summaryCalls } : {}),
       };
       const handle = await client.workflow.start('agentConversation', {
         workflowId: id,

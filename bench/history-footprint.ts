@@ -127,7 +127,9 @@ export async function footprintFigure(env: BenchEnv, rounds: number): Promise<Fi
     title: 'History footprint per round',
     notes: [
       `${rounds} rounds per conversation; each round: user message → model asks for the tool → the tool returns N characters → ` +
-        'model answers. Window 64k (compactions run as children when the context fills). Bytes are the protobuf-encoded ' +
+        'model answers. Window 64k (compactions run as children when the context fills); otherwise the defaults (model ' +
+        'and tool calls as local activities, the summary as an activity, search attributes upserted once a round). ' +
+        'Bytes are the protobuf-encoded ' +
         'histories as the server stores them, every run (continue-as-new) and every compaction child included. ' +
         '"Naive" adds, per round, the bodies that would travel through activity payloads if they were not kept in ' +
         'PostgreSQL: the user message, the reply and the tool output (each would appear at least once in history).',

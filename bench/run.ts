@@ -45,6 +45,7 @@ const sizes = {
     rounds: quick ? 10 : 30,
     twoWorkers: quick ? [20] : full ? [100, 500] : [100],
     rates: { conversations: quick ? 20 : 100, windows: quick ? [12_000] : [6_000, 12_000] },
+    localSummary: quick ? [20] : [100],
   },
   replayRounds: quick ? 20 : null,
 };

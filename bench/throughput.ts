@@ -21,12 +21,18 @@ export interface ThroughputOptions {
   twoWorkers: number[];
   /** The load at other compaction rates: `conversations` on one worker with each larger window. */
   rates: { conversations: number; windows: number[] };
+  /** Conversation counts also run on one worker with the summary as a local activity. */
+  localSummary?: number[];
 }
+
+type SummaryCalls = 'task_queue' | 'local';
 
 export interface Row {
   workers: number;
   /** The conversations' context window (tokens): the smaller, the more often they compact. */
   window: number;
+  /** Where the compactions' summary calls ran (rows measured before this field: the default). */
+  summaryCalls?: SummaryCalls;
   conversations: number;
   rounds: number;
   seconds: number;
@@ -54,6 +60,7 @@ async function runLoad(
   n: number,
   rounds: number,
   window: number,
+  summaryCalls: SummaryCalls,
 ): Promise<Row> {
   const stamp = `load${workers}w${n}t${Date.now()}`;
   const taskQueue = `bench-${stamp}`;
@@ -92,7 +99,11 @@ async function runLoad(
   try {
     const convs = await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        env.startConversation(taskQueue, { name: `${stamp}-${i}`, config: { maxContextTokens: window } }),
+        env.startConversation(taskQueue, {
+          name: `${stamp}-${i}`,
+          config: { maxContextTokens: window },
+          ...(summaryCalls === 'local' ? { summaryCalls } : {}),
+        }),
       ),
     );
     await Promise.all(
@@ -129,6 +140,7 @@ async function runLoad(
   return {
     workers,
     window,
+    summaryCalls,
     conversations: n,
     rounds,
     seconds,
@@ -191,16 +203,28 @@ export async function throughputFigure(env: BenchEnv, options: ThroughputOptions
   env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('the conversation so far, in short'));
   env.llm.setDefault(step.text(words(600, 'reply')));
   const rows: Row[] = [];
+  const byDefault: SummaryCalls = 'task_queue';
   const plan = [
-    ...options.conversations.map((n) => ({ workers: 1, n, window: WINDOW })),
-    ...options.rates.windows.map((window) => ({ workers: 1, n: options.rates.conversations, window })),
-    ...options.twoWorkers.map((n) => ({ workers: 2, n, window: WINDOW })),
+    ...options.conversations.map((n) => ({ workers: 1, n, window: WINDOW, summaryCalls: byDefault })),
+    ...options.rates.windows.map((window) => ({
+      workers: 1,
+      n: options.rates.conversations,
+      window,
+      summaryCalls: byDefault,
+    })),
+    ...options.twoWorkers.map((n) => ({ workers: 2, n, window: WINDOW, summaryCalls: byDefault })),
+    ...(options.localSummary ?? []).map((n) => ({
+      workers: 1,
+      n,
+      window: WINDOW,
+      summaryCalls: 'local' as const,
+    })),
   ];
-  for (const { workers, n, window } of plan) {
-    const row = await runLoad(env, workers, n, options.rounds, window);
+  for (const { workers, n, window, summaryCalls } of plan) {
+    const row = await runLoad(env, workers, n, options.rounds, window, summaryCalls);
     rows.push(row);
     console.error(
-      `  load ${workers} worker(s) × ${n}, window ${window}: ${fmt(row.roundsPerSecond)} rounds/s, ` +
+      `  load ${workers} worker(s) × ${n}, window ${window}, summary ${summaryCalls}: ${fmt(row.roundsPerSecond)} rounds/s, ` +
         `${row.compactions} compactions, p50 ${row.p50} ms, p99 ${row.p99} ms`,
     );
   }
@@ -208,7 +232,11 @@ export async function throughputFigure(env: BenchEnv, options: ThroughputOptions
 }
 
 /** The figure from measured rows (also re-renders the rows kept in results.json). */
-export function throughputReport(rows: readonly Row[], options: ThroughputOptions): Figure {
+export function throughputReport(allRows: readonly Row[], options: ThroughputOptions): Figure {
+  const isLocal = (r: Row) => r.summaryCalls === 'local';
+  // The default configuration's rows; those with local summary calls are compared in a note.
+  const rows = allRows.filter((r) => !isLocal(r));
+  const localRows = allRows.filter(isLocal);
   const scale = rows.filter((r) => r.window === WINDOW);
   const best = scale.reduce((a, b) => (b.roundsPerSecond > a.roundsPerSecond ? b : a), scale[0] as Row);
   const byRate = rows
@@ -245,7 +273,8 @@ export function throughputReport(rows: readonly Row[], options: ThroughputOption
     notes: [
       `N conversations at once, ${options.rounds} rounds each (user message of 400 characters, reply of 600), fake LLM at 0 ms, ` +
         `window ${WINDOW.toLocaleString('en-US')} so they compact every few rounds (the stress case: a real agent's window ` +
-        'fills far less often). The worker(s), the driver ' +
+        'fills far less often); otherwise the defaults (model calls as local activities, the summary as an activity, ' +
+        'search attributes upserted once a round). The worker(s), the driver ' +
         'sending the Updates and the fake LLM share this process; the Temporal dev server and PostgreSQL are its children. ' +
         'Two workers = a second worker process (`durable-compaction worker`, PostgreSQL pool of 10) on the same task queue: ' +
         'the SDK refuses two Workers on one task queue in one process. Max RSS: this process (worker, driver, fake LLM), plus ' +
@@ -264,6 +293,7 @@ export function throughputReport(rows: readonly Row[], options: ThroughputOption
             'little high and the second a little low).'
           : '.'),
       goalText,
+      ...(localRows.length > 0 ? [localText(localRows, rows)] : []),
     ],
     tables: [
       {
@@ -271,6 +301,7 @@ export function throughputReport(rows: readonly Row[], options: ThroughputOption
           'workers',
           'conversations',
           'window',
+          'summary runs as',
           'rounds/s',
           'p50 round',
           'p99 round',
@@ -282,10 +313,11 @@ export function throughputReport(rows: readonly Row[], options: ThroughputOption
           'wall',
           'CPU cores used',
         ],
-        rows: rows.map((r) => [
+        rows: allRows.map((r) => [
           r.workers,
           r.conversations,
           r.window.toLocaleString('en-US'),
+          isLocal(r) ? 'local activity' : 'activity (default)',
           fmt(r.roundsPerSecond),
           `${fmt(r.p50)} ms`,
           `${fmt(r.p99)} ms`,
@@ -304,6 +336,27 @@ export function throughputReport(rows: readonly Row[], options: ThroughputOption
         rows: model.map((m) => [m.party, fmt(m.perRound, 2), fmt(m.perCompaction, 2)]),
       },
     ],
-    data: { rows, window: WINDOW, options, costModel: model },
+    data: { rows: allRows, window: WINDOW, options, costModel: model },
   };
+}
+
+/** The local-summary runs beside the default runs of the same load. */
+function localText(localRows: readonly Row[], rows: readonly Row[]): string {
+  const perRound = (r: Row, party: string) => ((r.cpu[party] ?? 0) * 1000) / roundsOf(r);
+  const parts = localRows.map((l) => {
+    const d = rows.find(
+      (r) => r.workers === l.workers && r.conversations === l.conversations && r.window === l.window,
+    );
+    const base = `${l.conversations} conversations: ${fmt(l.roundsPerSecond)} rounds/s`;
+    if (!d) return base;
+    return (
+      `${base} against ${fmt(d.roundsPerSecond)} (×${(l.roundsPerSecond / d.roundsPerSecond).toFixed(2)}); ` +
+      `the Temporal server's CPU ${fmt(perRound(l, 'temporal'), 2)} against ${fmt(perRound(d, 'temporal'), 2)} ms a round`
+    );
+  });
+  return (
+    `With the summary as a local activity (\`summaryCalls: 'local'\`: the compaction child is one workflow task), ` +
+    `window ${WINDOW.toLocaleString('en-US')}, one worker: ${parts.join('; ')}. The default keeps it an activity ` +
+    '(heartbeat, attempts and pending state in the Web UI, other workers); see figure 1.'
+  );
 }
