@@ -54,3 +54,39 @@ export function ownCpu(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 }
+
+/** The machine's CPU time so far, from the first line of /proc/stat (ticks), or null elsewhere. */
+export interface MachineCpu {
+  total: number;
+  idle: number;
+  steal: number;
+}
+
+export function machineCpu(): MachineCpu | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    // cpu user nice system idle iowait irq softirq steal (guest time is inside user)
+    const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    if (ticks.length < 8 || ticks.some((v) => Number.isNaN(v))) return null;
+    const at = (k: number): number => ticks[k] ?? 0;
+    return { total: ticks.reduce((a, b) => a + b, 0), idle: at(3) + at(4), steal: at(7) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Between two readings: the share of the machine's CPU time that was busy, and the share stolen
+ * by the hypervisor for other guests (a VM's noise: work that waited for a core it had).
+ */
+export function cpuShares(
+  before: MachineCpu | null,
+  after: MachineCpu | null,
+): { busy: number; steal: number } | null {
+  if (!before || !after || after.total <= before.total) return null;
+  const total = after.total - before.total;
+  return {
+    busy: (total - (after.idle - before.idle) - (after.steal - before.steal)) / total,
+    steal: (after.steal - before.steal) / total,
+  };
+}

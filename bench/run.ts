@@ -13,6 +13,7 @@ import { footprintFigure } from './history-footprint';
 import { planningFigure, type PlanningRow } from './planning-cost';
 import { peersFigure } from './peers';
 import { realSessionFigure } from './real-session';
+import { cpuShares, machineCpu } from './process-stats';
 import { machineInfo, previousFigures, writeResults, type Figure } from './report';
 import { logLogChart, type Series } from './svg-chart';
 import { throughputFigure } from './throughput';
@@ -61,6 +62,7 @@ async function measure(figures: Figure[], id: string, fn: () => Figure | Promise
   console.error(`figure ${id}: start (load average ${load()})`);
   const started = Date.now();
   const loadBefore = load();
+  const cpuBefore = machineCpu();
   let figure: Figure;
   try {
     figure = await fn();
@@ -76,8 +78,12 @@ async function measure(figures: Figure[], id: string, fn: () => Figure | Promise
     };
   }
   figure.seconds = (Date.now() - started) / 1000;
+  const shares = cpuShares(cpuBefore, machineCpu());
+  const cpuText = shares
+    ? `; machine CPU busy ${(shares.busy * 100).toFixed(0)} %, stolen by the hypervisor ${(shares.steal * 100).toFixed(1)} %`
+    : '';
   figure.notes.push(
-    `<sub>measured ${new Date().toISOString()} in ${mode} mode; load average (1/5/15 min) before: ${loadBefore}, after: ${load()}</sub>`,
+    `<sub>measured ${new Date().toISOString()} in ${mode} mode; load average (1/5/15 min) before: ${loadBefore}, after: ${load()}${cpuText}</sub>`,
   );
   figures.push(figure);
   console.error(`figure ${id}: done in ${Math.round(figure.seconds)} s`);
@@ -153,7 +159,8 @@ async function main(): Promise<void> {
   const preamble = [
     'Benchmarks print figures; they never pass or fail. Every comparison is measured side by side in the same run. ' +
       `Sizes: ${mode} mode (\`bench:quick\` is smaller, \`BENCH_FULL=1\` larger)${only ? `, figures ${only.join(', ')} only; the others are kept from an earlier run (each figure says when and in which mode it was measured)` : ''}. The machine is shared (other engineers' ` +
-      'test runs may overlap): each figure gives the load average before and after it.',
+      'test runs may overlap): each figure gives the load average before and after it, and the share of CPU time ' +
+      'the hypervisor gave other guests while it ran (steal).',
   ];
   writeResults(outDir, machine, figures, preamble);
   console.error(`wrote ${join(outDir, 'RESULTS.md')}`);

@@ -21,7 +21,7 @@ export interface ThroughputOptions {
   twoWorkers: number[];
   /** The load at other compaction rates: `conversations` on one worker with each larger window. */
   rates: { conversations: number; windows: number[] };
-  /** Conversation counts also run on one worker with the summary as a local activity. */
+  /** Conversation counts (of `conversations`) also run on one worker with the summary as a local activity. */
   localSummary?: number[];
 }
 
@@ -205,7 +205,13 @@ export async function throughputFigure(env: BenchEnv, options: ThroughputOptions
   const rows: Row[] = [];
   const byDefault: SummaryCalls = 'task_queue';
   const plan = [
-    ...options.conversations.map((n) => ({ workers: 1, n, window: WINDOW, summaryCalls: byDefault })),
+    // A local-summary run comes right after the default run of the same load: the two are compared.
+    ...options.conversations.flatMap((n) => [
+      { workers: 1, n, window: WINDOW, summaryCalls: byDefault },
+      ...(options.localSummary?.includes(n)
+        ? [{ workers: 1, n, window: WINDOW, summaryCalls: 'local' as const }]
+        : []),
+    ]),
     ...options.rates.windows.map((window) => ({
       workers: 1,
       n: options.rates.conversations,
@@ -213,12 +219,6 @@ export async function throughputFigure(env: BenchEnv, options: ThroughputOptions
       summaryCalls: byDefault,
     })),
     ...options.twoWorkers.map((n) => ({ workers: 2, n, window: WINDOW, summaryCalls: byDefault })),
-    ...(options.localSummary ?? []).map((n) => ({
-      workers: 1,
-      n,
-      window: WINDOW,
-      summaryCalls: 'local' as const,
-    })),
   ];
   for (const { workers, n, window, summaryCalls } of plan) {
     const row = await runLoad(env, workers, n, options.rounds, window, summaryCalls);
