@@ -136,6 +136,14 @@ async function main(): Promise<void> {
   if (['1', '2', '6', '7'].some(wanted)) {
     console.error('starting Temporal dev server and PostgreSQL');
     env = await startBenchEnv();
+    // Interrupted: stop the dev server and PostgreSQL too (they are this process's children).
+    const started = env;
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        console.error(`${signal}: stopping the servers; no results written`);
+        void started.close().finally(() => process.exit(130));
+      });
+    }
   }
   try {
     if (env) {

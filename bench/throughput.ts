@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { isSummaryRequest, step } from '../test/support/fake-openai';
 import { words } from '../test/support/histories';
 import type { BenchEnv, BenchWorker } from './bench-env';
-import { descendantCpu, ownCpu } from './process-stats';
+import { cpuShares, descendantCpu, machineCpu, ownCpu } from './process-stats';
 import type { Figure } from './report';
 import { fitLine, fmt, summarize } from './stats';
 
@@ -46,6 +46,8 @@ export interface Row {
   compactions: number;
   cpu: Record<string, number>;
   failures: number;
+  /** Share of the machine's CPU time the hypervisor gave other guests during the run (absent in older rows). */
+  steal?: number;
 }
 
 /** The window of the scale runs: a compaction every few rounds, the stress case. */
@@ -92,9 +94,11 @@ async function runLoad(
       .catch(() => undefined);
   }, 250);
   const cpu0 = { own: ownCpu(), ...descendantCpu() };
+  const machine0 = machineCpu();
   const latencies: number[] = [];
   let failures = 0;
   let cpu1: Record<string, number> = {};
+  let machine1 = machine0;
   const t0 = Date.now();
   try {
     const convs = await Promise.all(
@@ -121,6 +125,7 @@ async function runLoad(
     );
     cpu1 = { own: ownCpu(), ...descendantCpu() };
   } finally {
+    machine1 = machineCpu();
     clearInterval(sampler);
     await first.stop();
     await second?.stop();
@@ -137,6 +142,7 @@ async function runLoad(
     ).rows[0]?.n ?? 0,
   );
   const s = summarize(latencies);
+  const shares = cpuShares(machine0, machine1);
   return {
     workers,
     window,
@@ -153,6 +159,7 @@ async function runLoad(
     compactions,
     cpu,
     failures,
+    ...(shares ? { steal: shares.steal } : {}),
   };
 }
 
@@ -279,7 +286,8 @@ export function throughputReport(allRows: readonly Row[], options: ThroughputOpt
         'Two workers = a second worker process (`durable-compaction worker`, PostgreSQL pool of 10) on the same task queue: ' +
         'the SDK refuses two Workers on one task queue in one process. Max RSS: this process (worker, driver, fake LLM), plus ' +
         "the second worker's process. Latency: one `sendMessage` Update, client side. CPU: cores used on average (CPU seconds / wall " +
-        `seconds) by each party; the machine has ${CORES} cores.`,
+        `seconds) by each party; the machine has ${CORES} cores. CPU stolen: the share of the machine's CPU time the ` +
+        "hypervisor gave other guests during the run (this VM's noise: with 10 % stolen, 10 % of the run's CPU was not there).",
       `Best at window ${WINDOW.toLocaleString('en-US')}: ${fmt(best?.roundsPerSecond ?? NaN)} rounds/s (${best?.workers} worker(s), ${best?.conversations} conversations). ` +
         'Where it saturates: when the CPU columns add up to about 2 cores, the machine is the limit, not the worker; a second ' +
         'worker cannot add throughput.',
@@ -312,6 +320,7 @@ export function throughputReport(allRows: readonly Row[], options: ThroughputOpt
           'failed rounds',
           'wall',
           'CPU cores used',
+          'CPU stolen',
         ],
         rows: allRows.map((r) => [
           r.workers,
@@ -328,6 +337,7 @@ export function throughputReport(allRows: readonly Row[], options: ThroughputOpt
           r.failures,
           `${fmt(r.seconds)} s`,
           cpuText(r),
+          r.steal === undefined ? '–' : `${(r.steal * 100).toFixed(0)} %`,
         ]),
       },
       {
