@@ -55,13 +55,16 @@ export function ownCpu(): number {
   return (u.user + u.system) / 1e6;
 }
 
-/** The machine's CPU time so far, from the first line of /proc/stat (ticks), or null elsewhere. */
+/** CPU time of all cores together, in clock ticks. */
 export interface MachineCpu {
   total: number;
+  /** Idle and waiting for I/O. */
   idle: number;
+  /** Given by the hypervisor to other guests while this one had work. */
   steal: number;
 }
 
+/** The machine's CPU time so far, from the first line of /proc/stat, or null elsewhere. */
 export function machineCpu(): MachineCpu | null {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
