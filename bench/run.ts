@@ -13,6 +13,7 @@ import { footprintFigure } from './history-footprint';
 import { planningFigure, type PlanningRow } from './planning-cost';
 import { peersFigure } from './peers';
 import { realSessionFigure } from './real-session';
+import { onStopSignal } from '../src/infra/signals';
 import { cpuShares, machineCpu } from './process-stats';
 import { machineInfo, previousFigures, writeResults, type Figure } from './report';
 import { logLogChart, type Series } from './svg-chart';
@@ -138,12 +139,10 @@ async function main(): Promise<void> {
     env = await startBenchEnv();
     // Interrupted: stop the dev server and PostgreSQL too (they are this process's children).
     const started = env;
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      process.once(signal, () => {
-        console.error(`${signal}: stopping the servers; no results written`);
-        void started.close().finally(() => process.exit(130));
-      });
-    }
+    onStopSignal((signal) => {
+      console.error(`${signal}: stopping the servers; no results written`);
+      void started.close().finally(() => process.exit(130));
+    });
   }
   try {
     if (env) {

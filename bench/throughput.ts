@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { isSummaryRequest, step } from '../test/support/fake-openai';
 import { words } from '../test/support/histories';
+import type { AgentConversationInput } from '../workflows/definitions';
 import type { BenchEnv, BenchWorker } from './bench-env';
 import { cpuShares, descendantCpu, machineCpu, ownCpu } from './process-stats';
 import type { Figure } from './report';
@@ -25,7 +26,7 @@ export interface ThroughputOptions {
   localSummary?: number[];
 }
 
-type SummaryCalls = 'task_queue' | 'local';
+type SummaryCalls = NonNullable<AgentConversationInput['summaryCalls']>;
 
 export interface Row {
   workers: number;

