@@ -7,7 +7,9 @@
  * string, which is quadratic with a large constant (seconds for 10,000 identical characters).
  * Here:
  * - a pair of tokens always merges into the same token, so "which token do A and B make" is cached
- *   by the two ranks (integer keys, no string hashing): pieces share most of their pairs;
+ *   by the two ranks (integer keys, no string hashing): pieces share most of their pairs. The
+ *   cache is a fixed table where a new pair takes its slot's place, so input that is all new pairs
+ *   (random base64) costs a lookup and no allocation, and cannot slow down what comes after it;
  * - short pieces (most of them) scan for the lowest pair; long ones keep candidate pairs in a
  *   min-heap keyed by (rank, start), skipping stale entries when popped: O(m log m).
  * The merges chosen are the same, so the tokens are the same (the unit tests compare with
@@ -16,16 +18,19 @@
 
 /** Up to this many bytes a plain scan beats the heap. */
 const SMALL_PIECE_BYTES = 24;
-/** The pair cache is emptied when it holds this many pairs. */
-const PAIR_CACHE_LIMIT = 1 << 20;
+/** The pair cache has 2^PAIR_CACHE_BITS slots (three Int32Arrays of that length). */
+const PAIR_CACHE_BITS = 16;
 const NO_MERGE = -1;
+/** An empty slot's left token: no token has it (ranks are >= 0, a missing byte is NO_MERGE). */
+const EMPTY = -2;
 
 /** An encoding's ranks, with the caches merging needs. One per encoding, shared. */
 export class Merger {
   private readonly byteRanks: number[] = [];
-  // left token → right token → merged token (or NO_MERGE). Two levels keep keys small integers.
-  private readonly pairs = new Map<number, Map<number, number>>();
-  private pairCount = 0;
+  // The pair cache: slot → left token, right token, merged token (or NO_MERGE).
+  private readonly pairLeft = new Int32Array(1 << PAIR_CACHE_BITS).fill(EMPTY);
+  private readonly pairRight = new Int32Array(1 << PAIR_CACHE_BITS);
+  private readonly pairMerged = new Int32Array(1 << PAIR_CACHE_BITS);
   // Scratch arrays of the short-piece scan (see `scan`).
   private readonly next = new Int32Array(SMALL_PIECE_BYTES + 1);
   private readonly tokens = new Int32Array(SMALL_PIECE_BYTES + 1);
@@ -64,21 +69,13 @@ export class Merger {
 
   /** Token made by merging two adjacent parts [from, mid) [mid, to), or NO_MERGE. */
   private merged(left: number, right: number, bytes: string, from: number, to: number): number {
-    let rights = this.pairs.get(left);
-    const cached = rights?.get(right);
-    if (cached !== undefined) return cached;
+    const slot = (Math.imul(left, 0x9e3779b1) ^ Math.imul(right, 0x85ebca6b)) >>> (32 - PAIR_CACHE_BITS);
+    if (this.pairLeft[slot] === left && this.pairRight[slot] === right)
+      return this.pairMerged[slot] as number;
     const rank = this.ranks.get(bytes.slice(from, to)) ?? NO_MERGE;
-    if (this.pairCount >= PAIR_CACHE_LIMIT) {
-      this.pairs.clear();
-      this.pairCount = 0;
-      rights = undefined;
-    }
-    if (!rights) {
-      rights = new Map();
-      this.pairs.set(left, rights);
-    }
-    rights.set(right, rank);
-    this.pairCount++;
+    this.pairLeft[slot] = left;
+    this.pairRight[slot] = right;
+    this.pairMerged[slot] = rank;
     return rank;
   }
 

@@ -192,6 +192,20 @@ describe('countText agrees with js-tiktoken', () => {
     }
   });
 
+  it('token for token after random base64 has overwritten the pair cache', () => {
+    // Random bytes make pairs of tokens that ordinary text never has: every one takes a slot of
+    // the merger's fixed pair cache. Whatever a slot then holds, counts must not change.
+    const random = numbers(11);
+    const base64 = Buffer.from(Array.from({ length: 150_000 }, () => Math.floor(random() * 256))).toString(
+      'base64',
+    );
+    const session = readSession('swe-agent-marshmallow-1867.traj').slice(0, 60_000);
+    const before = o200k.encode(session);
+    expect(o200k.encode(base64)).toEqual(reference('o200k_base').encode(base64, [], []));
+    expect(o200k.encode(session)).toEqual(before);
+    expect(before).toEqual(reference('o200k_base').encode(session, [], []));
+  });
+
   it('stays within 1% on bounded runs longer than the chunk bound', () => {
     const random = numbers(7);
     const letters = Array.from({ length: 3 * MAX_PIECE_CHARS }, () =>
