@@ -123,7 +123,7 @@ export async function footprintFigure(env: BenchEnv, rounds: number): Promise<Fi
   const small = rows[0];
   const big = rows[rows.length - 1];
   // The conversation's own history against how often it compacts: what a round costs by itself and
-  // what each compaction adds to it (start, result, one more workflow task), over the three sizes.
+  // what each compaction adds to it (start, result, search attributes, one more workflow task).
   const fit = fitLine(
     rows.map((r) => r.compactions / r.rounds),
     rows.map((r) => r.parentBytes / r.rounds),

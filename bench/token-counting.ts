@@ -12,7 +12,7 @@ import { getEncoding } from 'js-tiktoken';
 import { tokenCounterForModel } from '../src/tokens';
 import { readSessionText, SESSION_FILES } from './fixtures';
 import type { Figure } from './report';
-import { fmt, now } from './stats';
+import { fmt, now, summarize } from './stats';
 
 export interface TokenOptions {
   /** Seconds a peer may spend on one adversarial case before it is skipped. */
@@ -163,8 +163,7 @@ export function tokenFigure(options: TokenOptions): Figure {
         out.push(((now() - t) / Buffer.byteLength(sample)) * 1000);
       }
     }
-    const median = (xs: number[]): number => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
-    return { label, ratio: median(b) / median(a), tokensPerKb: tokensPerKb(text) };
+    return { label, ratio: summarize(b).p50 / summarize(a).p50, tokensPerKb: tokensPerKb(text) };
   });
   const slowest = versusOrdinary.reduce((x, y) => (y.ratio > x.ratio ? y : x), versusOrdinary[0]!);
   return {
