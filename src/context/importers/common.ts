@@ -47,6 +47,12 @@ export type SessionDocument =
       format: 'swe-agent';
       /** Every top-level key in order (`trajectory`, `info`, ...), `history` as a `null` placeholder. */
       top: JsonObject;
+      /**
+       * `'thought_action'`: the older history of SWE-agent v0.x (assistant entries with `thought` and
+       * `action`, observations as user entries, no tool messages), written back in that layout.
+       * Absent: the function-calling layout.
+       */
+      layout?: 'thought_action';
     }
   | {
       format: 'pi';
@@ -108,9 +114,14 @@ export function makeItem(
   }
 }
 
-/** Counts every item's tokens and numbers the rounds. */
+/** Counts every item's tokens, keeping the rounds the importer set. */
+export function countItems(items: readonly ContextItem[], tokenizer: Tokenizer): ContextItem[] {
+  return items.map((item) => withTokenCount(item, tokenizer));
+}
+
+/** Counts every item's tokens and numbers the rounds (a round starts at each real user message). */
 export function finishItems(items: readonly ContextItem[], tokenizer: Tokenizer): ContextItem[] {
-  return assignRounds(items.map((item) => withTokenCount(item, tokenizer)));
+  return assignRounds(countItems(items, tokenizer));
 }
 
 /** JSON text with object keys sorted: the same for equal values whatever their key order. */

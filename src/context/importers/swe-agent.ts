@@ -1,14 +1,25 @@
 /**
- * SWE-agent trajectories (`.traj`): a JSON object whose `history` is the OpenAI chat list the agent
- * sent (system, user, assistant with `tool_calls`, tool with `tool_call_ids`), beside `trajectory`,
- * `info`, `replay_config`, ... which are kept as they are for export. Pure.
+ * SWE-agent trajectories (`.traj`): a JSON object whose `history` is the chat list the agent sent,
+ * beside `trajectory`, `info`, `replay_config`, ... which are kept as they are for export. Two
+ * layouts of `history`:
+ * - function calling (SWE-agent 1.x): the OpenAI chat list (system, user, assistant with
+ *   `tool_calls`, tool with `tool_call_ids`);
+ * - thought/action (SWE-agent 0.x, its default parser): no tool calls and no tool messages; an
+ *   assistant step holds `thought` and `action` (the command line it ran), and the next user entry
+ *   is the observation (the command's output). Each step is imported as an assistant message with
+ *   one tool call parsed from the action, its observation as the result, and a round of its own.
+ * Pure.
  */
-import type { ContextItem } from '../items';
+import type { AssistantMessage, ContextItem, ItemOrigin, MessageItem, ToolCall, ToolMessage } from '../items';
+import { messageText } from '../items';
 import { chatMessageFromJson, chatMessageToJson } from './chat-messages';
 import {
+  countItems,
   defaultIdPrefix,
   finishItems,
   makeItem,
+  rawFields,
+  unchangedRaw,
   type ImportedSession,
   type ImportOptions,
   type SessionDocument,
@@ -16,18 +27,259 @@ import {
 import { ImportError } from './errors';
 import { describe, isRecord, parseJson, type JsonObject } from './json';
 
+/** SWE-agent commands of one line: their argument keys in order and how many are required. */
+const COMMANDS: Record<string, { keys: readonly string[]; required: number }> = {
+  open: { keys: ['path', 'line_number'], required: 1 },
+  create: { keys: ['path'], required: 1 },
+  goto: { keys: ['line_number'], required: 1 },
+  scroll_up: { keys: [], required: 0 },
+  scroll_down: { keys: [], required: 0 },
+  // The CTF configs submit a flag.
+  submit: { keys: ['flag'], required: 0 },
+  find_file: { keys: ['file_name', 'dir'], required: 1 },
+  search_file: { keys: ['search_term', 'path'], required: 1 },
+  search_dir: { keys: ['search_term', 'dir'], required: 1 },
+};
+/** `edit <start>:<end>` (or `edit` alone, which replaces between the cursors in the cursor configs). */
+const EDIT_HEAD = /^edit(?:[ \t]+(\d+):(\d+))?[ \t]*$/;
+const EDIT_END = 'end_of_edit';
+/** The state line SWE-agent 0.x appends to every observation. */
+const OPEN_FILE_LINE = /^\(Open file: (.*)\)\s*$/gm;
+
+/** A command line split into words as a shell would (quotes taken off), or `null` on an open quote. */
+function shellWords(line: string): string[] | null {
+  const words: string[] = [];
+  let word: string | null = null;
+  let quote = '';
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charAt(i);
+    if (quote === "'") {
+      if (c === "'") quote = '';
+      else word += c;
+    } else if (quote === '"') {
+      if (c === '"') quote = '';
+      else if (c === '\\' && i + 1 < line.length && '"\\$`'.includes(line.charAt(i + 1)))
+        word += line.charAt(++i);
+      else word += c;
+    } else if (/\s/.test(c)) {
+      if (word !== null) words.push(word);
+      word = null;
+    } else {
+      word ??= '';
+      if (c === '"' || c === "'") quote = c;
+      else if (c === '\\' && i + 1 < line.length) word += line.charAt(++i);
+      else word += c;
+    }
+  }
+  if (quote) return null;
+  if (word !== null) words.push(word);
+  return words;
+}
+
+/**
+ * The tool call of an action: a known SWE-agent command with its arguments (`edit` applies to
+ * `openFile`, and so does `search_file` without a file), else `bash` with the whole action.
+ */
+export function parseSweAgentAction(
+  action: string,
+  openFile: string | undefined,
+): { name: string; args: JsonObject } {
+  const text = action.trim();
+  const shell = { name: 'bash', args: { command: text } };
+  const file = openFile === undefined ? {} : { path: openFile };
+  const [first = '', ...rest] = text.split('\n');
+  const edit = EDIT_HEAD.exec(first);
+  if (edit) {
+    if (rest.at(-1)?.trim() !== EDIT_END) return shell;
+    const range = edit[1] === undefined ? {} : { start_line: Number(edit[1]), end_line: Number(edit[2]) };
+    return { name: 'edit', args: { ...file, ...range, replacement: rest.slice(0, -1).join('\n') } };
+  }
+  const words = rest.length === 0 ? shellWords(first) : null;
+  const [name = '', ...values] = words ?? [];
+  const command = COMMANDS[name];
+  if (!command || values.length < command.required || values.length > command.keys.length) return shell;
+  const args: JsonObject = {};
+  for (const [i, value] of values.entries()) {
+    const key = command.keys[i] as string;
+    if (key === 'line_number' && !/^\d+$/.test(value)) return shell;
+    args[key] = key === 'line_number' ? Number(value) : value;
+  }
+  if (name === 'search_file' && args.path === undefined) Object.assign(args, file);
+  return { name, args };
+}
+
+/** A word as a command line writes it: quoted when it holds anything but plain path characters. */
+function quoteWord(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return /^[\w./:@%+=,-]+$/.test(text) ? text : `"${text.replace(/["\\$`]/g, '\\$&')}"`;
+}
+
+/** The action line of a tool call, the inverse of {@link parseSweAgentAction} (for changed items). */
+function actionOf(call: ToolCall): string {
+  const { name, arguments: text } = call.function;
+  let args: unknown;
+  try {
+    args = JSON.parse(text);
+  } catch {
+    args = undefined;
+  }
+  // Arguments cut by compaction are no longer JSON: written as the text they are.
+  if (!isRecord(args)) return name === 'bash' ? text : `${name} ${text}`;
+  if (name === 'bash' && typeof args.command === 'string') return args.command;
+  if (name === 'edit' && typeof args.replacement === 'string') {
+    const range =
+      typeof args.start_line === 'number' && typeof args.end_line === 'number'
+        ? ` ${args.start_line}:${args.end_line}`
+        : '';
+    return `edit${range}\n${args.replacement}\n${EDIT_END}`;
+  }
+  const keys = COMMANDS[name]?.keys ?? Object.keys(args);
+  return [name, ...keys.flatMap((key) => (args[key] === undefined ? [] : [quoteWord(args[key])]))].join(' ');
+}
+
+/** The file open after an observation: its state line's, spelled as the action did when the same. */
+function observedOpenFile(observation: string, current: string | undefined): string | undefined {
+  const seen = [...observation.matchAll(OPEN_FILE_LINE)].at(-1)?.[1]?.trim();
+  if (seen === undefined) return current;
+  if (seen === '' || seen === 'n/a') return undefined;
+  const written = current?.replace(/^\.\//, '');
+  return written !== undefined && (seen === current || seen.endsWith(`/${written}`)) ? current : seen;
+}
+
+/** The discussion of a step without `thought`: its content without the trailing block of the action. */
+function withoutActionBlock(content: string, action: string): string {
+  const text = content.trimEnd();
+  if (!text.endsWith('```')) return content;
+  const open = text.lastIndexOf('```', text.length - 4);
+  const block = open < 0 ? '' : text.slice(open + 3, -3);
+  return block.slice(block.indexOf('\n') + 1).trim() === action.trim() ? text.slice(0, open) : content;
+}
+
+function optionalString(raw: JsonObject, key: string, at: string): string | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null || typeof value === 'string') return value ?? undefined;
+  throw new ImportError(`expected a string, got ${describe(value)}`, { field: `${at}.${key}` });
+}
+
+/** Whether the history is the thought/action layout (see the module comment). */
+function isThoughtActionLayout(history: readonly unknown[]): boolean {
+  let actions = false;
+  for (const raw of history) {
+    if (!isRecord(raw)) continue;
+    if (raw.role === 'tool' || raw.tool_calls != null) return false;
+    if (raw.role === 'assistant' && raw.is_demo !== true && raw.action !== undefined) actions = true;
+  }
+  return actions;
+}
+
+/**
+ * The assistant message of a step (content: the thought, trimmed; one call parsed from the action,
+ * with the given id) and the file open once it ran (as far as the action tells).
+ */
+function stepMessage(
+  raw: JsonObject,
+  at: string,
+  callId: string,
+  openFile: string | undefined,
+): { message: AssistantMessage; openFile: string | undefined } {
+  const action = raw.action;
+  if (typeof action !== 'string') {
+    throw new ImportError(`expected a string, got ${describe(action)}`, { field: `${at}.action` });
+  }
+  const thought = optionalString(raw, 'thought', at);
+  const content = optionalString(raw, 'content', at) ?? '';
+  const call = parseSweAgentAction(action, openFile);
+  const opens = call.name === 'open' || call.name === 'create';
+  return {
+    message: {
+      role: 'assistant',
+      content: (thought ?? withoutActionBlock(content, action)).trim(),
+      tool_calls: [
+        { id: callId, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } },
+      ],
+    },
+    openFile: opens ? (call.args.path as string) : openFile,
+  };
+}
+
+/**
+ * Items of a thought/action history, rounds set: the system prompt and what comes before the task
+ * in round 0, the task (the first user entry that is no demonstration) in round 1, step k and its
+ * observation (the next user entry that is no demonstration) in round k + 1. Demonstrations and
+ * user entries that answer no step are meta.
+ */
+function thoughtActionItems(history: readonly unknown[], idPrefix: string): ContextItem[] {
+  const items: ContextItem[] = [];
+  let round = 0;
+  let taskSeen = false;
+  let openFile: string | undefined;
+  /** The call of the last step, until an observation answers it. */
+  let waiting: string | undefined;
+  history.forEach((raw, i) => {
+    const at = `history[${i}]`;
+    const base = (isMeta: boolean, fields: JsonObject) => {
+      const origin: ItemOrigin = { format: 'swe-agent', index: i, fields };
+      return { id: `${idPrefix}${i}`, isMeta, origin };
+    };
+    const isDemo = isRecord(raw) && raw.is_demo === true;
+    if (isRecord(raw) && raw.role === 'assistant' && !isDemo && raw.action !== undefined) {
+      // The call's id is sent to the model: short (the API caps ids), unique within the history.
+      waiting = `call_${i}`;
+      const step = stepMessage(raw, at, waiting, openFile);
+      openFile = step.openFile;
+      round++;
+      const fields = rawFields(raw, step.message);
+      items.push({
+        ...makeItem({ type: 'ASSISTANT_MESSAGE', message: step.message }, base(false, fields)),
+        round,
+      });
+      return;
+    }
+    const { fields, ...converted } = chatMessageFromJson(raw, at, 'swe-agent');
+    const isUser = converted.type === 'USER_MESSAGE' && !isDemo;
+    if (isUser && taskSeen && waiting !== undefined && isRecord(raw)) {
+      const message: ToolMessage = {
+        role: 'tool',
+        content: messageText(converted.message),
+        tool_call_id: waiting,
+      };
+      waiting = undefined;
+      openFile = observedOpenFile(message.content, openFile);
+      // The content is the message's: kept once, as a placeholder in the entry.
+      const kept =
+        typeof raw.content === 'string' ? { entry: { ...raw, content: null } } : rawFields(raw, message);
+      items.push({ ...makeItem({ type: 'TOOL_RESULT', message }, base(false, kept)), round });
+      return;
+    }
+    if (isUser && !taskSeen) round++;
+    const item = makeItem(converted, base(isDemo || (isUser && taskSeen), fields));
+    taskSeen ||= isUser;
+    items.push({ ...item, round: item.type === 'SYSTEM_PROMPT' ? 0 : round });
+  });
+  return items;
+}
+
 /**
  * Import from an already parsed trajectory.
  *
  * Meta messages: only the first user message that is not a demonstration is the user's (the
  * task); demonstrations (`is_demo`) and every later user message (observations and reminders the
- * agent framework writes) are meta, so they never start a round.
+ * agent framework writes; in the thought/action layout those that answer no step) are meta, so
+ * they never start a round. The thought/action layout numbers its rounds by steps instead.
  */
 export function sweAgentFromValue(value: unknown, options: ImportOptions, idPrefix: string): ImportedSession {
   if (!isRecord(value)) throw new ImportError(`expected a trajectory object, got ${describe(value)}`);
   const history = value.history;
   if (!Array.isArray(history)) {
     throw new ImportError(`expected the list of messages, got ${describe(history)}`, { field: 'history' });
+  }
+  const top: JsonObject = { ...value, history: null };
+  if (isThoughtActionLayout(history)) {
+    return {
+      format: 'swe-agent',
+      items: countItems(thoughtActionItems(history, idPrefix), options.tokenizer),
+      document: { format: 'swe-agent', top, layout: 'thought_action' },
+    };
   }
   let taskSeen = false;
   const items: ContextItem[] = history.map((raw, i) => {
@@ -43,37 +295,56 @@ export function sweAgentFromValue(value: unknown, options: ImportOptions, idPref
       origin: { format: 'swe-agent', index: i, fields },
     });
   });
-  const document: SessionDocument = { format: 'swe-agent', top: { ...value, history: null } };
+  const document: SessionDocument = { format: 'swe-agent', top };
   return { format: 'swe-agent', items: finishItems(items, options.tokenizer), document };
 }
 
 /**
- * Imports a SWE-agent trajectory (`.traj` JSON).
- * @throws ImportError naming the field (`history[3].role`, ...) or the line of a JSON syntax error
+ * Imports a SWE-agent trajectory (`.traj` JSON), in either layout (see the module comment).
+ * @throws ImportError naming the field (`history[3].role`, `history[3].action`, ...) or the line of
+ *   a JSON syntax error
  */
 export function importSweAgentTraj(text: string, options: ImportOptions): ImportedSession {
   return sweAgentFromValue(parseJson(text), options, options.idPrefix ?? defaultIdPrefix('swe-agent', text));
 }
 
 /**
+ * An item as an entry of a thought/action history: the source entry when unchanged; a changed (or
+ * new) assistant message with tool calls as a step (`thought`, `action` written from the calls, the
+ * content both in a code block, other keys of the source entry kept); a tool result as the user
+ * entry of its observation; anything else as in the function-calling layout.
+ */
+function thoughtActionEntry(item: MessageItem): JsonObject {
+  const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
+  const kept = unchangedRaw(fields, item.message);
+  if (isRecord(kept)) return kept;
+  const source = isRecord(fields?.entry) ? fields.entry : isRecord(fields?.raw) ? fields.raw : {};
+  const message = item.message;
+  if (message.role === 'tool') return { ...source, role: 'user', content: message.content };
+  if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
+    const thought = message.content ?? '';
+    const action = message.tool_calls.map(actionOf).join('\n');
+    const content = `${thought ? `${thought}\n\n` : ''}\`\`\`\n${action}\n\`\`\``;
+    return { ...source, role: 'assistant', content, thought, action };
+  }
+  return chatMessageToJson(message, fields, 'swe-agent');
+}
+
+/**
  * Writes items back as the trajectory they came from: the document's top-level keys, `history`
- * rebuilt from the items in order (SWE-agent side fields restored; other items in the plain API
- * shape with `tool_call_ids`). An unchanged import gives back a deep-equal document.
+ * rebuilt from the items in order, in the document's layout (function calling: SWE-agent side
+ * fields restored, other items in the plain API shape with `tool_call_ids`; thought/action: see
+ * {@link thoughtActionEntry}). An unchanged import gives back a deep-equal document.
  */
 export function exportSweAgentTraj(
   items: readonly ContextItem[],
   document: Extract<SessionDocument, { format: 'swe-agent' }>,
 ): string {
-  const history: JsonObject[] = items.flatMap((item) =>
-    item.type === 'TOOL_DEFINITIONS'
-      ? []
-      : [
-          chatMessageToJson(
-            item.message,
-            item.origin?.format === 'swe-agent' ? item.origin.fields : undefined,
-            'swe-agent',
-          ),
-        ],
-  );
+  const history: JsonObject[] = items.flatMap((item) => {
+    if (item.type === 'TOOL_DEFINITIONS') return [];
+    if (document.layout === 'thought_action') return [thoughtActionEntry(item)];
+    const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
+    return [chatMessageToJson(item.message, fields, 'swe-agent')];
+  });
   return JSON.stringify({ ...document.top, history }, null, 2) + '\n';
 }
