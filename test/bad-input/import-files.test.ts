@@ -208,6 +208,21 @@ describe('broken JSON and wrong types', () => {
       }) + '\n',
       /: line 1, message\.content\[0\]\.name: expected a string, got missing$/,
     ],
+    [
+      'a SWE-agent 0.x step whose action is not a string',
+      'action.traj',
+      JSON.stringify({
+        history: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'task' },
+          { role: 'assistant', content: 'a', thought: 'look', action: 'ls\n' },
+          { role: 'assistant', content: 'b', thought: 'run', action: ['python', 'x.py'] },
+          { role: 'user', content: 'out' },
+        ],
+        info: {},
+      }),
+      /: history\[3\]\.action: expected a string, got an array$/,
+    ],
   ])('%s is refused with the line or field', async (_what, name, text, message) => {
     await expectImportRefused(name, text, message);
   });
