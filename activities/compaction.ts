@@ -1,8 +1,9 @@
 /**
- * Activities of the compaction child workflow: selective prune, summarize (one strategy per call),
- * drop-oldest (seed 004's alternative), commit and the compensation. Each loads what it needs from
- * PostgreSQL, applies the pure policy of src/context, and writes a staged version — returning only
- * ids and counts. Every write is idempotent (keys derived from the compaction id).
+ * Activities of the compaction child workflow: selective prune, summarize, drop-oldest (seed 004's
+ * alternative), commit and the compensation — thin adapters: each loads what it needs from
+ * PostgreSQL, calls the pure plan of src/context (`planCompaction`, the summary of the plan,
+ * `finishCompaction`; the same functions `eval` runs) and the LLM, and writes a staged version —
+ * returning only ids and counts. Every write is idempotent (keys derived from the compaction id).
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import * as policy from '../src/context';
@@ -24,7 +25,6 @@ import type {
   RecordEventInput,
   SummarizeInput,
   SummarizeResult,
-  SummaryStep,
   Totals,
 } from './types';
 
@@ -42,12 +42,34 @@ function parseConfig(raw: Record<string, unknown>): CompactionConfig {
   }
 }
 
-function targetTokens(config: CompactionConfig): number {
-  return Math.floor(config.targetRatio * config.maxContextTokens);
+/** The inputs of `planCompaction` for a running compaction: the base context and the git diff stat. */
+interface PlanSource {
+  baseItems: ContextItem[];
+  gitDiffStat: string | null | undefined;
 }
 
 export function compactionActivities(deps: ActivityDeps): CompactionActivities {
   const { store } = deps;
+
+  /**
+   * The plan of a compaction, as the prune activity made it: the summarize activity plans again
+   * from the same inputs (planning is pure and deterministic), taking the git diff stat the prune
+   * staged instead of running git again.
+   */
+  const planOf = (
+    input: { trigger: policy.TriggerKind; compactionId: string },
+    source: PlanSource,
+    config: CompactionConfig,
+    tokenizer: policy.Tokenizer,
+  ): policy.CompactionPlan =>
+    policy.planCompaction({
+      items: source.baseItems,
+      config,
+      tokenizer,
+      trigger: input.trigger,
+      compactionId: input.compactionId,
+      gitDiffStat: source.gitDiffStat,
+    });
 
   return {
     async selectivePrune(input: PruneInput): Promise<PruneResult> {
@@ -68,35 +90,34 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             trigger: input.trigger,
             tokensBefore,
           });
-          const target = targetTokens(config);
-          const pruned = policy.selectivePrune(items, config, tokenizer, target);
-          const taskType = policy.detectTaskType(items);
-          const chain = policy.strategyChain(taskType);
-          const headerTokens = sum(policy.splitSegments(items).header);
-          const impossible =
-            headerTokens > target
-              ? `header_exceeds_target: the header alone is ${headerTokens} tokens, over the target of ${target} ` +
-                `(${config.targetRatio} × ${config.maxContextTokens}); shorten the system prompt, tools or pinned content`
-              : null;
+          const plan = planOf(
+            input,
+            { baseItems: items, gitDiffStat: await gitDiffStat(input.workspace ?? null) },
+            config,
+            tokenizer,
+          );
+          const known = new Set(items.map((i) => i.id));
+          const pruned = policy.prunedItems(plan);
           const staged = await store.stageVersion({
             compactionId: input.compactionId,
             idemKey: 'prune',
             baseVersion: comp.baseVersion,
-            newItems: pruned.newItems,
-            memberIds: pruned.items.map((i) => i.id),
+            newItems: pruned.filter((i) => !known.has(i.id)),
+            memberIds: pruned.map((i) => i.id),
           });
-          await store.updateCompaction(input.compactionId, { taskType });
+          await store.updateCompaction(input.compactionId, { taskType: plan.taskType });
           const stats = {
-            toolBlocksKept: pruned.stats.toolBlocksKept,
-            toolBlocksDropped: pruned.stats.toolBlocksDropped,
-            toolCallsTruncated: pruned.stats.toolCallsTruncated,
-            toolResultsTruncated: pruned.stats.toolResultsTruncated,
-            itemsDropped: pruned.stats.itemsDropped,
+            toolBlocksKept: plan.stats.toolBlocksKept,
+            toolBlocksDropped: plan.stats.toolBlocksDropped,
+            toolCallsTruncated: plan.stats.toolCallsTruncated,
+            toolResultsTruncated: plan.stats.toolResultsTruncated,
+            itemsDropped: plan.stats.itemsDropped,
           };
           await store.recordEvent(input.compactionId, 'selective_done', 'selective_done', {
             tokensBefore,
             tokensAfter: staged.tokens,
             ...stats,
+            steps: plan.steps.map((s) => `${s.name} → ${s.tokensAfter}`),
           });
           faultPoint('prune_staged');
           return {
@@ -104,12 +125,12 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             stagedVersion: staged.version,
             tokensBefore,
             tokensAfter: staged.tokens,
-            targetTokens: target,
-            underTarget: staged.tokens <= target,
-            taskType,
-            chain,
+            targetTokens: plan.targetTokens,
+            underTarget: staged.tokens <= plan.targetTokens,
+            taskType: plan.taskType,
+            chain: plan.chain,
             stats,
-            impossible,
+            impossible: plan.impossible,
           };
         }),
       );
@@ -120,107 +141,87 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
         storeBoundary(async () => {
           const config = parseConfig(input.config);
           const attempt = Context.current().info.attempt;
-          const items = await store.getVersionItems(input.conversationId, input.prunedVersion);
+          const comp = await store.getCompaction(input.compactionId);
+          if (!comp) {
+            throw ApplicationFailure.nonRetryable(`no compaction ${input.compactionId}`, 'COMPACTION_NOT_FOUND');
+          }
+          const baseItems = await store.getVersionItems(input.conversationId, comp.baseVersion);
+          const prunedItems = await store.getVersionItems(input.conversationId, input.prunedVersion);
+          const known = new Set(baseItems.map((i) => i.id));
+          // The git diff stat the prune staged (planning with it as the context's keeps it as it is).
+          const stat = prunedItems.filter((i) => i.type === 'GIT_DIFF_STAT' && !known.has(i.id));
           // The summary joins the conversation's context: counted in its model's encoding.
           const tokenizer = deps.tokens.forModel(input.model ?? input.summaryModel);
-          // The first step whose plan summarizes something (or the last one).
-          const steps = [
-            { strategy: input.strategy, keepRecentRounds: input.keepRecentRounds },
-            ...(input.then ?? []),
-          ];
-          const labelOf = (s: SummaryStep) =>
-            s.keepRecentRounds === null ? s.strategy : `${s.strategy}-${s.keepRecentRounds}`;
-          let stepIndex = 0;
-          let plan: ReturnType<typeof policy.planStrategy>;
-          let toSummarize: ContextItem[];
-          for (;;) {
-            const s = steps[stepIndex] as SummaryStep;
-            plan = policy.planStrategy(s.strategy, items, config, {
-              keepRecentRounds: s.keepRecentRounds ?? undefined,
-            });
-            const ids = plan.summarizeIds;
-            toSummarize = items.filter((i) => ids.has(i.id));
-            if (toSummarize.length > 0 || stepIndex === steps.length - 1) break;
-            stepIndex++;
-          }
-          const label = labelOf(steps[stepIndex] as SummaryStep);
+          const plan = planOf(
+            { trigger: comp.trigger as policy.TriggerKind, compactionId: input.compactionId },
+            { baseItems: [...baseItems, ...stat], gitDiffStat: undefined },
+            config,
+            tokenizer,
+          );
+          const label = plan.strategy ?? 'none';
           await store.updateCompaction(input.compactionId, { strategy: label, attempts: attempt });
           await store.recordEvent(input.compactionId, `summary_start:${label}:${attempt}`, 'summary_start', {
             strategy: label,
             attempt,
-            ...(stepIndex > 0 ? { nothingToSummarize: steps.slice(0, stepIndex).map(labelOf) } : {}),
+            itemsToSummarize: plan.toSummarize.length,
+            summaryBudget: plan.summaryBudget,
           });
           let summaryItem: CompactionSummaryItem | null = null;
-          if (toSummarize.length > 0) {
-            const previous = items.filter((i) => i.type === 'COMPACTION_SUMMARY');
+          if (plan.toSummarize.length > 0) {
             let text: string;
             if (config.summarizer === 'extractive') {
-              text = policy.extractiveSummary(items, toSummarize);
+              text = policy.planExtractiveSummary(plan, tokenizer);
             } else {
-              const request = policy.buildSummaryRequest({
-                items,
-                toSummarize,
-                previousSummaries: previous,
-                focus: input.focus,
-                gitDiffStat: await gitDiffStat(input.workspace),
-                config,
-              });
+              const request = policy.planSummaryRequest(plan, config, input.focus);
               faultPoint('summary_call');
               const outcome = await llmBoundary(() =>
                 requestSummary(deps.llm(), {
                   model: input.summaryModel,
                   messages: request.messages,
-                  maxTokens: policy.summaryTokenBudget(config),
+                  maxTokens: plan.summaryBudget,
                 }),
               );
               text = outcome.summary;
             }
-            const cut = tokenizer.truncate(text, policy.summaryTokenBudget(config));
-            const body = `${policy.SUMMARY_MESSAGE_PREFIX}\n${cut.text}`;
-            const draft: CompactionSummaryItem = {
-              id: `${input.compactionId}:summary:${label}`,
-              type: 'COMPACTION_SUMMARY',
+            summaryItem = policy.planSummaryItem(plan, text, {
+              compactionId: input.compactionId,
               summarizer: config.summarizer === 'extractive' ? 'extractive' : 'llm',
-              message: { role: 'user', content: body },
-              tokens: 0,
-              round: Math.max(...toSummarize.map((i) => i.round)),
-              isMeta: true,
-              pinned: false,
-              ephemeral: false,
-            };
-            summaryItem = { ...draft, tokens: tokenizer.countItem(draft) };
+              tokenizer,
+            });
           }
-          const next = summaryItem ? policy.buildPostCompactionContext(items, plan, summaryItem) : items;
+          const next = policy.finishCompaction(plan, summaryItem);
           const staged = await store.stageVersion({
             compactionId: input.compactionId,
             idemKey: `summary:${label}`,
             baseVersion: input.prunedVersion,
-            newItems: summaryItem ? [summaryItem] : [],
+            // Carried state, cut forms and the summary (the store skips what it has already).
+            newItems: next.filter((i) => !known.has(i.id)),
             memberIds: next.map((i) => i.id),
           });
-          const target = targetTokens(config);
           await store.updateCompaction(input.compactionId, {
-            itemsCompacted: toSummarize.length,
+            itemsCompacted: plan.toSummarize.length,
             ...(summaryItem ? { summaryItemId: summaryItem.id } : {}),
             tokensAfter: staged.tokens,
           });
           await store.recordEvent(input.compactionId, `summary_done:${label}`, 'summary_done', {
             strategy: label,
             tokensAfter: staged.tokens,
-            itemsCompacted: toSummarize.length,
+            itemsCompacted: plan.toSummarize.length,
+            overTarget: staged.tokens > plan.targetTokens,
           });
           const summaryText = summaryItem ? String(summaryItem.message.content) : '';
           return {
-            ...(stepIndex > 0 ? { stepIndex } : {}),
             stagedVersion: staged.version,
             tokensAfter: staged.tokens,
-            underTarget: staged.tokens <= target,
+            underTarget: staged.tokens <= plan.targetTokens,
             summaryItemId: summaryItem?.id ?? null,
             summaryTokens: summaryItem?.tokens ?? 0,
-            itemsCompacted: toSummarize.length,
+            itemsCompacted: plan.toSummarize.length,
             summaryPreview: summaryText.slice(0, SUMMARY_PREVIEW_CHARS),
-            // Attempts of a summary call; a strategy with nothing to summarize made none.
+            // Attempts of a summary call; a plan with nothing to summarize made none.
             attempts: summaryItem ? attempt : 0,
+            strategy: label,
+            final: true,
           };
         }),
       );
@@ -230,7 +231,7 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
       return storeBoundary(async () => {
         const config = parseConfig(input.config);
         const items = await store.getVersionItems(input.conversationId, input.prunedVersion);
-        const kept = policy.dropOldestRounds(items, targetTokens(config));
+        const kept = policy.dropOldestRounds(items, policy.targetTokens(config), config.maxContextTokens);
         const staged = await store.stageVersion({
           compactionId: input.compactionId,
           idemKey: 'drop_oldest',
@@ -246,7 +247,7 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
         return {
           stagedVersion: staged.version,
           tokensAfter: staged.tokens,
-          underTarget: staged.tokens <= targetTokens(config),
+          underTarget: staged.tokens <= policy.targetTokens(config),
           summaryItemId: null,
           summaryTokens: 0,
           itemsCompacted: items.length - kept.length,

@@ -6,7 +6,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ContextItem, ToolResultItem } from '../src/context/items';
 import { messageText } from '../src/context/items';
 import { lower } from '../src/context/lower';
-import { decideCompaction } from '../workflows/trigger-adapter';
+import { hasPin } from '../src/context/agent-notes';
+import { decideCompaction } from '../src/context/compaction-decision';
 import { chatCompletion, llmBoundary } from '../src/llm';
 import { storeBoundary } from './failures';
 import { withHeartbeat } from './heartbeat';
@@ -43,7 +44,11 @@ function noAnswer(kind: 'turn_end' | 'precheck', totals: Totals): CallModelResul
   return { kind, tokens: 0, usage: null, finishReason: null, toolCalls: [], totals };
 }
 
-/** Whether a precheck trigger (or its skip) fires on these totals: the workflow's own decision. */
+/**
+ * Whether a compaction would run on these totals before the model call: the workflow's own
+ * decision. A trigger that would only be skipped (cooldown, loop guard) does not stop the call; the
+ * workflow records the skip after it.
+ */
 function precheckFires(totals: Totals, precheck: PrecheckInput): boolean {
   const observation = {
     ...precheck,
@@ -52,18 +57,22 @@ function precheckFires(totals: Totals, precheck: PrecheckInput): boolean {
     reportedTokens: null,
     markerSeen: false,
   };
-  return decideCompaction('before_model_call', observation) !== null;
+  const decision = decideCompaction('before_model_call', observation);
+  return decision !== null && decision.skip === null;
 }
 
 export function conversationActivities(deps: ActivityDeps): ConversationActivities {
   const { store, tokens, tools } = deps;
 
   const appendUser = (input: AppendUserMessageInput): Promise<Totals> => {
+    const message = { role: 'user' as const, content: input.text };
     const item = counted(
       {
         ...baseFields(input.itemId, input.round),
+        // `<Pin>…</Pin>` in the message pins it (seeds 001 and 002): never compacted.
+        pinned: hasPin(message),
         type: 'USER_MESSAGE',
-        message: { role: 'user', content: input.text },
+        message,
       },
       input.model,
     );

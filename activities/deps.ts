@@ -1,16 +1,13 @@
 import type OpenAI from 'openai';
 import type { ContextItem } from '../src/context/items';
+import type { Tokenizer } from '../src/context/tokenizer';
 import type { ConversationStore } from '../src/store';
 import type { RecordingLibrary } from './recordings';
 import type { ToolRegistry } from './tools/registry';
 
 /** Token counting for the encoding of a model. */
 export interface TokenService {
-  forModel(model: string): {
-    countItem(item: ContextItem): number;
-    countText(text: string): number;
-    truncate(text: string, maxTokens: number): { text: string; originalTokens: number };
-  };
+  forModel(model: string): Tokenizer & { countItem(item: ContextItem): number };
 }
 
 /** What the activities need from the worker process. Secrets stay here, never in workflow arguments. */

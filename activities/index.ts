@@ -37,6 +37,7 @@ export const tokenService: TokenService = {
       countItem: (item) => countItemTokens(item, counter),
       countText: (text) => counter.countText(text),
       truncate: (text, maxTokens) => counter.truncate(text, maxTokens),
+      prefix: (text, maxTokens) => counter.prefix(text, maxTokens),
     };
   },
 };

@@ -1,3 +1,4 @@
+import { MEMORY_PREFIX, pinMessageText, TASK_LIST_PREFIX } from '../src/context/agent-notes';
 import type { NoteItem, UserMessageItem } from '../src/context/items';
 import type { ToolNote } from './tools/registry';
 
@@ -9,15 +10,15 @@ export function noteItem(id: string, round: number, note: ToolNote): NoteItem | 
   const base = { id, round, isMeta: true, pinned: false, ephemeral: false, tokens: 0 };
   switch (note.kind) {
     case 'memory':
-      return { ...base, type: 'MEMORY', message: { role: 'user', content: `[Memory] ${note.text}` } };
+      return { ...base, type: 'MEMORY', message: { role: 'user', content: `${MEMORY_PREFIX}${note.text}` } };
     case 'task_list':
-      return { ...base, type: 'TASK_LIST', message: { role: 'user', content: `[Task list]\n${note.text}` } };
+      return { ...base, type: 'TASK_LIST', message: { role: 'user', content: `${TASK_LIST_PREFIX}${note.text}` } };
     case 'pin':
       return {
         ...base,
         pinned: true,
         type: 'USER_MESSAGE',
-        message: { role: 'user', content: `<Pin>${note.text}</Pin>` },
+        message: { role: 'user', content: pinMessageText(note.text) },
       };
   }
 }

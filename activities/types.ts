@@ -2,8 +2,9 @@
  * Inputs and results of the activities. Workflows import these as types only. They carry ids,
  * counts and short metadata — message bodies stay in PostgreSQL (DESIGN.md §2).
  */
-import type { ModelSettings, TriggerKind, UsageInfo } from '../workflows/definitions';
-import type { TriggerObservation } from '../workflows/trigger-adapter';
+import type { TriggerObservation } from '../src/context/compaction-decision';
+import type { TriggerKind } from '../src/context/triggers';
+import type { ModelSettings, UsageInfo } from '../workflows/definitions';
 
 /** Totals of the active context after a write. */
 export interface Totals {
@@ -141,6 +142,8 @@ export interface PruneInput {
   config: Record<string, unknown>;
   /** The model whose encoding counts the context: the conversation's. */
   model: string;
+  /** The conversation's workspace: its `git diff --stat` becomes a header item (absent: none). */
+  workspace?: string | null;
 }
 
 export interface PruneResult {
@@ -151,7 +154,7 @@ export interface PruneResult {
   targetTokens: number;
   underTarget: boolean;
   taskType: string;
-  /** Strategy chain for the detected task type (adaptive chain, then the fixed fallback order). */
+  /** The strategies after the prune: the task type's chain, then seed 001's fixed fallback order. */
   chain: string[];
   stats: {
     toolBlocksKept: number;
@@ -161,7 +164,7 @@ export interface PruneResult {
     /** Items removed by the prune, by item type. */
     itemsDropped: Record<string, number>;
   };
-  /** Set when compaction cannot help (the header alone is over the target). */
+  /** Set when an automatic compaction cannot help (the header and carried state fill the target). */
   impossible: string | null;
 }
 
@@ -203,6 +206,13 @@ export interface SummarizeResult {
   itemsCompacted: number;
   summaryPreview: string;
   attempts: number;
+  /** The last step of the plan (`tool_blocks`, `sliding_window`, `full(keep 1)`, ...). */
+  strategy?: string;
+  /**
+   * The whole plan ran in this call (every step, decided before the summary): the workflow goes on
+   * to commit. Absent from results recorded before planning moved into one pure function.
+   */
+  final?: true;
 }
 
 export interface DropOldestInput {

@@ -1,17 +1,15 @@
 /**
  * Figure 5: peers side by side. Each shared session, taken as one context, is compacted for
- * windows of 16k, 32k and 64k tokens by: us (selectivePrune + the first strategy of the chain +
- * buildPostCompactionContext with a fixed-size fake summary), pi-coding-agent's
+ * windows of 16k, 32k and 64k tokens by: us (`planCompaction` — carried state, prune steps,
+ * strategies — and `finishCompaction` with a fixed-size fake summary), pi-coding-agent's
  * `prepareCompaction`, and LangChain's `trimMessages`. Reported: time to decide, tokens kept (our
  * stored counts, summary included), fraction of the window, and tool calls separated from their
  * results in the output (calls without their result + results without their call).
  */
 import { parseCompactionConfig } from '../src/context/config';
 import type { CompactionSummaryItem, ContextItem } from '../src/context/items';
-import { buildPostCompactionContext, SUMMARY_MESSAGE_PREFIX } from '../src/context/post-compaction';
-import { selectivePrune } from '../src/context/selective-prune';
-import { planStrategy } from '../src/context/strategies';
-import { detectTaskType, strategyChain } from '../src/context/task-type';
+import { finishCompaction, planCompaction } from '../src/context/compaction-plan';
+import { SUMMARY_MESSAGE_PREFIX } from '../src/context/post-compaction';
 import { pairToolCalls, unansweredCalls } from '../src/context/tool-pairs';
 import { tokenCounterForModel } from '../src/tokens';
 import { loadSession, SESSION_FILES, sumTokens } from './fixtures';
@@ -51,13 +49,13 @@ function separatedPairs(items: readonly ContextItem[]): number {
   return unansweredCalls(pairs).length + pairs.orphanResults.length;
 }
 
-function fakeSummary(items: readonly ContextItem[]): CompactionSummaryItem {
+function fakeSummary(items: readonly ContextItem[], tokens: number): CompactionSummaryItem {
   return {
     id: 'fake-summary',
     type: 'COMPACTION_SUMMARY',
     summarizer: 'llm',
     message: { role: 'user', content: `${SUMMARY_MESSAGE_PREFIX}\n(a fixed-size fake summary)` },
-    tokens: SUMMARY_TOKENS,
+    tokens,
     round: Math.max(0, ...items.map((i) => i.round)),
     isMeta: true,
     pinned: false,
@@ -87,24 +85,18 @@ export async function peersFigure(reps: number): Promise<Figure> {
       const budget = Math.floor(config.targetRatio * window);
       const approaches: Record<string, () => Promise<Outcome>> = {
         ours: async () => {
-          const pruned = selectivePrune(items, config, tokenizer, budget);
-          const first = strategyChain(detectTaskType(items))[0] ?? 'sliding_window';
-          const plan = planStrategy(first, pruned.items, config);
-          if (plan.summarizeIds.size === 0)
-            return {
-              keptIds: pruned.items.map((i) => i.id),
-              summaryTokens: 0,
-              note: `${first}: nothing to summarize`,
-            };
-          const out = buildPostCompactionContext(pruned.items, plan, fakeSummary(items));
-          for (const i of pruned.newItems) byId.set(i.id, i);
+          const plan = planCompaction({ items, config, tokenizer, trigger: 'precheck', compactionId: 'bench' });
+          const summaryTokens = Math.min(SUMMARY_TOKENS, plan.summaryBudget);
+          const summary = plan.toSummarize.length > 0 ? fakeSummary(items, summaryTokens) : null;
+          const out = finishCompaction(plan, summary);
+          for (const i of out) if (!byId.has(i.id)) byId.set(i.id, i);
           // The workflow skips a compaction that does not make the context smaller.
           if (sumTokens(out) >= sumTokens(items))
             return { keptIds: items.map((i) => i.id), summaryTokens: 0, note: 'no progress: skipped' };
           return {
             keptIds: out.filter((i) => i.type !== 'COMPACTION_SUMMARY').map((i) => i.id),
-            summaryTokens: SUMMARY_TOKENS,
-            note: first,
+            summaryTokens: summary ? summaryTokens : 0,
+            note: plan.steps.map((s) => s.name).join(' → '),
           };
         },
         'pi prepareCompaction': async () => {

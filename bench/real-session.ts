@@ -2,12 +2,12 @@
  * Figure 7: effect of compaction on a real session. pi-large-session replayed through the
  * agentConversation workflow (the recorded model plays the assistant turns and tool results back)
  * with a 32k window and the extractive summarizer: each compaction's tokens before and after, the
- * items kept verbatim, and how many of the file paths touched in the compacted span survive into
- * the summary (the artifact trail).
+ * items kept verbatim, and how many of the file paths touched in the compacted span are still in
+ * the context after it (the carried artifact trail, the summary or the kept items).
  */
 import { Recording } from '../activities/recordings';
-import { artifactTrail } from '../src/context/artifact-trail';
-import { messageText } from '../src/context/items';
+import { collectArtifactTrail } from '../src/context/artifact-trail';
+import { contextText } from '../src/eval/metrics';
 import type { BenchEnv } from './bench-env';
 import { loadSession, sessionPath } from './fixtures';
 import type { Figure } from './report';
@@ -27,7 +27,7 @@ interface CompactionRow {
   keptCut: number;
   compactedItems: number;
   pathsTouched: number;
-  pathsInSummary: number;
+  pathsInContext: number;
 }
 
 export async function realSessionFigure(env: BenchEnv, maxRounds: number | null): Promise<Figure> {
@@ -56,10 +56,8 @@ export async function realSessionFigure(env: BenchEnv, maxRounds: number | null)
       const afterIds = new Set(after.map((i) => i.id));
       const cutSources = new Set(after.filter((i) => i.sourceId !== undefined).map((i) => i.sourceId));
       const compacted = before.filter((i) => !afterIds.has(i.id) && !cutSources.has(i.id));
-      const trail = artifactTrail(compacted);
-      const paths = [...new Set([...trail.read, ...trail.modified])];
-      const summary = after.find((i) => i.id === c.summaryItemId);
-      const summaryText = summary && summary.type !== 'TOOL_DEFINITIONS' ? messageText(summary.message) : '';
+      const paths = collectArtifactTrail(compacted).files.map((f) => f.path);
+      const afterText = contextText(after);
       rows.push({
         seq: c.seq,
         strategy: c.strategy,
@@ -73,7 +71,7 @@ export async function realSessionFigure(env: BenchEnv, maxRounds: number | null)
         ).length,
         compactedItems: compacted.length,
         pathsTouched: paths.length,
-        pathsInSummary: paths.filter((p) => summaryText.includes(p)).length,
+        pathsInContext: paths.filter((p) => afterText.includes(p)).length,
       });
     }
   } finally {
@@ -81,7 +79,7 @@ export async function realSessionFigure(env: BenchEnv, maxRounds: number | null)
   }
   const seconds = (Date.now() - started) / 1000;
   const touched = rows.reduce((n, r) => n + r.pathsTouched, 0);
-  const kept = rows.reduce((n, r) => n + r.pathsInSummary, 0);
+  const kept = rows.reduce((n, r) => n + r.pathsInContext, 0);
   const saved = rows.length > 0 ? rows.reduce((n, r) => n + r.savedRatio, 0) / rows.length : NaN;
   return {
     id: '7',
@@ -94,7 +92,7 @@ export async function realSessionFigure(env: BenchEnv, maxRounds: number | null)
         'in the context after in no form. Paths: files read or modified by tool calls in the span (src/context/artifact-trail.ts); ' +
         '"in summary": the path appears verbatim in the summary text.',
       `**${rows.length} compactions, ${(saved * 100).toFixed(0)} % of tokens saved on average, ${kept} of ${touched} touched paths ` +
-        `(${touched > 0 ? ((kept / touched) * 100).toFixed(0) : 'n/a'} %) survive into the summaries.**`,
+        `(${touched > 0 ? ((kept / touched) * 100).toFixed(0) : 'n/a'} %) are in the context after the compaction.**`,
     ],
     tables: [
       {
@@ -109,7 +107,7 @@ export async function realSessionFigure(env: BenchEnv, maxRounds: number | null)
           'kept cut',
           'compacted',
           'paths touched',
-          'paths in summary',
+          'paths in context',
         ],
         rows: rows.map((r) => [
           r.seq,
@@ -122,7 +120,7 @@ export async function realSessionFigure(env: BenchEnv, maxRounds: number | null)
           r.keptCut,
           r.compactedItems,
           r.pathsTouched,
-          r.pathsInSummary,
+          r.pathsInContext,
         ]),
       },
     ],

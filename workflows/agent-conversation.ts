@@ -57,9 +57,9 @@ import { bothWays } from './activity-options';
 import {
   automaticCompactionBlocked,
   decideCompaction,
-  loopGuardVerdict,
+  recordForLoopGuard,
   type TriggerPoint,
-} from './trigger-adapter';
+} from '../src/context/compaction-decision';
 
 /** Store writes: quick, retried until they succeed. */
 const storeOptions: ActivityOptions = {
@@ -471,13 +471,14 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     lastCompaction = brief;
     const cooledDown = result.status === 'rolled_back' && result.failedPhase === 'summary';
     if (trigger !== 'manual' && trigger !== 'overflow' && !cooledDown) {
-      // The loop guard judges compactions that ran; a summary failure is the cooldown's business.
-      recentAutomatic = [...recentAutomatic, { round: rounds, savedRatio: result.savedRatio }].slice(-20);
-      const verdict = loopGuardVerdict(recentAutomatic, rounds, config);
-      if (verdict) {
-        pausedReason = verdict;
+      // The loop guard counts compactions that made no progress; a summary failure is the
+      // cooldown's business, and a healthy compaction never pauses automatic compaction.
+      const guard = recordForLoopGuard(recentAutomatic, result, rounds, config);
+      recentAutomatic = guard.recent;
+      if (guard.pause) {
+        pausedReason = guard.pause;
         pausedAtRound = rounds;
-        pushEvent({ type: 'loop_guard', reason: verdict });
+        pushEvent({ type: 'loop_guard', reason: guard.pause });
       }
     } else if (result.status === 'committed') {
       // A successful manual or overflow compaction lifts the loop guard's pause.
@@ -646,8 +647,9 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     for (let step = 0; step < maxSteps; step++) {
       if (!pendingUser && !prechecked) compactions.push(...(await maybeCompact('before_model_call')));
       prechecked = false;
-      // While automatic compaction cannot run (cooldown, loop guard, disabled) a precheck could only
-      // record a skip: the model is called at once and the skip, if a trigger fires, recorded after.
+      // While automatic compaction cannot run (cooldown, loop guard, disabled) a precheck can only
+      // record a skip, unless the request would exceed the window (the emergency compaction runs
+      // then, in the call's precheck): the model is called and the skip, if any, recorded after.
       const skipOnly = pendingUser !== null && automaticCompactionBlocked(triggerState());
       phase = 'model';
       let res: CallModelResult;
@@ -667,7 +669,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             ...(pendingUser
               ? {
                   userMessage: pendingUser,
-                  ...(skipOnly ? {} : { precheck: triggerState() }),
+                  precheck: triggerState(),
                 }
               : {}),
           },

@@ -177,6 +177,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       focus: input.focus,
       config: input.config,
       model: input.model ?? input.summaryModel,
+      workspace: input.workspace,
     };
     const storeStepsLocal = patched('compaction-local-prune-commit');
     const pruneBy = storeStepsLocal ? prune.local : prune.activity;
@@ -261,10 +262,12 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
           ],
         );
         i += (r.stepIndex ?? 0) + 1;
-        strategy = nameOf(steps[i - 1] as SummaryStep);
+        strategy = r.strategy ?? nameOf(steps[i - 1] as SummaryStep);
         attempts += r.attempts;
         chosen = r;
-        // A strategy that summarized nothing did not compact (seed 003: the summary always runs).
+        // The pure plan ran every step it needed in that one call (src/context/compaction-plan.ts).
+        if (r.final) break;
+        // Before it, a strategy that summarized nothing did not compact (seed 003).
         if (r.underTarget && r.itemsCompacted > 0) break;
       }
     }

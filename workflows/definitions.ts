@@ -5,9 +5,10 @@
  * preview of the reply.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { TriggerKind } from '../src/context/triggers';
 
-/** What fired a compaction (DESIGN.md §3). */
-export type TriggerKind = 'precheck' | 'check' | 'rounds' | 'events' | 'marker' | 'manual' | 'overflow';
+/** What fired a compaction (DESIGN.md §3): one definition, in the pure policy. */
+export type { TriggerKind };
 
 /** Which model answers the agent's turns. */
 export interface ModelSettings {

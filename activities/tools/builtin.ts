@@ -5,6 +5,7 @@
  */
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { formatTaskList, type Task } from '../../src/context/agent-notes';
 import { ToolError, type AgentTool } from './registry';
 import { displayPath, resolveInWorkspace } from './workspace-path';
 
@@ -217,7 +218,7 @@ const updateTasksTool: AgentTool = {
   async run(args) {
     const tasks = args.tasks;
     if (!Array.isArray(tasks)) throw new ToolError('argument "tasks" must be an array');
-    const lines = tasks.map((task: unknown, i) => {
+    const checked = tasks.map((task: unknown, i): Task => {
       const t = task as { title?: unknown; status?: unknown };
       if (typeof t?.title !== 'string' || !t.title.trim()) throw new ToolError(`task ${i + 1} needs a title`);
       if (typeof t.status !== 'string' || !TASK_STATUSES.has(t.status)) {
@@ -225,12 +226,12 @@ const updateTasksTool: AgentTool = {
           `task ${i + 1} has status ${JSON.stringify(t.status)}; use pending, in_progress or done`,
         );
       }
-      const box = t.status === 'done' ? '[x]' : t.status === 'in_progress' ? '[~]' : '[ ]';
-      return `${box} ${t.title.trim()}`;
+      return { title: t.title, status: t.status };
     });
     return {
-      content: `Task list updated (${lines.length} tasks).`,
-      notes: [{ kind: 'task_list', text: lines.join('\n') }],
+      content: `Task list updated (${checked.length} tasks).`,
+      // The same text the carried state writes for another agent's task list (agent-notes.ts).
+      notes: [{ kind: 'task_list', text: formatTaskList(checked) }],
     };
   },
 };

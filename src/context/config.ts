@@ -127,6 +127,17 @@ const CompactionConfigSchema = z
      * Never more than the target (`summaryTokenBudget`).
      */
     summaryMaxTokens: positiveInt('summaryMaxTokens').default(1000),
+    /**
+     * The summary gets at most this share of the room the header and carried state leave under the
+     * target (and never more than `summaryMaxTokens`), so header + carried state + summary + kept
+     * items fit the target at every window (DESIGN.md §5). Default 0.3.
+     */
+    summaryRoomRatio: ratio('summaryRoomRatio').default(0.3),
+    /**
+     * The carried state a compaction writes into the header (artifact trail, open errors, git diff
+     * stat) takes at most this share of the target (DESIGN.md §5). Default 0.2.
+     */
+    carriedStateRatio: ratio('carriedStateRatio').default(0.2),
     /** Summary input over this many characters is cut to its head and tail (seed 000 MAX_SAFE_CHARS). Default 200,000. */
     summaryInputMaxChars: positiveInt('summaryInputMaxChars').default(200_000),
     /** Share of `summaryInputMaxChars` kept from the head of an oversized input (seed 000). Default 0.2. */

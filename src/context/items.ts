@@ -65,6 +65,8 @@ export const ITEM_TYPES = [
   'MEMORY',
   'TASK_LIST',
   'ARTIFACT_TRAIL',
+  'OPEN_ERRORS',
+  'GIT_DIFF_STAT',
 ] as const;
 export type ItemType = (typeof ITEM_TYPES)[number];
 
@@ -132,11 +134,44 @@ export interface CompactionSummaryItem extends ItemBase {
   /** Which summarizer wrote it: an LLM, or the extractive summarizer (labelled as such). */
   summarizer: 'llm' | 'extractive';
 }
-/** Agent-side notes that live in the header: memories, the task list, the artifact trail. */
+/**
+ * Notes that live in the header: memories, the task list, and the carried state a compaction writes
+ * (the artifact trail, the open errors, the workspace's git diff stat; `carried-state.ts`).
+ */
 export interface NoteItem extends ItemBase {
-  type: 'MEMORY' | 'TASK_LIST' | 'ARTIFACT_TRAIL';
+  type: 'MEMORY' | 'TASK_LIST' | 'ARTIFACT_TRAIL' | 'OPEN_ERRORS' | 'GIT_DIFF_STAT';
   message: UserMessage | SystemMessage;
+  /**
+   * For carried state: the structured data the text was rendered from, so the next compaction
+   * merges it instead of parsing the text. Never sent to the model (the message is).
+   */
+  carried?: CarriedData;
 }
+
+/** A file the conversation touched, as the artifact trail keeps it (`artifact-trail.ts`). */
+export interface FileTouch {
+  path: string;
+  /** Operations seen, in first-seen order: read, write, edit, delete, list, search. */
+  ops: string[];
+  /** Round of the last tool call that touched it. */
+  lastRound: number;
+}
+
+/** An error a tool reported that no later step resolved (`open-errors.ts`). */
+export interface OpenError {
+  /** The tool that failed. */
+  tool: string;
+  /** What it was applied to (a path or a command), '' when nothing: a later success on it resolves the error. */
+  target: string;
+  round: number;
+  /** The error's first line (cut). */
+  text: string;
+}
+
+/** Structured carried state, by kind. */
+export type CarriedData =
+  | { kind: 'artifact_trail'; files: FileTouch[]; commands: { command: string; round: number }[] }
+  | { kind: 'open_errors'; errors: OpenError[] };
 
 export type ContextItem =
   | SystemPromptItem

@@ -1,63 +1,67 @@
 /**
- * The context after a compaction (DESIGN.md §5, seeds 000 and 004): header → the summary message →
- * the units the strategy kept, in their order; and seed 004's alternative when a compaction is
- * declined, dropping the oldest rounds without a summary.
+ * The summary message a compaction injects (seed 000), and seed 004's alternative when a compaction
+ * is declined: dropping the oldest rounds without a summary.
  *
  * Pure module.
  */
 import type { CompactionSummaryItem, ContextItem } from './items';
-import { headerIds } from './segments';
-import type { StrategyPlan } from './strategies';
-import { groupUnits, sumTokens, type Unit } from './tool-blocks';
+import { countItemTokens } from './token-accounting';
+import type { Tokenizer } from './tokenizer';
+import { WorkingContext, type WorkingUnit } from './working-context';
 
 /** The first line of the summary message (seed 000). */
 export const SUMMARY_MESSAGE_PREFIX = '[System] Context cleared. Summary of previous conversation:';
 
-/**
- * The compacted context: the items the plan does not summarize or replace, with the summary
- * placed right after the header (before every kept conversation item). Header items keep their
- * positions among themselves; nothing else moves.
- */
-export function buildPostCompactionContext(
-  items: readonly ContextItem[],
-  plan: Pick<StrategyPlan, 'summarizeIds' | 'replaceIds'>,
-  summary: CompactionSummaryItem,
-): ContextItem[] {
-  const header = headerIds(items);
-  const out: ContextItem[] = [];
-  const rest: ContextItem[] = [];
-  for (const item of items) {
-    if (plan.summarizeIds.has(item.id) || plan.replaceIds.has(item.id)) continue;
-    (header.has(item.id) ? out : rest).push(item);
-  }
-  return [...out, summary, ...rest];
+export interface SummaryItemInput {
+  /** The summary's text (an LLM's answer inside `<summary>` tags, or the extractive summary). */
+  text: string;
+  /** Its id (derived from the compaction's id, so a retried activity writes the same item). */
+  id: string;
+  summarizer: CompactionSummaryItem['summarizer'];
+  /** The most tokens its text may have; a longer text is cut. */
+  budgetTokens: number;
+  /** What it stands for (its round is the newest of theirs). */
+  summarized: readonly ContextItem[];
+  /** Counts it in the conversation's encoding. */
+  tokenizer: Tokenizer;
+}
+
+/** The summary item: the seed's prefix, then the text cut to its budget; counted. */
+export function buildSummaryItem(input: SummaryItemInput): CompactionSummaryItem {
+  const cut = input.tokenizer.truncate(input.text, input.budgetTokens);
+  const draft: CompactionSummaryItem = {
+    id: input.id,
+    type: 'COMPACTION_SUMMARY',
+    summarizer: input.summarizer,
+    message: { role: 'user', content: `${SUMMARY_MESSAGE_PREFIX}\n${cut.text}` },
+    tokens: 0,
+    round: input.summarized.reduce((max, i) => Math.max(max, i.round), 0),
+    isMeta: true,
+    pinned: false,
+    ephemeral: false,
+  };
+  return { ...draft, tokens: countItemTokens(draft, input.tokenizer) };
 }
 
 /**
  * Seed 004's answer to a declined compaction: drop whole rounds, oldest first, until the context
- * is at or under `targetTokens`; the header, pinned items and the newest round always stay, and a
- * tool call never loses its result (rounds are made of whole units).
+ * is at or under `targetTokens`; the header, pinned items, the newest round, a tool call waiting for
+ * its result and the current user message always stay, and a tool call never loses its result
+ * (rounds are made of whole units).
  */
-export function dropOldestRounds(items: readonly ContextItem[], targetTokens: number): ContextItem[] {
-  const header = headerIds(items);
-  const byRound = new Map<number, Unit[]>();
-  for (const unit of groupUnits(items)) {
-    if (unit.items.some((i) => header.has(i.id) || i.pinned)) continue;
+export function dropOldestRounds(items: readonly ContextItem[], targetTokens: number, window = Infinity): ContextItem[] {
+  const work = new WorkingContext(items, { window, summaryReserve: null });
+  const byRound = new Map<number, WorkingUnit[]>();
+  for (const unit of work.candidates()) {
     const list = byRound.get(unit.round);
     if (list) list.push(unit);
     else byRound.set(unit.round, [unit]);
   }
-  const rounds = [...byRound.keys()].sort((a, b) => a - b);
-  let tokens = sumTokens(items);
-  const dropped = new Set<string>();
-  for (const round of rounds.slice(0, -1)) {
-    if (tokens <= targetTokens) break;
-    for (const unit of byRound.get(round) ?? []) {
-      for (const item of unit.items) {
-        dropped.add(item.id);
-        tokens -= item.tokens;
-      }
-    }
+  const newest = Math.max(...work.units.map((u) => u.round), 0);
+  for (const round of [...byRound.keys()].sort((a, b) => a - b)) {
+    if (work.total() <= targetTokens || round === newest) break;
+    for (const unit of byRound.get(round) ?? []) work.remove(unit);
   }
-  return items.filter((item) => !dropped.has(item.id));
+  const dropped = new Set(work.removedUnits().flatMap((u) => u.originals));
+  return items.filter((item) => !dropped.has(item));
 }

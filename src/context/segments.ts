@@ -3,7 +3,7 @@
  *
  * The header is never compacted: system prompt, tool definitions, subagent strategy, the original
  * task (the first real user message), pinned content, the latest task list, the last 10 memory
- * notes and the latest artifact trail. Everything else is the conversation. Membership is derived
+ * notes and the carried state of the latest compaction (artifact trail, open errors, git diff stat). Everything else is the conversation. Membership is derived
  * from the items (types, flags, order), never stored, so it cannot drift from them.
  *
  * Pure module.
@@ -26,6 +26,8 @@ export const HEADER_ROLES = [
   'task_list',
   'memory',
   'artifacts',
+  'errors',
+  'git',
 ] as const;
 export type HeaderRole = (typeof HEADER_ROLES)[number];
 
@@ -35,6 +37,14 @@ export interface Segments {
   /** Everything else, in the order of the items. */
   conversation: ContextItem[];
 }
+
+/** Item types of which only the latest is in the header, and the role it has there. */
+const LATEST_ONLY: Partial<Record<ContextItem['type'], HeaderRole>> = {
+  TASK_LIST: 'task_list',
+  ARTIFACT_TRAIL: 'artifacts',
+  OPEN_ERRORS: 'errors',
+  GIT_DIFF_STAT: 'git',
+};
 
 /** A real user message starts a round; meta messages (injected by the system) never do (seed 003). */
 export function isRoundStart(item: ContextItem): boolean {
@@ -56,25 +66,24 @@ function isToolPairMember(item: ContextItem): boolean {
  * - The first real (non-meta) USER_MESSAGE: the original task.
  * - Pinned items, except a TOOL_RESULT or an assistant message with tool calls: those stay in the
  *   conversation (still pinned: the rules never compact them) so the pair keeps its order.
- * - The latest TASK_LIST, the latest ARTIFACT_TRAIL, the last {@link HEADER_MEMORY_LIMIT} MEMORY
- *   items; older ones are conversation.
+ * - The latest TASK_LIST, ARTIFACT_TRAIL, OPEN_ERRORS and GIT_DIFF_STAT, the last
+ *   {@link HEADER_MEMORY_LIMIT} MEMORY items; older ones are conversation.
  * - SKILL_PROMPT, SKILL_METADATA, COMPACTION_SUMMARY and the rest: conversation.
  */
 export function headerRoles(items: readonly ContextItem[]): (HeaderRole | undefined)[] {
   const roles: (HeaderRole | undefined)[] = new Array<HeaderRole | undefined>(items.length).fill(undefined);
   let taskFound = false;
   let memories = 0;
-  let taskListFound = false;
-  let artifactsFound = false;
+  const latest = new Set<HeaderRole>();
   // Backwards for the "latest" rules, then forwards for the original task.
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i] as ContextItem;
-    if (item.type === 'TASK_LIST' && !taskListFound) {
-      taskListFound = true;
-      roles[i] = 'task_list';
-    } else if (item.type === 'ARTIFACT_TRAIL' && !artifactsFound) {
-      artifactsFound = true;
-      roles[i] = 'artifacts';
+    const single = LATEST_ONLY[item.type];
+    if (single !== undefined) {
+      if (!latest.has(single)) {
+        latest.add(single);
+        roles[i] = single;
+      }
     } else if (item.type === 'MEMORY' && memories < HEADER_MEMORY_LIMIT) {
       memories++;
       roles[i] = 'memory';

@@ -1,28 +1,29 @@
 /**
- * Selective prune (seeds 002 and 003): the deterministic first phase of every compaction.
+ * Selective prune (seeds 002 and 003): the deterministic first steps of every compaction, each
+ * going no further than it must — it stops as soon as the context is at or under the goal — and
+ * each taking the oldest content first:
  *
- * 1. Tool blocks (seed 003): keep the newest `toolBlocksKeepRecent` (5) blocks, drop older ones
- *    whole; in kept blocks cut arguments over `toolCallThreshold` (500) tokens and results over
- *    `toolResultThreshold` (600) tokens to their first `previewTokens` (200) tokens plus
- *    `[TRUNCATED original~N tokens]`.
- * 2. Per-type rules (seed 002), from the lowest priority up, stopping as soon as the context is at
- *    or under the target: DROP removes every item of the type, TRUNCATE keeps the `keepRecent`
- *    newest (for TOOL_RESULT: the newest tool blocks, whole), NONE never touches it.
+ * 1. `truncate` (seed 003): tool-call arguments over `toolCallThreshold` (500) tokens and results
+ *    over `toolResultThreshold` (600) tokens are cut to their first `previewTokens` (200) tokens
+ *    plus `[TRUNCATED original~N tokens]`, oldest first.
+ * 2. `tool_blocks` (seed 003): whole tool blocks are removed, oldest first; the newest
+ *    `toolBlocksKeepRecent` (5) always stay.
+ * 3. The per-type rules (seed 002), from the lowest priority up: DROP removes items of the type,
+ *    TRUNCATE keeps at least the `keepRecent` newest (for TOOL_RESULT: tool blocks, whole; orphan
+ *    results first), NONE never touches it. User and assistant messages of the newest
+ *    `protectedRounds` (12) rounds are never removed (seed 003).
  *
- * Never touched: header items (system prompt, tool definitions, the original task, pinned content,
- * the latest task list, the last 10 memories, the artifact trail), pinned items, user and
- * assistant messages of the newest `protectedRounds` (12) rounds (seed 003). A cut item is a new
- * item whose `sourceId` points at the original (DESIGN.md §2); its id is derived from the
- * original's, so running the prune again yields the same ids, and a cut form is never cut again.
+ * The seeds' counts are minimums of what stays: where the budget allows, more stays. A cut item is
+ * a new item whose `sourceId` points at the original (DESIGN.md §2); its id is derived from the
+ * original's, so planning again gives the same ids, and a cut form is never cut again.
  *
  * Pure module: the tokenizer is an argument.
  */
 import { selectiveRules, type CompactionConfig, type SelectiveRule } from './config';
 import type { AssistantMessageItem, ContextItem, ItemType, ToolResultItem } from './items';
-import { headerIds } from './segments';
-import { countItemTokens } from './token-accounting';
+import { countItemTokens, MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS } from './token-accounting';
 import type { Tokenizer } from './tokenizer';
-import { groupUnits, sumTokens, toolBlocks, type Unit } from './tool-blocks';
+import { WorkingContext, type PlannedCut, type WorkingUnit } from './working-context';
 
 /** Seed 003's marker after a cut field. */
 export function truncationMarker(originalTokens: number): string {
@@ -37,8 +38,254 @@ export interface PruneStats {
   toolResultsTruncated: number;
   /** Items removed, by type. */
   itemsDropped: Partial<Record<ItemType, number>>;
-  /** Rules that ran, in order (`tool_blocks` first). */
+  /** Steps that ran, in order (`truncate`, `tool_blocks`, then `<TYPE>:<strategy>`). */
   rulesApplied: string[];
+}
+
+export function emptyPruneStats(): PruneStats {
+  return {
+    toolBlocksKept: 0,
+    toolBlocksDropped: 0,
+    toolCallsTruncated: 0,
+    toolResultsTruncated: 0,
+    itemsDropped: {},
+    rulesApplied: [],
+  };
+}
+
+/** Records a unit's removal in the stats. */
+export function countRemoval(unit: WorkingUnit, stats: PruneStats): void {
+  if (unit.kind === 'block') stats.toolBlocksDropped++;
+  for (const item of unit.originals) stats.itemsDropped[item.type] = (stats.itemsDropped[item.type] ?? 0) + 1;
+}
+
+/** Tokens a cut field adds beyond its preview: the line break and the marker, with room to spare. */
+function markerTokens(originalTokens: number, tokenizer: Tokenizer): number {
+  return tokenizer.countText(truncationMarker(originalTokens)) + 2;
+}
+
+/** A field's text cut to a preview of `previewTokens` tokens plus the marker. */
+function cutText(text: string, originalTokens: number, previewTokens: number, tokenizer: Tokenizer): string {
+  return `${tokenizer.prefix(text, previewTokens)}\n${truncationMarker(originalTokens)}`;
+}
+
+/** The original size a cut form's marker states, or null when the text ends with no marker. */
+const MARKER_AT_END = /\n\[TRUNCATED original~(\d+) tokens\]$/;
+
+/**
+ * Tokens a cut form's count may exceed its plan by: the preview counted alone can split a token
+ * or two differently from the whole text.
+ */
+function cutMargin(previewTokens: number): number {
+  return 3 + Math.ceil(previewTokens / 500);
+}
+
+/**
+ * The cut of an item whose tool arguments or result are over their threshold, decided on the
+ * stored counts (the text is read only when the cut is written), or null: nothing over, or not
+ * smaller. A cut form (`sourceId` set) is cut again only to a shorter preview of the same original
+ * (its marker keeps the original's size), so cutting is idempotent.
+ */
+export function planCut(
+  item: ContextItem,
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  previewTokens = config.previewTokens,
+): (PlannedCut & { calls: number; results: number }) | null {
+  if (item.type === 'TOOL_RESULT') {
+    const content = item.message.content;
+    const recut = item.sourceId !== undefined ? MARKER_AT_END.exec(content) : null;
+    if (item.sourceId !== undefined && !recut) return null;
+    // The stored count is the content's plus the message framing (a tool message has no name cost).
+    const original = recut ? Number(recut[1]) : item.tokens - MESSAGE_OVERHEAD_TOKENS;
+    const text = recut ? content.slice(0, recut.index) : content;
+    if (original <= config.toolResultThreshold || original <= previewTokens) return null;
+    const tokens =
+      MESSAGE_OVERHEAD_TOKENS + previewTokens + markerTokens(original, tokenizer) + cutMargin(previewTokens);
+    if (tokens >= item.tokens) return null;
+    const source = item.sourceId ?? item.id;
+    const id = `${source}~cut${previewTokens}`;
+    const write = (): ContextItem => {
+      const next: ToolResultItem = {
+        ...item,
+        id,
+        sourceId: source,
+        message: { ...item.message, content: cutText(text, original, previewTokens, tokenizer) },
+      };
+      return { ...next, tokens: countItemTokens(next, tokenizer) };
+    };
+    return { id, tokens, write, calls: 0, results: 1 };
+  }
+  if (item.sourceId !== undefined) return null;
+  const id = `${item.id}~cut${previewTokens}`;
+  if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls) return null;
+  // The whole message (every call and the text) is under the threshold: no argument is over.
+  if (item.tokens <= config.toolCallThreshold) return null;
+  const calls = item.message.tool_calls;
+  // The arguments' tokens from the stored count: exact for one call; shared by length among
+  // several (the marker says "~").
+  const framing =
+    MESSAGE_OVERHEAD_TOKENS +
+    tokenizer.countText(item.message.content ?? '') +
+    calls.reduce((n, c) => n + TOOL_CALL_OVERHEAD_TOKENS + tokenizer.countText(c.function.name), 0);
+  const argTokens = Math.max(0, item.tokens - framing);
+  const argChars = calls.reduce((n, c) => n + c.function.arguments.length, 0) || 1;
+  const originals = calls.map((c) => Math.round((argTokens * c.function.arguments.length) / argChars));
+  const over = originals.map((n) => n > config.toolCallThreshold && n > previewTokens);
+  const cutCount = over.filter(Boolean).length;
+  if (cutCount === 0) return null;
+  const tokens =
+    item.tokens -
+    originals.reduce(
+      (n, original, i) =>
+        over[i] ? n + original - previewTokens - markerTokens(original, tokenizer) - cutMargin(previewTokens) : n,
+      0,
+    );
+  if (tokens >= item.tokens) return null;
+  const write = (): ContextItem => {
+    const next: AssistantMessageItem = {
+      ...item,
+      id,
+      sourceId: item.id,
+      message: {
+        ...item.message,
+        tool_calls: calls.map((call, i) =>
+          over[i]
+            ? {
+                ...call,
+                function: {
+                  ...call.function,
+                  arguments: cutText(call.function.arguments, originals[i] as number, previewTokens, tokenizer),
+                },
+              }
+            : call,
+        ),
+      },
+    };
+    return { ...next, tokens: countItemTokens(next, tokenizer) };
+  };
+  return { id, tokens, write, calls: cutCount, results: 0 };
+}
+
+/** A step: changes the working context, oldest first, until its total is at or under `goal`. */
+export type Step = (ctx: WorkingContext, goal: number) => void;
+
+/**
+ * Step 1: cut oversized tool arguments and results, oldest first. `previewTokens` is a minimum: the
+ * cut that brings the context under the goal keeps as long a preview as the goal leaves room for,
+ * so one large result is not cut to 200 tokens where 2,000 fit.
+ */
+export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, stats: PruneStats): Step {
+  return (ctx, goal) => {
+    for (const unit of ctx.cuttable()) {
+      if (unit.kind !== 'block') continue;
+      for (let i = 0; i < unit.originals.length; i++) {
+        if (ctx.total() <= goal) return;
+        const item = unit.originals[i] as ContextItem;
+        if (unit.cuts[i]) continue;
+        let cut = planCut(item, config, tokenizer);
+        if (!cut) continue;
+        // A result's preview grows to what the goal leaves room for (arguments keep the seed's size).
+        const slack = goal - (ctx.total() - item.tokens + cut.tokens);
+        if (slack > 0 && item.type === 'TOOL_RESULT') {
+          cut = planCut(item, config, tokenizer, config.previewTokens + slack) ?? cut;
+        }
+        ctx.cut(unit, i, cut);
+        stats.toolCallsTruncated += cut.calls;
+        stats.toolResultsTruncated += cut.results;
+      }
+    }
+  };
+}
+
+/** Removes `candidates` oldest first, never the newest `keep`, until the total is at or under `goal`. */
+function removeOldest(
+  ctx: WorkingContext,
+  goal: number,
+  candidates: readonly WorkingUnit[],
+  keep: number,
+  stats: PruneStats,
+): void {
+  const removable = candidates.slice(0, Math.max(0, candidates.length - keep));
+  for (const unit of removable) {
+    if (ctx.total() <= goal) return;
+    ctx.remove(unit);
+    countRemoval(unit, stats);
+  }
+}
+
+/** Every kept block, protected ones included: the seeds count the newest blocks, whatever they hold. */
+function keptBlocks(ctx: WorkingContext): WorkingUnit[] {
+  return ctx.units.filter((u) => !u.removed && u.kind === 'block');
+}
+
+/** Step 2: remove whole tool blocks, oldest first, keeping the newest `toolBlocksKeepRecent`. */
+export function toolBlocksStep(config: CompactionConfig, stats: PruneStats): Step {
+  return (ctx, goal) => {
+    const blocks = keptBlocks(ctx);
+    const newest = new Set(blocks.slice(Math.max(0, blocks.length - config.toolBlocksKeepRecent)));
+    const candidates = blocks.filter((b) => !b.protected && !newest.has(b));
+    removeOldest(ctx, goal, candidates, 0, stats);
+  };
+}
+
+/** The newest `protectedRounds` distinct rounds among real rounds (seed 003). */
+export function protectedRoundSet(items: readonly ContextItem[], protectedRounds: number): Set<number> {
+  const rounds = [...new Set(items.filter((i) => i.round > 0).map((i) => i.round))].sort((a, b) => a - b);
+  return new Set(protectedRounds > 0 ? rounds.slice(-protectedRounds) : []);
+}
+
+/** Step 3: one per-type rule of seed 002. */
+export function typeRuleStep(
+  type: ItemType,
+  rule: SelectiveRule,
+  protectedRounds: ReadonlySet<number>,
+  stats: PruneStats,
+): Step {
+  return (ctx, goal) => {
+    const keep = rule.strategy === 'truncate' ? (rule.keepRecent ?? 0) : 0;
+    if (type === 'TOOL_RESULT') {
+      // Results go with their calls: the rule counts whole blocks; orphan results go first.
+      const orphans = ctx.candidates().filter((u) => u.kind === 'orphan');
+      removeOldest(ctx, goal, orphans, 0, stats);
+      const blocks = keptBlocks(ctx);
+      const newest = new Set(blocks.slice(Math.max(0, blocks.length - keep)));
+      removeOldest(ctx, goal, blocks.filter((b) => !b.protected && !newest.has(b)), 0, stats);
+      return;
+    }
+    const dialogue = type === 'USER_MESSAGE' || type === 'ASSISTANT_MESSAGE';
+    const ofType = ctx.units.filter(
+      (u) => !u.removed && u.kind === 'item' && (u.originals[0] as ContextItem).type === type,
+    );
+    const newest = new Set(ofType.slice(Math.max(0, ofType.length - keep)));
+    const candidates = ofType.filter(
+      (u) => !u.protected && !newest.has(u) && !(dialogue && protectedRounds.has(u.round)),
+    );
+    removeOldest(ctx, goal, candidates, 0, stats);
+  };
+}
+
+/** The prune's steps in order, each with its name. */
+export function pruneSteps(
+  items: readonly ContextItem[],
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  stats: PruneStats,
+): { name: string; run: Step }[] {
+  const protectedRounds = protectedRoundSet(items, config.protectedRounds);
+  const rules = Object.entries(selectiveRules(config))
+    .filter(
+      (entry): entry is [ItemType, SelectiveRule] => entry[1] !== undefined && entry[1].strategy !== 'none',
+    )
+    .sort((a, b) => a[1].priority - b[1].priority || a[0].localeCompare(b[0]));
+  return [
+    { name: 'truncate', run: truncateStep(config, tokenizer, stats) },
+    { name: 'tool_blocks', run: toolBlocksStep(config, stats) },
+    ...rules.map(([type, rule]) => ({
+      name: `${type}:${rule.strategy}`,
+      run: typeRuleStep(type, rule, protectedRounds, stats),
+    })),
+  ];
 }
 
 export interface PruneResult {
@@ -51,94 +298,10 @@ export interface PruneResult {
   stats: PruneStats;
 }
 
-/** The newest `protectedRounds` distinct rounds among real rounds (seed 003). */
-function protectedRoundSet(items: readonly ContextItem[], protectedRounds: number): Set<number> {
-  const rounds = [...new Set(items.filter((i) => i.round > 0).map((i) => i.round))].sort((a, b) => a - b);
-  return new Set(protectedRounds > 0 ? rounds.slice(-protectedRounds) : []);
-}
-
-function isUntouchable(item: ContextItem, header: Set<string>): boolean {
-  return header.has(item.id) || item.pinned;
-}
-
-/** A unit can be removed when none of its items is in the header or pinned. */
-function removable(unit: Unit, header: Set<string>): boolean {
-  return unit.items.every((item) => !isUntouchable(item, header));
-}
-
 /**
- * `text` cut to its first `previewTokens` tokens plus the marker when it has more than `threshold`
- * tokens; `undefined` when it has not.
- */
-function cutIfOver(
-  text: string,
-  threshold: number,
-  tokenizer: Tokenizer,
-  previewTokens: number,
-): string | undefined {
-  // A token is at least one byte and a UTF-16 unit at most three: a short text is never over.
-  if (text.length * 3 <= threshold) return undefined;
-  // One pass: cutting counts the whole text, which is also what decides whether it is over.
-  const cut = tokenizer.truncate(text, previewTokens);
-  if (cut.originalTokens <= threshold) return undefined;
-  return `${cut.text}\n${truncationMarker(cut.originalTokens)}`;
-}
-
-/**
- * The item with oversized arguments or content cut, or the item itself when nothing is over or it
- * is already a cut form (`sourceId` set). A cut form is never cut again: its preview plus marker
- * may be over a threshold set just above `previewTokens`, and cutting it again would replace the
- * marker's original size with the cut form's own and break idempotence.
- */
-function truncateInBlock(
-  item: ContextItem,
-  config: CompactionConfig,
-  tokenizer: Tokenizer,
-  stats: PruneStats,
-): ContextItem {
-  if (item.sourceId !== undefined) return item;
-  if (item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls) {
-    let changed = false;
-    const calls = item.message.tool_calls.map((call) => {
-      const cut = cutIfOver(
-        call.function.arguments,
-        config.toolCallThreshold,
-        tokenizer,
-        config.previewTokens,
-      );
-      if (cut === undefined) return call;
-      changed = true;
-      stats.toolCallsTruncated++;
-      return { ...call, function: { ...call.function, arguments: cut } };
-    });
-    if (!changed) return item;
-    const next: AssistantMessageItem = {
-      ...item,
-      id: `${item.id}~cut${config.previewTokens}`,
-      sourceId: item.id,
-      message: { ...item.message, tool_calls: calls },
-    };
-    return { ...next, tokens: countItemTokens(next, tokenizer) };
-  }
-  if (item.type === 'TOOL_RESULT') {
-    const cut = cutIfOver(item.message.content, config.toolResultThreshold, tokenizer, config.previewTokens);
-    if (cut === undefined) return item;
-    stats.toolResultsTruncated++;
-    const next: ToolResultItem = {
-      ...item,
-      id: `${item.id}~cut${config.previewTokens}`,
-      sourceId: item.id,
-      message: { ...item.message, content: cut },
-    };
-    return { ...next, tokens: countItemTokens(next, tokenizer) };
-  }
-  return item;
-}
-
-/**
- * Applies the selective rules until the context is at or under `targetTokens` (the tool-block
- * pass always runs). Tokens never grow; the order of the items is kept; applying it to its own
- * output changes nothing.
+ * The prune alone, with no summary to stand for what it removes: its steps run in order until the
+ * context is at or under `targetTokens`. Tokens never grow; the order of the items is kept;
+ * applying it to its own output changes nothing.
  */
 export function selectivePrune(
   input: readonly ContextItem[],
@@ -146,120 +309,33 @@ export function selectivePrune(
   tokenizer: Tokenizer,
   targetTokens: number,
 ): PruneResult {
-  const stats: PruneStats = {
-    toolBlocksKept: 0,
-    toolBlocksDropped: 0,
-    toolCallsTruncated: 0,
-    toolResultsTruncated: 0,
-    itemsDropped: {},
-    rulesApplied: [],
-  };
-  const header = headerIds(input);
-  const byId = new Map(input.map((item) => [item.id, item]));
-  const tokensBefore = sumTokens(input);
-  const removed = new Set<string>();
-  const replaced = new Map<string, ContextItem>();
-  // Tokens of current(), kept up to date by remove() and the cuts (one pass per rule, not two).
-  let liveTokens = tokensBefore;
-  const current = (): ContextItem[] =>
-    input.filter((item) => !removed.has(item.id)).map((item) => replaced.get(item.id) ?? item);
-  const remove = (unit: Pick<Unit, 'items'>): void => {
-    for (const item of unit.items) {
-      if (removed.has(item.id)) continue;
-      removed.add(item.id);
-      liveTokens -= (replaced.get(item.id) ?? item).tokens;
-      stats.itemsDropped[item.type] = (stats.itemsDropped[item.type] ?? 0) + 1;
-    }
-  };
-
-  // 1. Tool blocks (seed 003).
-  const units = groupUnits(input);
-  const blocks = toolBlocks(units).filter((b) => removable(b, header));
-  const keptBlocks = config.toolBlocksKeepRecent > 0 ? blocks.slice(-config.toolBlocksKeepRecent) : [];
-  for (const block of blocks.slice(0, blocks.length - keptBlocks.length)) {
-    remove(block);
-    stats.toolBlocksDropped++;
+  const stats = emptyPruneStats();
+  const ctx = new WorkingContext(input, { window: config.maxContextTokens, summaryReserve: null });
+  const tokensBefore = input.reduce((n, i) => n + i.tokens, 0);
+  for (const step of pruneSteps(input, config, tokenizer, stats)) {
+    if (ctx.total() <= targetTokens) break;
+    step.run(ctx, targetTokens);
+    stats.rulesApplied.push(step.name);
   }
-  for (const block of keptBlocks) {
-    for (const item of block.items) {
-      const cut = truncateInBlock(item, config, tokenizer, stats);
-      if (cut !== item && cut.tokens < item.tokens) {
-        replaced.set(item.id, cut);
-        liveTokens -= item.tokens - cut.tokens;
-      }
-    }
+  stats.toolBlocksKept = keptBlocks(ctx).length;
+  const kept = new Map<ContextItem, ContextItem>();
+  for (const unit of ctx.units) {
+    if (unit.removed) continue;
+    const now = ctx.unitItems(unit);
+    unit.originals.forEach((item, i) => kept.set(item, now[i] as ContextItem));
   }
-  stats.rulesApplied.push('tool_blocks');
-
-  // The units of current(), without grouping it again: units are only ever removed whole, and
-  // removing a whole unit never changes how the others pair (a result answers the latest open
-  // call with its id, so a call and its results leave the pairing together). Grouping once keeps
-  // the prune linear in the context's size.
-  const liveUnits = (): Unit[] => {
-    const out: Unit[] = [];
-    for (const unit of units) {
-      if (!unit.items.some((item) => removed.has(item.id) || replaced.has(item.id))) {
-        out.push(unit);
-        continue;
-      }
-      const items = unit.items
-        .filter((item) => !removed.has(item.id))
-        .map((item) => replaced.get(item.id) ?? item);
-      if (items.length > 0) out.push({ ...unit, items });
-    }
-    return out;
-  };
-
-  // 2. Per-type rules, lowest priority first, until under the target (seed 002).
-  const protectedRounds = protectedRoundSet(input, config.protectedRounds);
-  const rules = Object.entries(selectiveRules(config))
-    .filter(
-      (entry): entry is [ItemType, SelectiveRule] => entry[1] !== undefined && entry[1].strategy !== 'none',
-    )
-    .sort((a, b) => a[1].priority - b[1].priority || a[0].localeCompare(b[0]));
-  for (const [type, rule] of rules) {
-    if (liveTokens <= targetTokens) break;
-    const live = liveUnits().filter((u) => removable(u, header));
-    let candidates: Unit[];
-    if (type === 'TOOL_RESULT') {
-      // Results go with their calls: the rule counts whole blocks; orphan results are always dropped.
-      const liveBlocks = live.filter((u) => u.kind === 'block');
-      const keep = rule.strategy === 'truncate' ? Math.min(rule.keepRecent ?? 0, liveBlocks.length) : 0;
-      candidates = [
-        ...liveBlocks.slice(0, liveBlocks.length - keep),
-        ...live.filter((u) => u.kind === 'orphan'),
-      ];
-    } else {
-      const ofType = live.filter((u) => {
-        if (u.kind !== 'item') return false;
-        const item = u.items[0] as ContextItem;
-        if (item.type !== type) return false;
-        const dialogue = type === 'USER_MESSAGE' || type === 'ASSISTANT_MESSAGE';
-        return !(dialogue && protectedRounds.has(item.round));
-      });
-      const keep = rule.strategy === 'truncate' ? Math.min(rule.keepRecent ?? 0, ofType.length) : 0;
-      candidates = ofType.slice(0, ofType.length - keep);
-    }
-    if (candidates.length === 0) continue;
-    for (const unit of candidates) {
-      // An item cut in step 1 is removed under its original id.
-      remove({
-        items: unit.items.map((i) =>
-          i.sourceId !== undefined && replaced.has(i.sourceId) ? (byId.get(i.sourceId) ?? i) : i,
-        ),
-      });
-      if (unit.kind === 'block') stats.toolBlocksDropped++;
-    }
-    stats.rulesApplied.push(`${type}:${rule.strategy}`);
-  }
-
-  const items = current();
-  stats.toolBlocksKept = toolBlocks(liveUnits()).length;
+  const inUnits = new Set(ctx.units.flatMap((u) => u.originals));
+  // The input's order, removed items out, cut forms in their originals' places.
+  const items = input.flatMap((item): ContextItem[] => {
+    if (!inUnits.has(item)) return [item];
+    const now = kept.get(item);
+    return now ? [now] : [];
+  });
   return {
     items,
-    newItems: [...replaced.values()].filter((item) => !removed.has(item.sourceId ?? '')),
+    newItems: items.filter((item) => item.sourceId !== undefined && !input.includes(item)),
     tokensBefore,
-    tokensAfter: sumTokens(items),
+    tokensAfter: items.reduce((n, i) => n + i.tokens, 0),
     stats,
   };
 }

@@ -43,7 +43,7 @@ Be concise but complete - err on the side of including information that would pr
 Wrap your summary in <summary></summary> tags.`;
 
 /** When a previous summary exists: merge into it instead of summarizing it again (DESIGN.md §5). */
-export const UPDATE_SUMMARY_PROMPT = `The messages above are NEW conversation that happened after the previous summary shown in <previous-summary> tags. Update the previous summary with this new conversation: keep everything in it that still holds, add what is new, move completed items from Next Steps to Current State, and drop what the new conversation shows to be obsolete. Do not summarize the previous summary again; produce one merged summary with the same five sections:
+export const UPDATE_SUMMARY_PROMPT = `The transcript in <conversation> tags is NEW conversation that happened after the previous summary shown in <previous-summary> tags. Update the previous summary with this new conversation: keep everything in it that still holds, add what is new, move completed items from Next Steps to Current State, and drop what the new conversation shows to be obsolete. Do not summarize the previous summary again; produce one merged summary with the same five sections:
 
 1. Task Overview
 2. Current State

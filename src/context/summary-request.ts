@@ -1,13 +1,13 @@
 /**
- * The summary request (DESIGN.md §5; seeds 000, 001, 002): the span to compress serialized as a
- * transcript (so the model reads it instead of continuing it), the context the seeds preserve
- * (original task, pinned content, the last memories, the task list, the artifact trail, the git
- * diff stat), the previous summary to merge into, the structured prompt and optional focus text.
+ * The summary request (DESIGN.md §5; seeds 000, 001, 002): the context the seeds preserve
+ * (original task, pinned content, the last memories, the task list, and the carried state: the
+ * artifact trail, the open errors, the git diff stat), the previous summary to merge into, then
+ * the span to compress serialized as a transcript (so the model reads it instead of continuing it),
+ * the structured prompt and optional focus text.
  *
  * Pure module.
  */
 import type { CompactionConfig } from './config';
-import { artifactTrail, formatArtifactTrail } from './artifact-trail';
 import { messageText, type ChatMessage, type ContextItem } from './items';
 import { headerRoles } from './segments';
 import {
@@ -20,7 +20,7 @@ import {
 import { SUMMARY_MESSAGE_PREFIX } from './post-compaction';
 
 export interface SummaryRequestInput {
-  /** The whole (pruned) context: the header and the artifact trail are read from it. */
+  /** The whole context with its new carried state: the header and the carried state are read from it. */
   items: readonly ContextItem[];
   /** The items to compress, in context order. */
   toSummarize: readonly ContextItem[];
@@ -28,8 +28,6 @@ export interface SummaryRequestInput {
   previousSummaries: readonly ContextItem[];
   /** The user's focus instructions (`/compact <focus>`), if any. */
   focus: string | null | undefined;
-  /** `git diff --stat` of the workspace, when it is a git repository (seed 001). */
-  gitDiffStat: string | null | undefined;
   config: Pick<CompactionConfig, 'summaryInputMaxChars' | 'summaryInputHeadRatio' | 'summaryInputTailRatio'>;
 }
 
@@ -107,13 +105,11 @@ function stripPrefix(text: string): string {
 }
 
 /** What the seeds preserve beside the summary, as a block for the prompt ('' when nothing). */
-function preservedContext(items: readonly ContextItem[], gitDiffStat: string | null | undefined): string {
+function preservedContext(items: readonly ContextItem[]): string {
   const roles = headerRoles(items);
   const parts: string[] = [];
   const of = (role: string): string[] =>
-    items
-      .filter((item, i) => roles[i] === role && item.type !== 'TOOL_DEFINITIONS')
-      .map((item) => (item.type === 'TOOL_DEFINITIONS' ? '' : messageText(item.message)));
+    items.flatMap((item, i) => (roles[i] === role && item.type !== 'TOOL_DEFINITIONS' ? [messageText(item.message)] : []));
   const task = of('task');
   if (task.length > 0) parts.push(`Original task:\n${task.join('\n')}`);
   const pinned = of('pinned');
@@ -122,10 +118,8 @@ function preservedContext(items: readonly ContextItem[], gitDiffStat: string | n
   if (memories.length > 0) parts.push(`Recent memories:\n${memories.map((m) => `- ${m}`).join('\n')}`);
   const tasks = of('task_list');
   if (tasks.length > 0) parts.push(`Task list:\n${tasks.join('\n')}`);
-  const trail = formatArtifactTrail(artifactTrail(items));
-  if (trail) parts.push(`Artifact trail:\n${trail}`);
-  if (gitDiffStat && gitDiffStat.trim())
-    parts.push(`Workspace changes (git diff --stat):\n${gitDiffStat.trim()}`);
+  // The carried state (artifact trail, open errors, git diff stat) as the header holds it.
+  for (const role of ['artifacts', 'errors', 'git']) parts.push(...of(role));
   return parts.length > 0 ? `<preserved-context>\n${parts.join('\n\n')}\n</preserved-context>` : '';
 }
 
@@ -141,10 +135,11 @@ export function buildSummaryRequest(input: SummaryRequestInput): SummaryRequest 
   const previous = input.previousSummaries
     .map((item) => (item.type === 'TOOL_DEFINITIONS' ? '' : stripPrefix(messageText(item.message))))
     .filter((text) => text.length > 0);
+  // The previous summary first: the update prompt merges the conversation into it.
   const sections = [
-    preservedContext(input.items, input.gitDiffStat),
-    `<conversation>\n${cut.text}\n</conversation>`,
+    preservedContext(input.items),
     previous.length > 0 ? `<previous-summary>\n${previous.join('\n\n')}\n</previous-summary>` : '',
+    `<conversation>\n${cut.text}\n</conversation>`,
     previous.length > 0 ? UPDATE_SUMMARY_PROMPT : SUMMARY_PROMPT,
     input.focus && input.focus.trim() ? `${FOCUS_PREFIX}${input.focus.trim()}` : '',
   ].filter((s) => s.length > 0);

@@ -26,4 +26,9 @@ export interface Tokenizer {
    * Returns `text` unchanged when it has at most `maxTokens` tokens.
    */
   truncate(text: string, maxTokens: number): TruncateResult;
+  /**
+   * The same text as `truncate(text, maxTokens).text`, reading no further into `text` than it must:
+   * the cost of the prefix, not of the whole text.
+   */
+  prefix(text: string, maxTokens: number): string;
 }

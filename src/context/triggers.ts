@@ -74,6 +74,14 @@ export function evaluateTriggers(state: TriggerState, config: CompactionConfig):
   if (state.manualRequested) fired.push({ trigger: 'manual', reason: 'requested by the user' });
 
   if (state.phase === 'precheck') {
+    // A request over the window is never sent: the emergency compaction runs first, whatever
+    // holds automatic compaction back (loop guard, cooldown, `enabled: false`), as for overflow.
+    if (state.estimatedTokens > window && !state.overflowed) {
+      fired.unshift({
+        trigger: 'overflow',
+        reason: `emergency: the request would be ${state.estimatedTokens} tokens, over the window of ${window}`,
+      });
+    }
     if (state.estimatedTokens >= threshold) {
       fired.push({
         trigger: 'precheck',
@@ -130,9 +138,10 @@ export interface RecentCompaction {
 }
 
 /**
- * A reason to pause automatic compaction because it makes no progress, or null (DESIGN.md §3):
- * the last one saved less than `loopGuardMinSavedRatio`, or `loopGuardMaxCompactions` ran within
- * the last `loopGuardWithinRounds` rounds.
+ * A reason to pause automatic compaction because it makes no progress, or null (DESIGN.md §3).
+ * `recent` holds only compactions that made no progress (`compaction-decision.ts`): the last one
+ * saved less than `loopGuardMinSavedRatio`, or `loopGuardMaxCompactions` of them ran within the
+ * last `loopGuardWithinRounds` rounds.
  */
 export function loopGuard(
   recent: readonly RecentCompaction[],
@@ -150,7 +159,7 @@ export function loopGuard(
   const within = recent.filter((r) => r.round >= since).length;
   if (within >= config.loopGuardMaxCompactions) {
     return (
-      `${within} automatic compactions within ${config.loopGuardWithinRounds} round(s) ` +
+      `${within} automatic compactions without progress within ${config.loopGuardWithinRounds} round(s) ` +
       `(loopGuardMaxCompactions ${config.loopGuardMaxCompactions})`
     );
   }

@@ -1,4 +1,4 @@
-import { ITEM_TYPES, type ContextItem, type ItemType } from '../context/items';
+import { ITEM_TYPES, type CarriedData, type ContextItem, type ItemType } from '../context/items';
 
 /** An `items` row as PostgreSQL returns it. */
 export interface ItemRow {
@@ -25,6 +25,15 @@ export class StoredRowError extends Error {
   }
 }
 
+/** Carried state as stored (a hand-edited row with anything else is read without it). */
+function isCarriedData(value: unknown): value is CarriedData {
+  if (typeof value !== 'object' || value === null) return false;
+  const data = value as Record<string, unknown>;
+  if (data.kind === 'artifact_trail') return Array.isArray(data.files) && Array.isArray(data.commands);
+  if (data.kind === 'open_errors') return Array.isArray(data.errors);
+  return false;
+}
+
 function isItemType(type: string): type is ItemType {
   return (ITEM_TYPES as readonly string[]).includes(type);
 }
@@ -43,6 +52,7 @@ export function itemColumns(item: ContextItem): {
 } {
   const attrs: Record<string, unknown> = {};
   if (item.type === 'COMPACTION_SUMMARY') attrs.summarizer = item.summarizer;
+  if ('carried' in item && item.carried !== undefined) attrs.carried = item.carried;
   const body = item.type === 'TOOL_DEFINITIONS' ? item.tools : item.message;
   return { type: item.type, role: itemRole(item), body: JSON.stringify(body), attrs: JSON.stringify(attrs) };
 }
@@ -78,5 +88,6 @@ export function rowToItem(row: ItemRow): ContextItem {
     return { ...base, type: 'COMPACTION_SUMMARY', message: body as never, summarizer };
   }
   // The remaining variants differ only in the message role they carry; the row's type decides which.
-  return { ...base, type: row.type, message: body as never } as ContextItem;
+  const carried = isCarriedData(attrs.carried) ? { carried: attrs.carried } : {};
+  return { ...base, type: row.type, message: body as never, ...carried } as ContextItem;
 }

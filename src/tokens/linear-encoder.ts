@@ -108,14 +108,37 @@ export class LinearEncoder {
     return ids;
   }
 
-  /** Calls `visit` for each chunk of the text in order: a pre-split piece, or a slice of a long one. */
-  private forEachChunk(text: string, visit: (chunk: string, offset: number) => void): void {
+  /**
+   * The first `maxTokens` tokens of `text` as a prefix of it, reading no further than it must (the
+   * same text as {@link truncate}'s, without counting the rest).
+   */
+  prefix(text: string, maxTokens: number): string {
+    const budget = Math.max(0, Math.floor(maxTokens));
+    let total = 0;
+    let cutAt = -1;
+    this.forEachChunk(text, (chunk, offset) => {
+      const tokens = this.countChunk(chunk);
+      if (total + tokens > budget) {
+        cutAt = offset + this.prefixOfTokens(chunk, budget - total).length;
+        return false;
+      }
+      total += tokens;
+      return true;
+    });
+    return cutAt < 0 ? text : text.slice(0, cutAt);
+  }
+
+  /**
+   * Calls `visit` for each chunk of the text in order: a pre-split piece, or a slice of a long one;
+   * stops when `visit` returns false.
+   */
+  private forEachChunk(text: string, visit: (chunk: string, offset: number) => boolean | void): void {
     if (text.length === 0) return;
     for (const match of text.matchAll(this.encoding.pattern)) {
       const piece = match[0];
       const offset = match.index;
       if (piece.length <= MAX_PIECE_CHARS) {
-        visit(piece, offset);
+        if (visit(piece, offset) === false) return;
         continue;
       }
       let start = 0;
@@ -124,7 +147,7 @@ export class LinearEncoder {
         // Never separate the two halves of a surrogate pair.
         const last = piece.charCodeAt(end - 1);
         if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
-        visit(piece.slice(start, end), offset + start);
+        if (visit(piece.slice(start, end), offset + start) === false) return;
         start = end;
       }
     }

@@ -57,6 +57,7 @@ export function createTokenCounter(options: TokenCounterOptions): TokenCounter {
     encoding,
     countText: (value) => text().count(value),
     truncate: (value, maxTokens) => text().truncate(value, maxTokens),
+    prefix: (value, maxTokens) => text().prefix(value, maxTokens),
     truncateToTokens: (value, maxTokens) => text().truncate(value, maxTokens),
     encode: (value) => text().encode(value),
     countMessage: (message) => countMessageTokens(message, counter),

@@ -37,6 +37,7 @@ export const fakeTokenizer: Tokenizer = {
     if (code >= 0xd800 && code <= 0xdbff) end--;
     return { text: text.slice(0, end), originalTokens };
   },
+  prefix: (text: string, maxTokens: number): string => fakeTokenizer.truncate(text, maxTokens).text,
 };
 
 /** Item flags a test may set. */

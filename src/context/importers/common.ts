@@ -12,7 +12,7 @@ import type {
   ToolMessage,
   UserMessage,
 } from '../items';
-import { messageText } from '../items';
+import { hasPin } from '../agent-notes';
 import { assignRounds } from '../segments';
 import { withTokenCount } from '../token-accounting';
 import type { Tokenizer } from '../tokenizer';
@@ -75,12 +75,6 @@ export type Converted =
   | { type: 'TOOL_RESULT'; message: ToolMessage }
   | { type: 'COMPACTION_SUMMARY'; message: UserMessage };
 
-/** `<Pin>…</Pin>` marks content the user wants kept through every compaction (seed 001). */
-const PIN = /<Pin>[\s\S]*?<\/Pin>/;
-
-export function hasPin(message: ChatMessage): boolean {
-  return PIN.test(messageText(message));
-}
 
 export function defaultIdPrefix(format: SessionFormat, text: string): string {
   return `${format}-${contentHash(text)}:`;

@@ -1,0 +1,272 @@
+/**
+ * Carried state (DESIGN.md §5): deterministic header items a compaction builds from the whole
+ * context before anything is pruned, merged with what the previous compaction carried, so that no
+ * summarizer can lose them:
+ * - the artifact trail: every file read, written or edited, with the operation and the last round
+ *   (`artifact-trail.ts`), and the latest commands;
+ * - the open errors (`open-errors.ts`);
+ * - the workspace's `git diff --stat` when the workspace is a git repository (seed 001), refreshed
+ *   at each compaction;
+ * - the agent's notes read off tool calls that left no note item (another agent's `TodoWrite`, a
+ *   replayed session's `remember`): the latest task list, memories and pins become the header items
+ *   our own tools would have written.
+ *
+ * Budgets (tokens; `carriedStateRatio` × the target in all): open errors and the git diff stat a
+ * quarter each at most (oldest errors and the stat's middle lines go first), the artifact trail the
+ * rest (its own overflow rule keeps every path as long as any budget can). Notes keep their full
+ * text, as the notes of our own tools do.
+ *
+ * Pure module.
+ */
+import {
+  collectArtifactTrail,
+  emptyTrail,
+  renderArtifactTrail,
+  type ArtifactTrail,
+} from './artifact-trail';
+import {
+  formatTaskList,
+  MEMORY_PREFIX,
+  noteOfToolCall,
+  pinMessageText,
+  TASK_LIST_PREFIX,
+  type CallNote,
+} from './agent-notes';
+import { messageText, type ContextItem, type NoteItem, type OpenError, type UserMessageItem } from './items';
+import { collectOpenErrors, renderOpenErrors } from './open-errors';
+import { countItemTokens } from './token-accounting';
+import type { Tokenizer } from './tokenizer';
+
+/** Item types only a compaction writes, replaced by each one. */
+export const CARRIED_TYPES = ['ARTIFACT_TRAIL', 'OPEN_ERRORS', 'GIT_DIFF_STAT'] as const;
+
+/** The first line of the git diff stat item. */
+export const GIT_DIFF_STAT_HEADING = '[Workspace changes] git diff --stat at the last compaction';
+
+export interface CarriedStateInput {
+  /** The context being compacted, whole. */
+  items: readonly ContextItem[];
+  tokenizer: Tokenizer;
+  /** Tokens the carried items may use together (artifact trail, open errors, git diff stat). */
+  budgetTokens: number;
+  /** Prefix of the new items' ids (the compaction's id): the same input gives the same items. */
+  idPrefix: string;
+  /**
+   * `git diff --stat` of the workspace: a text refreshes the item, null removes it (not a git
+   * repository, or no workspace), undefined keeps the one the context has.
+   */
+  gitDiffStat?: string | null | undefined;
+}
+
+export interface CarriedState {
+  /**
+   * The context with the previous carried items taken out and the new ones in: the trail, the open
+   * errors and the diff stat at the end (the header puts them in place), notes read off tool calls
+   * right after the call's unit.
+   */
+  items: ContextItem[];
+  /** The items made here (to be stored). */
+  added: ContextItem[];
+  trail: ArtifactTrail;
+  openErrors: OpenError[];
+}
+
+function isCarried(item: ContextItem): boolean {
+  return (CARRIED_TYPES as readonly string[]).includes(item.type);
+}
+
+function noteText(item: ContextItem): string {
+  return item.type === 'TOOL_DEFINITIONS' ? '' : messageText(item.message);
+}
+
+/** The text cut to `budget` tokens with a marker, or itself. */
+function fit(text: string, budget: number, tokenizer: Tokenizer): string {
+  const cut = tokenizer.truncate(text, Math.max(0, budget - 8));
+  return cut.text.length === text.length ? text : `${cut.text}\n[… cut to fit the carried-state budget]`;
+}
+
+/** The open errors that fit `budget`, dropping the oldest first. */
+function fitErrors(errors: readonly OpenError[], budget: number, tokenizer: Tokenizer): OpenError[] {
+  let kept = [...errors];
+  while (kept.length > 0 && tokenizer.countText(renderOpenErrors(kept)) > budget) kept = kept.slice(1);
+  return kept;
+}
+
+/** The stat's first lines and its summary line, within `budget`. */
+function fitStat(stat: string, budget: number, tokenizer: Tokenizer): string {
+  const lines = stat.trim().split('\n');
+  const summary = lines.length > 1 ? (lines[lines.length - 1] as string) : '';
+  let body = lines.slice(0, summary ? -1 : undefined);
+  const render = (): string =>
+    [GIT_DIFF_STAT_HEADING, ...body, ...(summary ? [summary] : [])].join('\n');
+  while (body.length > 0 && tokenizer.countText(render()) > budget) {
+    body = body.slice(0, Math.max(0, body.length - Math.max(1, Math.floor(body.length / 4))));
+    if (body.length > 0) body = [...body.slice(0, -1), '…'];
+  }
+  return fit(render(), budget, tokenizer);
+}
+
+interface NoteSource {
+  note: CallNote;
+  /** Index in the items of the unit the note follows (the call's last result, or the call). */
+  after: number;
+  round: number;
+}
+
+/** Notes made by tool calls, each placed after its call's results. */
+function notesOfCalls(items: readonly ContextItem[]): NoteSource[] {
+  const out: NoteSource[] = [];
+  const pendingByCallId = new Map<string, NoteSource>();
+  items.forEach((item, index) => {
+    if (item.type === 'ASSISTANT_MESSAGE') {
+      for (const call of item.message.tool_calls ?? []) {
+        const note = noteOfToolCall(call.function.name, call.function.arguments);
+        if (!note) continue;
+        const source: NoteSource = { note, after: index, round: item.round };
+        out.push(source);
+        pendingByCallId.set(call.id, source);
+      }
+    } else if (item.type === 'TOOL_RESULT') {
+      const source = pendingByCallId.get(item.message.tool_call_id);
+      if (source) {
+        source.after = index;
+        pendingByCallId.delete(item.message.tool_call_id);
+      }
+    }
+  });
+  return out;
+}
+
+/**
+ * Note items for notes made by tool calls that the context holds no item for: the latest task list
+ * (when no TASK_LIST item is as recent), memories and pins whose text no item holds.
+ */
+function derivedNotes(items: readonly ContextItem[], idPrefix: string): { after: number; item: ContextItem }[] {
+  const sources = notesOfCalls(items);
+  if (sources.length === 0) return [];
+  const texts = new Set(items.map(noteText));
+  let lastTaskListItem = -1;
+  items.forEach((item, i) => {
+    if (item.type === 'TASK_LIST') lastTaskListItem = i;
+  });
+  const lastTaskCall = sources.reduce((at, s, i) => (s.note.kind === 'task_list' ? i : at), -1);
+  const out: { after: number; item: ContextItem }[] = [];
+  sources.forEach((source, i) => {
+    const base = { round: source.round, isMeta: true, pinned: false, ephemeral: false, tokens: 0 };
+    const id = `${idPrefix}:note:${items[source.after]?.id ?? source.after}:${i}`;
+    const { note } = source;
+    if (note.kind === 'task_list') {
+      if (i !== lastTaskCall || source.after < lastTaskListItem) return;
+      const content = `${TASK_LIST_PREFIX}${formatTaskList(note.tasks)}`;
+      if (texts.has(content)) return;
+      const item: NoteItem = { ...base, id, type: 'TASK_LIST', message: { role: 'user', content } };
+      out.push({ after: source.after, item });
+    } else if (note.kind === 'memory') {
+      const content = `${MEMORY_PREFIX}${note.text}`;
+      if (texts.has(content)) return;
+      texts.add(content);
+      const item: NoteItem = { ...base, id, type: 'MEMORY', message: { role: 'user', content } };
+      out.push({ after: source.after, item });
+    } else {
+      const content = pinMessageText(note.text);
+      if (texts.has(content)) return;
+      texts.add(content);
+      const item: UserMessageItem = {
+        ...base,
+        id,
+        pinned: true,
+        type: 'USER_MESSAGE',
+        message: { role: 'user', content },
+      };
+      out.push({ after: source.after, item });
+    }
+  });
+  return out;
+}
+
+/** The data the latest carried item of a kind holds. */
+function previousData(items: readonly ContextItem[]): { trail: ArtifactTrail; errors: OpenError[] } {
+  let trail: ArtifactTrail = emptyTrail();
+  let errors: OpenError[] = [];
+  for (const item of items) {
+    if (item.type !== 'ARTIFACT_TRAIL' && item.type !== 'OPEN_ERRORS') continue;
+    const data = item.carried;
+    if (data?.kind === 'artifact_trail') trail = { files: data.files, commands: data.commands };
+    else if (data?.kind === 'open_errors') errors = data.errors;
+  }
+  return { trail, errors };
+}
+
+/** Builds the carried state of a compaction (see the module comment). */
+export function buildCarriedState(input: CarriedStateInput): CarriedState {
+  const { items, tokenizer, idPrefix } = input;
+  const previous = previousData(items);
+  const trail = collectArtifactTrail(items, previous.trail);
+  const openErrors = collectOpenErrors(items, previous.errors);
+  const round = items.reduce((max, item) => Math.max(max, item.round), 0);
+  const budget = Math.max(0, input.budgetTokens);
+  const quarter = Math.floor(budget / 4);
+  const note = (
+    type: NoteItem['type'],
+    suffix: string,
+    content: string,
+    carried?: NoteItem['carried'],
+  ): NoteItem => {
+    const item: NoteItem = {
+      id: `${idPrefix}:${suffix}`,
+      type,
+      message: { role: 'user', content },
+      tokens: 0,
+      round,
+      isMeta: true,
+      pinned: false,
+      ephemeral: false,
+      ...(carried ? { carried } : {}),
+    };
+    return { ...item, tokens: countItemTokens(item, tokenizer) };
+  };
+
+  const carried: ContextItem[] = [];
+  let used = 0;
+  const errorsShown = fitErrors(openErrors, quarter, tokenizer);
+  if (openErrors.length > 0) {
+    const text = renderOpenErrors(errorsShown.length > 0 ? errorsShown : openErrors.slice(-1));
+    const item = note('OPEN_ERRORS', 'open-errors', fit(text, Math.max(quarter, 40), tokenizer), {
+      kind: 'open_errors',
+      errors: openErrors,
+    });
+    carried.push(item);
+    used += item.tokens;
+  }
+  const previousStat = items.filter((i) => i.type === 'GIT_DIFF_STAT').pop();
+  if (input.gitDiffStat === undefined) {
+    if (previousStat) {
+      carried.push(previousStat);
+      used += previousStat.tokens;
+    }
+  } else if (input.gitDiffStat !== null && input.gitDiffStat.trim().length > 0) {
+    const item = note('GIT_DIFF_STAT', 'git-diff-stat', fitStat(input.gitDiffStat, Math.max(quarter, 40), tokenizer));
+    carried.push(item);
+    used += item.tokens;
+  }
+  if (trail.files.length > 0 || trail.commands.length > 0) {
+    const text = renderArtifactTrail(trail, Math.max(budget - used, 60), tokenizer);
+    carried.unshift(note('ARTIFACT_TRAIL', 'artifact-trail', text, { kind: 'artifact_trail', ...trail }));
+  }
+
+  const notes = derivedNotes(items, idPrefix)
+    .map(({ after, item }) => ({ after, item: { ...item, tokens: countItemTokens(item, tokenizer) } }))
+    .sort((a, b) => a.after - b.after);
+  const out: ContextItem[] = [];
+  let next = 0;
+  items.forEach((item, i) => {
+    if (!isCarried(item)) out.push(item);
+    while (next < notes.length && (notes[next] as { after: number }).after === i) {
+      out.push((notes[next] as { item: ContextItem }).item);
+      next++;
+    }
+  });
+  out.push(...carried);
+  const added = [...notes.map((n) => n.item), ...carried.filter((c) => c !== previousStat)];
+  return { items: out, added, trail, openErrors };
+}

@@ -1,0 +1,229 @@
+/**
+ * What a compaction does, decided before any model call (DESIGN.md §5): a pure function of the
+ * context, the configuration and the trigger, shared by the compaction activities and `eval`, so
+ * that what `eval` measures is what the workflow does.
+ *
+ * 1. Carried state (`carried-state.ts`) is built from the whole context, before anything is
+ *    pruned, and replaces the previous one.
+ * 2. Steps run in order, each no further than it must, stopping at the first that brings the
+ *    context at or under the goal: the prune (`selective-prune.ts`: truncate, tool blocks, the
+ *    per-type rules), the task type's strategy chain and then seed 001's fixed fallback order
+ *    (`strategies.ts`), then the full summary keeping `keepRecentRounds` rounds, then fewer. The
+ *    rounds trigger runs the full summary directly (seed 001). Each step works on what the
+ *    previous one left.
+ * 3. What the steps removed is summarized (seed 003: the summary always runs, here over only the
+ *    oldest units it had to take); the summary merges the previous summaries and has a budget that
+ *    leaves room for the header and the carried state: header + carried state + summary + kept
+ *    items ≤ target.
+ *
+ * The goal is the target (`targetRatio` × window). A compaction asked for when the context is
+ * already under the target (manual, marker, rounds, events) halves the conversation instead.
+ *
+ * Pure module.
+ */
+import type { CompactionConfig } from './config';
+import { targetTokens } from './config';
+import { buildCarriedState, type CarriedState } from './carried-state';
+import type { CompactionSummaryItem, ContextItem } from './items';
+import { emptyPruneStats, pruneSteps, type PruneStats, type Step } from './selective-prune';
+import { strategyStep } from './strategies';
+import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
+import type { Tokenizer } from './tokenizer';
+import type { TriggerKind } from './triggers';
+import { WorkingContext, type WorkingUnit } from './working-context';
+
+/** The smallest summary budget worth asking for, in tokens. */
+const MIN_SUMMARY_TOKENS = 200;
+
+export interface PlanInput {
+  /** The context being compacted (the active version), in order. */
+  items: readonly ContextItem[];
+  config: CompactionConfig;
+  tokenizer: Tokenizer;
+  trigger: TriggerKind;
+  /** The compaction's id: new items' ids derive from it (planning again gives the same ids). */
+  compactionId: string;
+  /** The workspace's `git diff --stat` (null: not a git repository; undefined: keep the context's). */
+  gitDiffStat?: string | null | undefined;
+}
+
+/** One step that ran. */
+export interface PlanStep {
+  name: string;
+  /** The context's total after it (the summary counted at its budget once anything is removed). */
+  tokensAfter: number;
+}
+
+export interface CompactionPlan {
+  trigger: TriggerKind;
+  tokensBefore: number;
+  /** `targetRatio` × window. */
+  targetTokens: number;
+  /** What the plan aims at: the target, or half the conversation when it is already under it. */
+  goalTokens: number;
+  headerTokens: number;
+  taskType: TaskType;
+  /** The strategies that follow the prune: the task type's chain, then the fixed fallback order. */
+  chain: StrategyName[];
+  carried: CarriedState;
+  /** The steps that ran, in order. */
+  steps: PlanStep[];
+  /** The last step that ran (`full(keep 1)`, `sliding_window`, `tool_blocks`, ...), or null. */
+  strategy: string | null;
+  /** The units the prune steps removed (the strategies and the full summary removed the others). */
+  prunedUnits: ReadonlySet<WorkingUnit>;
+  /** Original forms of what the summary stands for, in context order (empty: no summary). */
+  toSummarize: ContextItem[];
+  /** The previous summaries the new one merges (empty when nothing is summarized: they stay). */
+  previousSummaries: ContextItem[];
+  /** Tokens the summary may have. */
+  summaryBudget: number;
+  stats: PruneStats;
+  /** Set when the plan cannot reach the goal even removing everything it may. */
+  overTarget: boolean;
+  /**
+   * Set when an automatic compaction cannot help: the header, carried state and smallest summary
+   * alone are over the target. The compaction is skipped with this reason.
+   */
+  impossible: string | null;
+  /** The working context, for {@link finishCompaction}. */
+  work: WorkingContext;
+}
+
+function sumTokens(items: readonly ContextItem[]): number {
+  return items.reduce((n, i) => n + i.tokens, 0);
+}
+
+/** The summary's budget: `summaryMaxTokens`, at most `summaryRoomRatio` of what the header leaves. */
+export function summaryBudgetFor(config: CompactionConfig, room: number, previousTokens: number): number {
+  const share = Math.floor(Math.max(0, room) * config.summaryRoomRatio);
+  let budget = Math.min(config.summaryMaxTokens, Math.max(MIN_SUMMARY_TOKENS, share));
+  // The previous summaries are merged first and kept: room for them and something new.
+  if (previousTokens > 0) budget = Math.max(budget, Math.min(previousTokens + MIN_SUMMARY_TOKENS, Math.floor(room / 2)));
+  return Math.max(0, Math.min(budget, room));
+}
+
+function isAutomatic(trigger: TriggerKind): boolean {
+  return trigger !== 'manual' && trigger !== 'overflow';
+}
+
+/** The steps of a compaction, in order (see the module comment). */
+function stepsFor(plan: {
+  items: readonly ContextItem[];
+  config: CompactionConfig;
+  tokenizer: Tokenizer;
+  trigger: TriggerKind;
+  chain: StrategyName[];
+  stats: PruneStats;
+}): { name: string; run: Step; prune: boolean }[] {
+  const { config } = plan;
+  const full: { name: string; run: Step; prune: boolean }[] = [];
+  for (let k = config.keepRecentRounds; k >= 0; k--) {
+    full.push({ name: `full(keep ${k})`, run: strategyStep('full', config, k), prune: false });
+  }
+  if (plan.trigger === 'rounds') return full;
+  return [
+    ...pruneSteps(plan.items, config, plan.tokenizer, plan.stats).map((s) => ({ ...s, prune: true })),
+    ...plan.chain.map((name) => ({ name, run: strategyStep(name, config), prune: false })),
+    ...full,
+  ];
+}
+
+/** Plans a compaction (see the module comment). Never modifies its input. */
+export function planCompaction(input: PlanInput): CompactionPlan {
+  const { config, tokenizer } = input;
+  const tokensBefore = sumTokens(input.items);
+  const target = targetTokens(config);
+  const carried = buildCarriedState({
+    items: input.items,
+    tokenizer,
+    budgetTokens: Math.floor(config.carriedStateRatio * target),
+    idPrefix: input.compactionId,
+    gitDiffStat: input.gitDiffStat,
+  });
+  const items = carried.items;
+  // Measure the header and summaries first: the summary's budget depends on them.
+  const probe = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: null });
+  const headerTokens = probe.headerTokens;
+  const conversation = probe.conversationTokens() + probe.summaryTokens;
+  const underAlready = tokensBefore <= target;
+  const summaryBudget = summaryBudgetFor(config, target - headerTokens, probe.summaryTokens);
+  const goal = underAlready
+    ? Math.min(target, headerTokens + summaryBudget + Math.floor(conversation / 2))
+    : target;
+  const work = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: summaryBudget });
+
+  const taskType = detectTaskType(items);
+  const chain = fullStrategyChain(taskType);
+  const stats = emptyPruneStats();
+  const steps: PlanStep[] = [];
+  let prunedUnits: Set<WorkingUnit> | null = null;
+  for (const step of stepsFor({ items, config, tokenizer, trigger: input.trigger, chain, stats })) {
+    if (work.total() <= goal) break;
+    if (!step.prune && prunedUnits === null) prunedUnits = new Set(work.removedUnits());
+    step.run(work, goal);
+    if (step.prune) stats.rulesApplied.push(step.name);
+    steps.push({ name: step.name, tokensAfter: work.total() });
+  }
+  prunedUnits ??= new Set(work.removedUnits());
+  stats.toolBlocksKept = work.units.filter((u) => !u.removed && u.kind === 'block').length;
+
+  const minimum = headerTokens + Math.min(summaryBudget, MIN_SUMMARY_TOKENS);
+  const impossible =
+    isAutomatic(input.trigger) && minimum > target
+      ? `header_exceeds_target: the header and carried state are ${headerTokens} tokens; with the smallest ` +
+        `summary (${MIN_SUMMARY_TOKENS}) that is over the target of ${target} (${config.targetRatio} × ` +
+        `${config.maxContextTokens}); shorten the system prompt, tools or pinned content, or use a larger window`
+      : null;
+  const removed = work.removedUnits();
+  return {
+    trigger: input.trigger,
+    tokensBefore,
+    targetTokens: target,
+    goalTokens: goal,
+    headerTokens,
+    taskType,
+    chain,
+    carried,
+    steps,
+    strategy: steps.length > 0 ? (steps[steps.length - 1] as PlanStep).name : null,
+    prunedUnits,
+    toSummarize: removed.flatMap((u) => u.originals),
+    previousSummaries: work.removedAny ? work.summaries : [],
+    summaryBudget,
+    stats,
+    overTarget: work.total() > goal,
+    impossible,
+    work,
+  };
+}
+
+/**
+ * The context after the prune steps alone, as the prune activity stages it: the carried state in,
+ * no summary yet (the previous summaries stay).
+ */
+export function prunedItems(plan: CompactionPlan): ContextItem[] {
+  return plan.work.contextItems(null, { keepSummaries: true, keep: (u) => !plan.prunedUnits.has(u) });
+}
+
+/**
+ * The compacted context: header (with the carried state) → the summary → the kept units, then
+ * filled (pi's `keepRecentTokens` idea): when the summary came out shorter than its budget, the
+ * newest removed units that fit go back in verbatim, newest first, while the context stays at or
+ * under the goal. Without a summary (nothing removed), the previous summaries stay.
+ */
+export function finishCompaction(plan: CompactionPlan, summary: CompactionSummaryItem | null): ContextItem[] {
+  const { work } = plan;
+  const refill = new Set<WorkingUnit>();
+  if (summary && work.removedAny) {
+    let room = plan.goalTokens - (work.headerTokens + work.conversationTokens() + summary.tokens);
+    const removed = work.removedUnits().filter((u) => u.kind !== 'orphan');
+    for (let i = removed.length - 1; i >= 0; i--) {
+      const unit = removed[i] as WorkingUnit;
+      if (unit.tokens > room) break;
+      refill.add(unit);
+      room -= unit.tokens;
+    }
+  }
+  return work.contextItems(summary, { keep: (u) => !u.removed || refill.has(u) });
+}

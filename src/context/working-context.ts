@@ -1,0 +1,240 @@
+/**
+ * The context a compaction works on, step by step (DESIGN.md §5): the header (never touched), the
+ * previous summaries (merged into a new summary once anything is removed), and the conversation's
+ * units (`tool-blocks.ts`), each kept or removed whole. Steps call {@link WorkingContext.remove}
+ * and {@link WorkingContext.cut}; the context knows its total at every moment, counting the
+ * reserve of the summary that will stand for what was removed, so a step stops as soon as the
+ * total is at or under the goal.
+ *
+ * A cut is decided on counts alone (a {@link PlannedCut} says its tokens); its text — a preview of
+ * the original — is written only when the context is read ({@link WorkingContext.contextItems}),
+ * so deciding costs no tokenizing.
+ *
+ * Protected units are never removed: pinned content; the latest tool call and its results, which
+ * the model has not seen yet (a call whose result is not in yet would get it with no call; a result
+ * that just came in must reach the next request with its call); and the current round's user
+ * message when it fits the window with the header (DESIGN.md §5 invariants). Only the latest tool
+ * call's results that are in may be cut (a preview), when nothing else brings the context under
+ * the goal.
+ *
+ * Pure module.
+ */
+import type { ContextItem } from './items';
+import { headerRoles, isRoundStart } from './segments';
+import { groupUnits, type Unit } from './tool-blocks';
+
+/** A cut form decided on counts; its text is written when the context is read. */
+export interface PlannedCut {
+  /** The cut form's id (derived from the original's and the preview's size). */
+  id: string;
+  /** Tokens the cut form will have at most. */
+  tokens: number;
+  /** Writes the cut form (called once, when the context is read). */
+  write(): ContextItem;
+}
+
+/** A conversation unit as a compaction sees it. */
+export interface WorkingUnit {
+  /** Position among the working units (context order). */
+  index: number;
+  kind: Unit['kind'];
+  round: number;
+  /** The items as the context had them. */
+  originals: ContextItem[];
+  /** Cuts decided for some of them, by position. */
+  cuts: (PlannedCut | undefined)[];
+  /** Tokens of the unit as it stands (cut forms counted at their planned size). */
+  tokens: number;
+  removed: boolean;
+  /** Never removed (see the module comment). */
+  protected: boolean;
+  /** Why it is protected, for tests and events. */
+  protection: 'pinned' | 'pending_call' | 'fresh_results' | 'current_message' | null;
+}
+
+export interface WorkingContextOptions {
+  /** The context window: the current user message is protected when it fits it with the header. */
+  window: number;
+  /**
+   * Tokens reserved for the summary that will stand for what is removed (and replace the previous
+   * summaries). Null: no summary will be written; the previous summaries stay.
+   */
+  summaryReserve: number | null;
+}
+
+export class WorkingContext {
+  readonly header: ContextItem[] = [];
+  readonly summaries: ContextItem[] = [];
+  readonly units: WorkingUnit[] = [];
+  readonly headerTokens: number;
+  readonly summaryTokens: number;
+  readonly summaryReserve: number | null;
+  private keptTokens = 0;
+  private removedCount = 0;
+  /** Index in the context of each item, to put things back in order. */
+  private readonly order = new Map<string, number>();
+  /** Cut forms written so far (each is written once). */
+  private readonly written = new Map<PlannedCut, ContextItem>();
+
+  constructor(
+    readonly items: readonly ContextItem[],
+    options: WorkingContextOptions,
+  ) {
+    this.summaryReserve = options.summaryReserve;
+    const roles = headerRoles(items);
+    const header = new Set<string>();
+    items.forEach((item, i) => {
+      this.order.set(item.id, i);
+      if (roles[i] !== undefined) {
+        header.add(item.id);
+        this.header.push(item);
+      }
+    });
+    for (const unit of groupUnits(items)) {
+      const first = unit.items[0] as ContextItem;
+      if (unit.items.every((i) => header.has(i.id))) continue;
+      if (unit.kind === 'item' && first.type === 'COMPACTION_SUMMARY') {
+        this.summaries.push(first);
+        continue;
+      }
+      const tokens = unit.items.reduce((n, i) => n + i.tokens, 0);
+      const pinned = unit.items.some((i) => i.pinned || header.has(i.id));
+      this.units.push({
+        index: this.units.length,
+        kind: unit.kind,
+        round: unit.round,
+        originals: [...unit.items],
+        cuts: [],
+        tokens,
+        removed: false,
+        protected: pinned,
+        protection: pinned ? 'pinned' : null,
+      });
+      this.keptTokens += tokens;
+    }
+    this.headerTokens = this.header.reduce((n, i) => n + i.tokens, 0);
+    this.summaryTokens = this.summaries.reduce((n, i) => n + i.tokens, 0);
+    this.protectPending();
+    this.protectCurrentMessage(options.window);
+  }
+
+  /**
+   * The latest assistant message's tool block: its calls are waiting for results, or its results
+   * came in after the last request. Either way the model has not seen them yet.
+   */
+  private protectPending(): void {
+    for (let i = this.units.length - 1; i >= 0; i--) {
+      const unit = this.units[i] as WorkingUnit;
+      const first = unit.originals[0] as ContextItem;
+      if (first.type !== 'ASSISTANT_MESSAGE') continue;
+      if (unit.kind === 'block' && !unit.protected) {
+        const calls = first.message.tool_calls?.length ?? 0;
+        unit.protected = true;
+        unit.protection = unit.originals.length - 1 < calls ? 'pending_call' : 'fresh_results';
+      }
+      return;
+    }
+  }
+
+  /** The newest real user message, when it fits the window with the header. */
+  private protectCurrentMessage(window: number): void {
+    for (let i = this.units.length - 1; i >= 0; i--) {
+      const unit = this.units[i] as WorkingUnit;
+      if (unit.kind !== 'item' || !isRoundStart(unit.originals[0] as ContextItem)) continue;
+      if (!unit.protected && this.headerTokens + unit.tokens <= window) {
+        unit.protected = true;
+        unit.protection = 'current_message';
+      }
+      return;
+    }
+  }
+
+  /** Whether anything was removed (a summary will then stand for it). */
+  get removedAny(): boolean {
+    return this.removedCount > 0;
+  }
+
+  /** Tokens the context would have now: header, kept units, and the summaries or the new summary's reserve. */
+  total(): number {
+    const summary =
+      this.summaryReserve !== null && this.removedAny ? this.summaryReserve : this.summaryTokens;
+    return this.headerTokens + this.keptTokens + summary;
+  }
+
+  /** Tokens of the kept conversation units. */
+  conversationTokens(): number {
+    return this.keptTokens;
+  }
+
+  /** Kept units that a step may remove, in order. */
+  candidates(): WorkingUnit[] {
+    return this.units.filter((u) => !u.removed && !u.protected);
+  }
+
+  /** Kept units whose tool arguments and results may be cut, in order. */
+  cuttable(): WorkingUnit[] {
+    return this.units.filter((u) => !u.removed && (!u.protected || u.protection === 'fresh_results'));
+  }
+
+  /** Removes a unit (no-op for a protected or removed one). */
+  remove(unit: WorkingUnit): void {
+    if (unit.removed || unit.protected) return;
+    unit.removed = true;
+    this.keptTokens -= unit.tokens;
+    this.removedCount++;
+  }
+
+  /** The item at `position` as it stands: its planned cut's tokens, or the original's. */
+  tokensAt(unit: WorkingUnit, position: number): number {
+    return unit.cuts[position]?.tokens ?? (unit.originals[position] as ContextItem).tokens;
+  }
+
+  /** Plans a cut of the item at `position` of a kept unit (replacing any earlier plan for it). */
+  cut(unit: WorkingUnit, position: number, cut: PlannedCut): void {
+    const delta = cut.tokens - this.tokensAt(unit, position);
+    unit.cuts[position] = cut;
+    unit.tokens += delta;
+    if (!unit.removed) this.keptTokens += delta;
+  }
+
+  /** The removed units, in order. */
+  removedUnits(): WorkingUnit[] {
+    return this.units.filter((u) => u.removed);
+  }
+
+  /** A unit's items as they stand: cut forms written. */
+  unitItems(unit: WorkingUnit): ContextItem[] {
+    return unit.originals.map((item, i) => {
+      const cut = unit.cuts[i];
+      if (!cut) return item;
+      let written = this.written.get(cut);
+      if (!written) {
+        written = cut.write();
+        this.written.set(cut, written);
+      }
+      return written;
+    });
+  }
+
+  /**
+   * The context: header items, then `summary` — or, when there is none, the previous summaries
+   * unless a new summary will replace them (`keepSummaries` keeps them anyway) — then the items of
+   * the units `keep` accepts (default: the kept ones); each group in context order.
+   */
+  contextItems(
+    summary: ContextItem | null,
+    options: { keepSummaries?: boolean; keep?: (unit: WorkingUnit) => boolean } = {},
+  ): ContextItem[] {
+    const keep = options.keep ?? ((u: WorkingUnit) => !u.removed);
+    // A cut form written now takes its original's place.
+    const rank = (id: string, sourceId?: string): number =>
+      this.order.get(id) ?? this.order.get(sourceId ?? '') ?? 0;
+    const kept = this.units
+      .filter(keep)
+      .flatMap((u) => this.unitItems(u))
+      .sort((a, b) => rank(a.id, a.sourceId) - rank(b.id, b.sourceId));
+    const replaced = this.summaryReserve !== null && this.removedAny && !options.keepSummaries;
+    const middle = summary ? [summary] : replaced ? [] : this.summaries;
+    return [...this.header, ...middle, ...kept];
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * What `eval` judges after each compaction of a replay (`replay.ts`), from the session's own items:
+ *
+ * - touched files: every path a read, write or edit tool call of the session named so far (read off
+ *   the raw tool calls here, independently of the artifact trail module) must appear in the
+ *   compacted context's text;
+ * - header kept: every header item before is still there after, or replaced by a newer one of its
+ *   kind (a later task list, the new carried state, memories beyond the last 10);
+ * - carried-state probes: the latest task list, every pin, the last 10 memories and every open
+ *   error are in the context's text;
+ * - target and fill: an automatic compaction ends at or under the target, and at 70 % of it or
+ *   more when the conversation held enough content to (the header and the protected items leave
+ *   room for it).
+ */
+import { noteOfToolCall, formatTaskList, MEMORY_PREFIX, pinMessageText, TASK_LIST_PREFIX } from '../context/agent-notes';
+import { HEADER_MEMORY_LIMIT, headerRoles } from '../context/segments';
+import { messageText, type ContextItem } from '../context/items';
+import { collectOpenErrors } from '../context/open-errors';
+import type { ReplayCompaction } from './replay';
+
+/** The least share of the target an automatic compaction must fill where the content allows. */
+export const MIN_FILL = 0.7;
+
+/** Header roles of which only the latest item is kept: a newer one replaces an older one. */
+const REPLACEABLE = new Set(['task_list', 'artifacts', 'errors', 'git']);
+
+const FILE_TOOL = /(read|write|edit|create|open|view|replace|patch|insert|cat|str_replace)/i;
+const PATH_ARGS = ['path', 'file_path', 'filePath', 'filename', 'file', 'target_file', 'notebook_path'];
+
+/** Paths read, written or edited by the tool calls of `items`, in first-seen order. */
+export function touchedPaths(items: readonly ContextItem[]): string[] {
+  const paths = new Set<string>();
+  for (const item of items) {
+    if (item.type !== 'ASSISTANT_MESSAGE') continue;
+    for (const call of item.message.tool_calls ?? []) {
+      if (!FILE_TOOL.test(call.function.name)) continue;
+      let args: unknown;
+      try {
+        args = JSON.parse(call.function.arguments);
+      } catch {
+        continue;
+      }
+      if (typeof args !== 'object' || args === null) continue;
+      for (const key of PATH_ARGS) {
+        const value = (args as Record<string, unknown>)[key];
+        if (typeof value === 'string' && value.trim() && !value.includes('\n')) paths.add(value.trim());
+      }
+    }
+  }
+  return [...paths];
+}
+
+/** Everything the model reads of a context, as one text (messages, tool calls' arguments). */
+export function contextText(items: readonly ContextItem[]): string {
+  const parts: string[] = [];
+  for (const item of items) {
+    if (item.type === 'TOOL_DEFINITIONS') continue;
+    parts.push(messageText(item.message));
+    if (item.type === 'ASSISTANT_MESSAGE') {
+      for (const call of item.message.tool_calls ?? []) parts.push(call.function.name, call.function.arguments);
+    }
+  }
+  return parts.join('\n');
+}
+
+/** What the probes look for: the latest task list, the pins, the last memories, the open errors. */
+function probes(seen: readonly ContextItem[]): { kind: string; text: string }[] {
+  const out: { kind: string; text: string }[] = [];
+  let taskList: string | null = null;
+  const memories: string[] = [];
+  const pins: string[] = [];
+  for (const item of seen) {
+    if (item.type === 'TASK_LIST') taskList = messageText(item.message);
+    else if (item.type === 'MEMORY') memories.push(messageText(item.message));
+    else if (item.type === 'USER_MESSAGE' && item.pinned) pins.push(messageText(item.message));
+    else if (item.type === 'ASSISTANT_MESSAGE') {
+      for (const call of item.message.tool_calls ?? []) {
+        const note = noteOfToolCall(call.function.name, call.function.arguments);
+        if (note?.kind === 'task_list') taskList = `${TASK_LIST_PREFIX}${formatTaskList(note.tasks)}`;
+        else if (note?.kind === 'memory') memories.push(`${MEMORY_PREFIX}${note.text}`);
+        else if (note?.kind === 'pin') pins.push(pinMessageText(note.text));
+      }
+    }
+  }
+  if (taskList !== null) out.push({ kind: 'task list', text: taskList });
+  for (const pin of pins) out.push({ kind: 'pin', text: pin });
+  for (const memory of [...new Set(memories)].slice(-HEADER_MEMORY_LIMIT)) out.push({ kind: 'memory', text: memory });
+  for (const error of collectOpenErrors(seen)) out.push({ kind: 'open error', text: error.text });
+  return out;
+}
+
+/** The judgement of one compaction. */
+export interface CompactionJudgement {
+  seq: number;
+  trigger: string;
+  status: string;
+  strategy: string | null;
+  tokensBefore: number;
+  tokensAfter: number;
+  ms: number;
+  /** Header items lost (ids). */
+  headerLost: string[];
+  pathsTouched: number;
+  pathsMissing: string[];
+  probesChecked: number;
+  probesMissing: string[];
+  /** Over the target after an automatic compaction that could have reached it. */
+  overTarget: boolean;
+  /** Over the target, but the header and protected items alone left no room to reach it. */
+  overTargetExcused: boolean;
+  /** Filled under {@link MIN_FILL} of the target where the content allowed more; null where it did not apply. */
+  underFilled: boolean | null;
+}
+
+/** Judges one compaction of a replay of `session`. */
+export function judgeCompaction(
+  c: ReplayCompaction,
+  session: readonly ContextItem[],
+  target: number,
+): CompactionJudgement {
+  const beforeRoles = headerRoles(c.before);
+  const afterIds = new Set(c.after.map((i) => i.id));
+  const afterRoles = new Set(headerRoles(c.after));
+  const memoriesAfter = c.after.filter((i) => i.type === 'MEMORY').length;
+  const headerLost = c.before
+    .filter((item, i) => {
+      const role = beforeRoles[i];
+      if (role === undefined || afterIds.has(item.id)) return false;
+      if (REPLACEABLE.has(role) && afterRoles.has(role)) return false;
+      if (role === 'memory' && memoriesAfter >= HEADER_MEMORY_LIMIT) return false;
+      return true;
+    })
+    .map((i) => i.id);
+  const seen = session.slice(0, c.seen);
+  const text = c.status === 'committed' ? contextText(c.after) : '';
+  const paths = touchedPaths(seen);
+  const checks = probes(seen);
+  const committed = c.status === 'committed';
+  const plan = c.plan;
+  const protectedTokens = plan
+    ? plan.work.units.filter((u) => u.protected).reduce((n, u) => n + u.tokens, 0)
+    : 0;
+  const floor = plan ? plan.headerTokens + protectedTokens + Math.min(plan.summaryBudget, 200) : 0;
+  const automatic = c.trigger !== 'manual' && c.trigger !== 'overflow';
+  const over = committed && c.tokensAfter > target;
+  const fromAbove = c.tokensBefore > target;
+  return {
+    seq: c.seq,
+    trigger: c.trigger,
+    status: c.status,
+    strategy: c.strategy,
+    tokensBefore: c.tokensBefore,
+    tokensAfter: c.tokensAfter,
+    ms: c.ms,
+    headerLost: committed ? headerLost : [],
+    pathsTouched: paths.length,
+    pathsMissing: committed ? paths.filter((p) => !text.includes(p)) : [],
+    probesChecked: checks.length,
+    probesMissing: committed ? checks.filter((p) => !text.includes(p.text)).map((p) => `${p.kind}: ${p.text.slice(0, 80)}`) : [],
+    overTarget: over && floor <= target,
+    overTargetExcused: over && floor > target,
+    underFilled:
+      committed && fromAbove && automatic && floor <= MIN_FILL * target ? c.tokensAfter < MIN_FILL * target : null,
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * `eval`'s replay (DESIGN.md §5 "Measure, don't assume"): a recorded session played item by item
+ * into a context with a given window, through the same pure functions the workflow and the
+ * compaction activities call — triggers before and after each model call (`decideCompaction`),
+ * the loop guard (`recordForLoopGuard`), `planCompaction`, the summary of the plan and
+ * `finishCompaction` — with an overflow when a request would exceed the window, as the model would
+ * refuse it. Each assistant message of the session is one model call; its request is the context
+ * as it stands just before it.
+ *
+ * What it records is judged in `metrics.ts`; nothing here decides what is good.
+ */
+import { performance } from 'node:perf_hooks';
+import {
+  decideCompaction,
+  recordForLoopGuard,
+  type CompactionDecision,
+  type TriggerPoint,
+} from '../context/compaction-decision';
+import {
+  finishCompaction,
+  planCompaction,
+  type CompactionPlan,
+} from '../context/compaction-plan';
+import { planSummaryItem } from '../context/compaction-summary';
+import type { CompactionConfig } from '../context/config';
+import type { CompactionSummaryItem, ContextItem } from '../context/items';
+import { messageText } from '../context/items';
+import { isRoundStart } from '../context/segments';
+import type { Tokenizer } from '../context/tokenizer';
+import { isAutomatic, type RecentCompaction, type TriggerKind } from '../context/triggers';
+
+/** Writes the summary of a plan: the extractive summarizer, or an LLM. */
+export type Summarizer = (
+  plan: CompactionPlan,
+) => Promise<{ text: string; summarizer: CompactionSummaryItem['summarizer'] }>;
+
+/** One compaction the replay ran (or skipped), with the contexts before and after it. */
+export interface ReplayCompaction {
+  seq: number;
+  /** Requests made before it. */
+  atRequest: number;
+  trigger: TriggerKind;
+  status: 'committed' | 'skipped';
+  reason: string | null;
+  strategy: string | null;
+  tokensBefore: number;
+  tokensAfter: number;
+  ms: number;
+  before: ContextItem[];
+  after: ContextItem[];
+  plan: CompactionPlan | null;
+  /** The session's items appended so far (what the agent has done up to this point). */
+  seen: number;
+}
+
+/** One model request. */
+export interface ReplayRequest {
+  tokens: number;
+  /** Tool results produced since the previous request that are not in it with their call. */
+  orphaned: number;
+}
+
+export interface ReplayResult {
+  window: number;
+  requests: ReplayRequest[];
+  compactions: ReplayCompaction[];
+  /** Automatic triggers that fired while compaction was held back (loop guard). */
+  skipped: number;
+  /** Times the loop guard paused automatic compaction. */
+  pauses: number;
+}
+
+export interface ReplayOptions {
+  items: readonly ContextItem[];
+  config: CompactionConfig;
+  tokenizer: Tokenizer;
+  summarize: Summarizer;
+}
+
+function sum(items: readonly ContextItem[]): number {
+  return items.reduce((n, i) => n + i.tokens, 0);
+}
+
+/** Replays a session (see the module comment). */
+export async function replaySession(options: ReplayOptions): Promise<ReplayResult> {
+  const { config, tokenizer } = options;
+  let context: ContextItem[] = [];
+  const requests: ReplayRequest[] = [];
+  const compactions: ReplayCompaction[] = [];
+  let produced: ContextItem[] = [];
+  let round = 0;
+  let lastCompactionRound = 0;
+  let recent: RecentCompaction[] = [];
+  let pausedReason: string | null = null;
+  let pausedAtRound = 0;
+  let skipped = 0;
+  let pauses = 0;
+  let seen = 0;
+
+  const compact = async (trigger: TriggerKind): Promise<ReplayCompaction> => {
+    const seq = compactions.length + 1;
+    const started = performance.now();
+    const before = context;
+    const plan = planCompaction({ items: before, config, tokenizer, trigger, compactionId: `eval-${seq}` });
+    const record = (
+      status: ReplayCompaction['status'],
+      reason: string | null,
+      after: ContextItem[],
+    ): ReplayCompaction => ({
+      seq,
+      atRequest: requests.length,
+      trigger,
+      status,
+      reason,
+      strategy: plan.strategy,
+      tokensBefore: sum(before),
+      tokensAfter: sum(after),
+      ms: performance.now() - started,
+      before,
+      after,
+      plan,
+      seen,
+    });
+    if (plan.impossible) return record('skipped', plan.impossible, before);
+    let summary: CompactionSummaryItem | null = null;
+    if (plan.toSummarize.length > 0) {
+      const written = await options.summarize(plan);
+      summary = planSummaryItem(plan, written.text, {
+        compactionId: `eval-${seq}`,
+        summarizer: written.summarizer,
+        tokenizer,
+      });
+    }
+    const after = finishCompaction(plan, summary);
+    // The workflow skips a compaction that does not make the context smaller.
+    if (sum(after) >= sum(before)) return record('skipped', 'no_progress: the compacted context is not smaller', before);
+    return record('committed', null, after);
+  };
+
+  const run = async (decision: CompactionDecision): Promise<void> => {
+    const result = await compact(decision.trigger);
+    compactions.push(result);
+    if (result.status === 'committed') {
+      context = result.after;
+      lastCompactionRound = round;
+    }
+    const savedRatio = result.tokensBefore > 0 ? (result.tokensBefore - result.tokensAfter) / result.tokensBefore : 0;
+    if (isAutomatic(decision.trigger)) {
+      const guard = recordForLoopGuard(recent, { ...result, savedRatio }, round, config);
+      recent = guard.recent;
+      if (guard.pause) {
+        pausedReason = guard.pause;
+        pausedAtRound = round;
+        pauses++;
+      }
+    } else if (result.status === 'committed') {
+      pausedReason = null;
+      recent = [];
+    }
+  };
+
+  const maybeCompact = async (point: TriggerPoint, markerSeen = false): Promise<void> => {
+    const decision = decideCompaction(point, {
+      config,
+      contextTokens: sum(context),
+      reportedTokens: null,
+      itemCount: context.length,
+      roundsSinceCompaction: round - lastCompactionRound,
+      markerSeen,
+      cooldownActive: false,
+      pausedReason,
+    });
+    if (!decision) return;
+    if (decision.skip) {
+      skipped++;
+      return;
+    }
+    await run(decision);
+  };
+
+  /** The request of a model call: the context now; an overflow compaction first when it is over the window. */
+  const request = async (): Promise<void> => {
+    if (sum(context) > config.maxContextTokens) {
+      await run({ trigger: 'overflow', detail: 'the model rejected the request as too long', skip: null });
+    }
+    // A result cut to a preview stands for itself under a new id that points at it.
+    const ids = new Set(context.map((i) => i.sourceId ?? i.id));
+    const calls = new Set(
+      context.flatMap((i) => (i.type === 'ASSISTANT_MESSAGE' ? (i.message.tool_calls ?? []).map((c) => c.id) : [])),
+    );
+    const orphaned = produced.filter(
+      (r) => r.type === 'TOOL_RESULT' && (!ids.has(r.id) || !calls.has(r.message.tool_call_id)),
+    ).length;
+    requests.push({ tokens: sum(context), orphaned });
+    produced = [];
+  };
+
+  for (const item of options.items) {
+    seen++;
+    if (item.type === 'ASSISTANT_MESSAGE') {
+      await maybeCompact('before_model_call');
+      await request();
+      context = [...context, item];
+      await maybeCompact('after_model_call', messageText(item.message).includes(config.marker));
+      continue;
+    }
+    if (isRoundStart(item) || item.round > round) {
+      round = Math.max(round, item.round);
+      if (pausedReason !== null && round - pausedAtRound > config.loopGuardPauseRounds) {
+        pausedReason = null;
+        recent = [];
+      }
+    }
+    context = [...context, item];
+    if (item.type === 'TOOL_RESULT') produced.push(item);
+  }
+  // Results after the last answer go into the next request.
+  if (produced.length > 0) {
+    await maybeCompact('before_model_call');
+    await request();
+  }
+  return { window: config.maxContextTokens, requests, compactions, skipped, pauses };
+}
