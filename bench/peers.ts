@@ -19,7 +19,7 @@ import {
   toLangChain,
   toPiEntries,
   type PrepareCompaction,
-} from './peer-adapters';
+} from '../src/eval/peer-adapters';
 import type { Figure } from './report';
 import { fmt, now, summarize } from './stats';
 
@@ -79,7 +79,7 @@ export async function peersFigure(reps: number): Promise<Figure> {
     const tokensById = new Map(items.map((i) => [i.id, i.tokens]));
     const system = items.filter((i) => i.type === 'SYSTEM_PROMPT' || i.type === 'TOOL_DEFINITIONS');
     const entries = toPiEntries(items);
-    const messages = toLangChain(items);
+    const messages = await toLangChain(items);
     for (const window of WINDOWS) {
       const config = parseCompactionConfig({ maxContextTokens: window });
       const budget = Math.floor(config.targetRatio * window);

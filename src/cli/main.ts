@@ -5,6 +5,7 @@ import { runMain } from '../infra/errors';
 import { registerChat } from './commands/chat';
 import { registerCodecServer } from './commands/codec-server';
 import { registerControl } from './commands/control';
+import { registerEval } from './commands/eval';
 import { registerExport } from './commands/export';
 import { registerImport } from './commands/import';
 import { registerInspect } from './commands/inspect';
@@ -31,6 +32,7 @@ registerControl(program);
 registerExport(program);
 registerImport(program);
 registerInspect(program);
+registerEval(program);
 registerCodecServer(program);
 
 runMain(async () => {

@@ -217,24 +217,33 @@ export class WorkingContext {
   }
 
   /**
-   * The context: header items, then `summary` — or, when there is none, the previous summaries
-   * unless a new summary will replace them (`keepSummaries` keeps them anyway) — then the items of
-   * the units `keep` accepts (default: the kept ones); each group in context order.
+   * The context: every kept item in the context's order (cut forms in their originals' places), with
+   * `summary` right before the first kept conversation unit — or, when there is none, the previous
+   * summaries unless a new summary will replace them (`keepSummaries` keeps them anyway). Nothing
+   * else moves: which task list, memories and carried state are the latest stays what it was (the
+   * request puts the header first, `lower()`). `keep` chooses the units (default: the kept ones).
    */
   contextItems(
     summary: ContextItem | null,
     options: { keepSummaries?: boolean; keep?: (unit: WorkingUnit) => boolean } = {},
   ): ContextItem[] {
     const keep = options.keep ?? ((u: WorkingUnit) => !u.removed);
-    // A cut form written now takes its original's place.
-    const rank = (id: string, sourceId?: string): number =>
-      this.order.get(id) ?? this.order.get(sourceId ?? '') ?? 0;
-    const kept = this.units
-      .filter(keep)
-      .flatMap((u) => this.unitItems(u))
-      .sort((a, b) => rank(a.id, a.sourceId) - rank(b.id, b.sourceId));
     const replaced = this.summaryReserve !== null && this.removedAny && !options.keepSummaries;
-    const middle = summary ? [summary] : replaced ? [] : this.summaries;
-    return [...this.header, ...middle, ...kept];
+    const entries: { rank: number; item: ContextItem }[] = [];
+    const rankOf = (item: ContextItem): number => this.order.get(item.id) ?? 0;
+    for (const item of this.header) entries.push({ rank: rankOf(item), item });
+    if (!summary && !replaced) for (const item of this.summaries) entries.push({ rank: rankOf(item), item });
+    let firstUnit = Infinity;
+    for (const unit of this.units) {
+      if (!keep(unit)) continue;
+      const rank = rankOf(unit.originals[0] as ContextItem);
+      firstUnit = Math.min(firstUnit, rank);
+      // A cut form takes its original's place.
+      this.unitItems(unit).forEach((item, i) => {
+        entries.push({ rank: rankOf(unit.originals[i] as ContextItem), item });
+      });
+    }
+    if (summary) entries.push({ rank: Number.isFinite(firstUnit) ? firstUnit - 0.5 : Infinity, item: summary });
+    return entries.sort((a, b) => a.rank - b.rank).map((e) => e.item);
   }
 }

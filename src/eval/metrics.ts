@@ -12,7 +12,13 @@
  *   more when the conversation held enough content to (the header and the protected items leave
  *   room for it).
  */
-import { noteOfToolCall, formatTaskList, MEMORY_PREFIX, pinMessageText, TASK_LIST_PREFIX } from '../context/agent-notes';
+import {
+  noteOfToolCall,
+  formatTaskList,
+  MEMORY_PREFIX,
+  pinMessageText,
+  TASK_LIST_PREFIX,
+} from '../context/agent-notes';
 import { HEADER_MEMORY_LIMIT, headerRoles } from '../context/segments';
 import { messageText, type ContextItem } from '../context/items';
 import { collectOpenErrors } from '../context/open-errors';
@@ -57,7 +63,8 @@ export function contextText(items: readonly ContextItem[]): string {
     if (item.type === 'TOOL_DEFINITIONS') continue;
     parts.push(messageText(item.message));
     if (item.type === 'ASSISTANT_MESSAGE') {
-      for (const call of item.message.tool_calls ?? []) parts.push(call.function.name, call.function.arguments);
+      for (const call of item.message.tool_calls ?? [])
+        parts.push(call.function.name, call.function.arguments);
     }
   }
   return parts.join('\n');
@@ -84,7 +91,8 @@ function probes(seen: readonly ContextItem[]): { kind: string; text: string }[] 
   }
   if (taskList !== null) out.push({ kind: 'task list', text: taskList });
   for (const pin of pins) out.push({ kind: 'pin', text: pin });
-  for (const memory of [...new Set(memories)].slice(-HEADER_MEMORY_LIMIT)) out.push({ kind: 'memory', text: memory });
+  for (const memory of [...new Set(memories)].slice(-HEADER_MEMORY_LIMIT))
+    out.push({ kind: 'memory', text: memory });
   for (const error of collectOpenErrors(seen)) out.push({ kind: 'open error', text: error.text });
   return out;
 }
@@ -156,10 +164,14 @@ export function judgeCompaction(
     pathsTouched: paths.length,
     pathsMissing: committed ? paths.filter((p) => !text.includes(p)) : [],
     probesChecked: checks.length,
-    probesMissing: committed ? checks.filter((p) => !text.includes(p.text)).map((p) => `${p.kind}: ${p.text.slice(0, 80)}`) : [],
+    probesMissing: committed
+      ? checks.filter((p) => !text.includes(p.text)).map((p) => `${p.kind}: ${p.text.slice(0, 80)}`)
+      : [],
     overTarget: over && floor <= target,
     overTargetExcused: over && floor > target,
     underFilled:
-      committed && fromAbove && automatic && floor <= MIN_FILL * target ? c.tokensAfter < MIN_FILL * target : null,
+      committed && fromAbove && automatic && floor <= MIN_FILL * target
+        ? c.tokensAfter < MIN_FILL * target
+        : null,
   };
 }

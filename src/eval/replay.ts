@@ -16,11 +16,7 @@ import {
   type CompactionDecision,
   type TriggerPoint,
 } from '../context/compaction-decision';
-import {
-  finishCompaction,
-  planCompaction,
-  type CompactionPlan,
-} from '../context/compaction-plan';
+import { finishCompaction, planCompaction, type CompactionPlan } from '../context/compaction-plan';
 import { planSummaryItem } from '../context/compaction-summary';
 import type { CompactionConfig } from '../context/config';
 import type { CompactionSummaryItem, ContextItem } from '../context/items';
@@ -75,6 +71,11 @@ export interface ReplayOptions {
   config: CompactionConfig;
   tokenizer: Tokenizer;
   summarize: Summarizer;
+  /**
+   * For tests: a compaction to force after the item at this index is appended (null: none), on top
+   * of the triggers — e.g. between a reply's tool calls and their results.
+   */
+  force?: (index: number, item: ContextItem) => TriggerKind | null;
 }
 
 function sum(items: readonly ContextItem[]): number {
@@ -133,7 +134,8 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     }
     const after = finishCompaction(plan, summary);
     // The workflow skips a compaction that does not make the context smaller.
-    if (sum(after) >= sum(before)) return record('skipped', 'no_progress: the compacted context is not smaller', before);
+    if (sum(after) >= sum(before))
+      return record('skipped', 'no_progress: the compacted context is not smaller', before);
     return record('committed', null, after);
   };
 
@@ -144,7 +146,8 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       context = result.after;
       lastCompactionRound = round;
     }
-    const savedRatio = result.tokensBefore > 0 ? (result.tokensBefore - result.tokensAfter) / result.tokensBefore : 0;
+    const savedRatio =
+      result.tokensBefore > 0 ? (result.tokensBefore - result.tokensAfter) / result.tokensBefore : 0;
     if (isAutomatic(decision.trigger)) {
       const guard = recordForLoopGuard(recent, { ...result, savedRatio }, round, config);
       recent = guard.recent;
@@ -186,7 +189,9 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     // A result cut to a preview stands for itself under a new id that points at it.
     const ids = new Set(context.map((i) => i.sourceId ?? i.id));
     const calls = new Set(
-      context.flatMap((i) => (i.type === 'ASSISTANT_MESSAGE' ? (i.message.tool_calls ?? []).map((c) => c.id) : [])),
+      context.flatMap((i) =>
+        i.type === 'ASSISTANT_MESSAGE' ? (i.message.tool_calls ?? []).map((c) => c.id) : [],
+      ),
     );
     const orphaned = produced.filter(
       (r) => r.type === 'TOOL_RESULT' && (!ids.has(r.id) || !calls.has(r.message.tool_call_id)),
@@ -195,13 +200,18 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     produced = [];
   };
 
-  for (const item of options.items) {
+  for (const [index, item] of options.items.entries()) {
     seen++;
+    const forced = (): Promise<void> => {
+      const trigger = options.force?.(index, item) ?? null;
+      return trigger ? run({ trigger, detail: 'forced', skip: null }) : Promise.resolve();
+    };
     if (item.type === 'ASSISTANT_MESSAGE') {
       await maybeCompact('before_model_call');
       await request();
       context = [...context, item];
       await maybeCompact('after_model_call', messageText(item.message).includes(config.marker));
+      await forced();
       continue;
     }
     if (isRoundStart(item) || item.round > round) {
@@ -213,6 +223,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     }
     context = [...context, item];
     if (item.type === 'TOOL_RESULT') produced.push(item);
+    await forced();
   }
   // Results after the last answer go into the next request.
   if (produced.length > 0) {

@@ -1,7 +1,10 @@
 /**
  * The invariants of DESIGN.md §5 as properties over generated conversations: header items
- * survive; tool pairs are never split; tokens never grow; the rules are idempotent; order is kept.
- * Checked for selectivePrune, every strategy + buildPostCompactionContext, and dropOldestRounds.
+ * survive; tool pairs are never split; tokens never grow; the rules are idempotent; order is kept;
+ * a pending tool call and the current user message are never summarized; every tool result
+ * reaches the next request with its call; no request goes over the window. Checked for
+ * selectivePrune, planCompaction + finishCompaction, dropOldestRounds, and whole replays with
+ * compactions forced at random points (between a reply's tool calls and their results too).
  *
  * Items are counted with the factory's cheap fake tokenizer (one token per 4 characters) so that
  * hundreds of runs take well under a second each.
@@ -9,13 +12,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCompactionConfig, type CompactionConfig } from '../../src/context/config';
+import { finishCompaction, planCompaction } from '../../src/context/compaction-plan';
+import { planExtractiveSummary } from '../../src/context/compaction-summary';
 import type { CompactionSummaryItem, ContextItem } from '../../src/context/items';
-import { buildPostCompactionContext, dropOldestRounds } from '../../src/context/post-compaction';
-import { headerIds } from '../../src/context/segments';
+import { dropOldestRounds } from '../../src/context/post-compaction';
+import { headerIds, headerRoles, isRoundStart } from '../../src/context/segments';
 import { selectivePrune } from '../../src/context/selective-prune';
-import { planStrategy } from '../../src/context/strategies';
-import { STRATEGIES } from '../../src/context/task-type';
 import { countItemTokens } from '../../src/context/token-accounting';
+import type { TriggerKind } from '../../src/context/triggers';
+import { replaySession } from '../../src/eval/replay';
 import { pairToolCalls, unansweredCalls } from '../../src/context/tool-pairs';
 import { sumTokens } from '../../src/context/tool-blocks';
 import { conversation, fakeTokenizer, itemsFactory } from '../support/items-factory';
@@ -250,6 +255,59 @@ function summaryOf(tokens: number): CompactionSummaryItem {
   return { ...itemsFactory(fakeTokenizer, 'summary-').summary('summary'), tokens };
 }
 
+/** The latest assistant message's tool block, when it calls tools: the ids of its call and results. */
+function latestBlock(items: readonly ContextItem[]): string[] {
+  const pairs = pairToolCalls(items);
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as ContextItem;
+    if (item.type !== 'ASSISTANT_MESSAGE') continue;
+    const calls = pairs.byCall.get(item.id) ?? [];
+    if (calls.length === 0) return [];
+    return [item.id, ...calls.flatMap((p) => (p.resultItemId ? [p.resultItemId] : []))];
+  }
+  return [];
+}
+
+/**
+ * The newest real user message, when the header and it fit the window (the header as the
+ * compaction has it, with its new carried state, when given).
+ */
+function currentMessage(items: readonly ContextItem[], window: number, header?: number): ContextItem | null {
+  const headerTokens = header ?? sumTokens(items.filter((_, i) => headerRoles(items)[i] !== undefined));
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as ContextItem;
+    if (isRoundStart(item)) return headerTokens + item.tokens <= window ? item : null;
+  }
+  return null;
+}
+
+/** The compacted context keeps what may not be summarized: the latest tool block, the current message. */
+function expectNothingPendingLost(
+  before: readonly ContextItem[],
+  after: readonly ContextItem[],
+  window: number,
+  headerTokens?: number,
+): void {
+  const origin = originIn(before);
+  const kept = new Set(after.map(origin));
+  const [call, ...results] = latestBlock(before);
+  if (call !== undefined) {
+    // The call verbatim (its arguments are never cut while it waits); its results at least as previews.
+    expect(
+      after.some((i) => i.id === call),
+      'the latest tool call was summarized',
+    ).toBe(true);
+    for (const id of results)
+      expect(kept.has(id), `result ${id} of the latest call was summarized`).toBe(true);
+  }
+  const message = currentMessage(before, window, headerTokens);
+  if (message)
+    expect(
+      after.some((i) => i.id === message.id),
+      'the current user message was summarized',
+    ).toBe(true);
+}
+
 describe('selectivePrune invariants (DESIGN.md §5)', () => {
   it('keeps header and pinned items, never splits a pair, never grows, keeps order, is idempotent', () => {
     fc.assert(
@@ -258,6 +316,7 @@ describe('selectivePrune invariants (DESIGN.md §5)', () => {
         const once = selectivePrune(items, config, fakeTokenizer, target);
         expectProtectedKept(items, once.items);
         expectPairsKept(items, once.items);
+        expectNothingPendingLost(items, once.items, config.maxContextTokens);
         expect(once.tokensBefore).toBe(sumTokens(items));
         expect(once.tokensAfter).toBe(sumTokens(once.items));
         expect(once.tokensAfter).toBeLessThanOrEqual(once.tokensBefore);
@@ -278,56 +337,185 @@ describe('selectivePrune invariants (DESIGN.md §5)', () => {
   });
 });
 
-describe('strategy + buildPostCompactionContext invariants (DESIGN.md §5)', () => {
-  it.each(STRATEGIES)('%s', (strategy) => {
-    fc.assert(
-      fc.property(conversations, configs, targetShare, fc.boolean(), (raw, config, share, pruneFirst) => {
-        const items = pruneFirst
-          ? selectivePrune(raw, config, fakeTokenizer, Math.floor(share * sumTokens(raw))).items
-          : raw;
-        const plan = planStrategy(strategy, items, config);
-        // Every item in exactly one set.
-        for (const item of items) {
-          const n = [plan.keepIds, plan.summarizeIds, plan.replaceIds].filter((s) => s.has(item.id)).length;
-          expect(n, item.id).toBe(1);
-        }
-        const summarized = items.filter((i) => plan.summarizeIds.has(i.id) || plan.replaceIds.has(i.id));
-        if (plan.summarizeIds.size === 0) expect(plan.replaceIds.size).toBe(0);
-        const summary = summaryOf(Math.min(10, sumTokens(summarized)));
-        const out = buildPostCompactionContext(items, plan, summary);
-        const rest = out.filter((i) => i !== summary);
+const triggers = fc.constantFrom<TriggerKind>('precheck', 'check', 'manual', 'overflow', 'rounds', 'marker');
 
-        expectProtectedKept(items, rest);
-        expectPairsKept(items, rest);
-        expect(sumTokens(out)).toBe(sumTokens(items) - sumTokens(summarized) + summary.tokens);
-        expect(sumTokens(out)).toBeLessThanOrEqual(sumTokens(items));
-        // Header first (in its order), then the summary, then the rest in its order.
-        const header = headerIds(items);
-        const head = out.slice(0, out.indexOf(summary));
-        expect(head.every((i) => header.has(i.id))).toBe(true);
-        expect(out.slice(out.indexOf(summary) + 1).some((i) => header.has(i.id))).toBe(false);
-        expectSubsequence(items, head);
-        expectSubsequence(items, out.slice(out.indexOf(summary) + 1));
-        expect(new Set(rest.map((i) => i.id))).toStrictEqual(plan.keepIds);
-      }),
+describe('planCompaction + finishCompaction invariants (DESIGN.md §5)', () => {
+  it('keeps the header, pinned items, pairs, the latest call and the current message; fits the goal; keeps order', () => {
+    fc.assert(
+      fc.property(
+        conversations,
+        configs,
+        fc.integer({ min: 300, max: 20_000 }),
+        triggers,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (items, raw, window, trigger, summaryShare) => {
+          const config = { ...raw, maxContextTokens: window };
+          const plan = planCompaction({
+            items,
+            config,
+            tokenizer: fakeTokenizer,
+            trigger,
+            compactionId: 'p',
+          });
+          const summary =
+            plan.toSummarize.length > 0 ? summaryOf(Math.floor(summaryShare * plan.summaryBudget)) : null;
+          const out = finishCompaction(plan, summary);
+          const rest = out.filter((i) => i !== summary);
+          // Header items survive, except the carried state and task list a newer one replaces.
+          const header = headerRoles(items);
+          const outIds = new Set(out.map((i) => i.id));
+          items.forEach((item, i) => {
+            const role = header[i];
+            if (role === undefined || ['artifacts', 'errors', 'git', 'task_list', 'memory'].includes(role))
+              return;
+            expect(outIds.has(item.id), `header ${role} ${item.id}`).toBe(true);
+          });
+          for (const item of items)
+            if (item.pinned) expect(outIds.has(item.id), `pinned ${item.id}`).toBe(true);
+          expectPairsKept(items, rest);
+          expectNothingPendingLost(items, out, window, plan.headerTokens);
+          // What is summarized is what left the context (the refill may bring some of it back).
+          const summarized = new Set(plan.toSummarize.map((i) => i.id));
+          const origin = originIn(items);
+          for (const item of items) {
+            if (
+              !outIds.has(item.id) &&
+              !rest.some((r) => origin(r) === item.id) &&
+              item.type !== 'COMPACTION_SUMMARY'
+            ) {
+              const carried = ['ARTIFACT_TRAIL', 'OPEN_ERRORS', 'GIT_DIFF_STAT'].includes(item.type);
+              const replaced =
+                header[items.indexOf(item)] !== undefined ||
+                item.type === 'TASK_LIST' ||
+                item.type === 'MEMORY';
+              if (!carried && !replaced)
+                expect(summarized.has(item.id), `${item.id} left without a summary`).toBe(true);
+            }
+          }
+          // At or under the goal unless the plan says it could not get there.
+          if (!plan.overTarget) expect(sumTokens(out)).toBeLessThanOrEqual(plan.goalTokens + 5 * out.length);
+          // Nothing moves: the kept items in their order, the summary before the kept conversation.
+          const made = new Set(plan.carried.added.map((i) => i.id));
+          expectSubsequence(
+            items,
+            rest.filter((i) => !made.has(i.id)),
+          );
+          if (summary) {
+            const header = headerIds(out);
+            const at = out.indexOf(summary);
+            expect(
+              out
+                .slice(at)
+                .filter((i) => i !== summary)
+                .every((i) => header.has(i.id) || !made.has(i.id)),
+            ).toBe(true);
+            expect(
+              out.slice(0, at).every((i) => header.has(i.id)),
+              'a conversation item before the summary',
+            ).toBe(true);
+          }
+        },
+      ),
       { numRuns: NUM_RUNS },
     );
   });
 });
 
 describe('dropOldestRounds invariants', () => {
-  it('keeps header, pinned items and the pairs, never grows, keeps order', () => {
+  it('keeps header, pinned items, the pairs and the latest call, never grows, keeps order', () => {
     fc.assert(
       fc.property(conversations, targetShare, (items, share) => {
         const out = dropOldestRounds(items, Math.floor(share * sumTokens(items)));
         expectProtectedKept(items, out);
         expectPairsKept(items, out);
+        expectNothingPendingLost(items, out, Infinity);
         expect(sumTokens(out)).toBeLessThanOrEqual(sumTokens(items));
         expectSubsequence(items, out);
         const newest = Math.max(0, ...items.map((i) => i.round));
         for (const item of items.filter((i) => i.round === newest && newest > 0)) expect(out).toContain(item);
       }),
       { numRuns: NUM_RUNS },
+    );
+  });
+});
+
+// ---- whole replays: what the model is sent ----
+
+/** Sessions a model could have produced: user, then tool rounds with small arguments, then an answer. */
+type SessionEvent =
+  | { kind: 'user'; tokens: number; pinned: boolean }
+  | { kind: 'answer'; tokens: number }
+  | { kind: 'tools'; results: number[]; argTokens: number; tool: number };
+const sessionEvent: fc.Arbitrary<SessionEvent> = fc.oneof(
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('user' as const), tokens, pinned: flag(0.05) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('answer' as const), tokens }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('tools' as const),
+      results: fc.array(tokens, { minLength: 1, maxLength: 3 }),
+      argTokens: fc.integer({ min: 1, max: 60 }),
+      tool: fc.integer({ min: 0, max: TOOLS.length - 1 }),
+    }),
+  },
+);
+
+function session(events: readonly SessionEvent[]): ContextItem[] {
+  const f = itemsFactory(fakeTokenizer, 's');
+  const items: ContextItem[] = [f.system(text(40, 0)), f.user(text(30, 1))];
+  events.forEach((e, i) => {
+    if (e.kind === 'user') items.push(f.user(text(e.tokens, i), { pinned: e.pinned }));
+    else if (e.kind === 'answer') items.push(f.assistant(text(e.tokens, i)));
+    else {
+      const specs = e.results.map((_, j) => ({
+        name: TOOLS[e.tool] ?? 'bash',
+        id: `call_${i}_${j}`,
+        args: JSON.stringify({ path: `src/f${i}.ts`, note: text(e.argTokens, j) }),
+      }));
+      items.push(f.calls(specs, text(5, i)));
+      e.results.forEach((r, j) => items.push(f.result(`call_${i}_${j}`, text(r, i))));
+    }
+  });
+  return conversation(items);
+}
+
+describe('replays with compactions forced anywhere (DESIGN.md §5: what every request holds)', () => {
+  it('every tool result reaches the next request with its call; no request goes over the window', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(sessionEvent, { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 4_000, max: 12_000 }),
+        fc.array(fc.tuple(fc.nat({ max: 400 }), triggers), { maxLength: 12 }),
+        async (events, window, forced) => {
+          const items = session(events);
+          const config = parseCompactionConfig({ maxContextTokens: window, summarizer: 'extractive' });
+          const at = new Map(forced);
+          const result = await replaySession({
+            items,
+            config,
+            tokenizer: fakeTokenizer,
+            summarize: async (plan) => ({
+              text: planExtractiveSummary(plan, fakeTokenizer),
+              summarizer: 'extractive',
+            }),
+            force: (index) => at.get(index) ?? null,
+          });
+          for (const [n, request] of result.requests.entries()) {
+            expect(request.orphaned, `request ${n}: a tool result without its call`).toBe(0);
+            expect(request.tokens, `request ${n} over the window of ${window}`).toBeLessThanOrEqual(window);
+          }
+          for (const c of result.compactions) {
+            if (c.status === 'committed')
+              expectNothingPendingLost(c.before, c.after, window, c.plan?.headerTokens);
+          }
+          // The summary item holds its budget.
+          for (const c of result.compactions) {
+            const summary = c.after.find((i) => i.type === 'COMPACTION_SUMMARY' && !c.before.includes(i));
+            if (summary && c.plan) expect(summary.tokens).toBeLessThanOrEqual(c.plan.summaryBudget + 20);
+          }
+        },
+      ),
+      { numRuns: 120 },
     );
   });
 });

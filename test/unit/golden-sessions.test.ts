@@ -1,20 +1,20 @@
 /**
  * Golden tests on the real recorded sessions (../shared/data/sessions, read in place): import,
- * count with the real tokenizer, prune and run every strategy of the detected chain with a small
- * window, and compare a compact table of the outcome with the recorded one.
+ * count with the real tokenizer, plan a compaction at small windows, check its invariants, and
+ * compare a compact table of the outcome with the recorded one.
  */
 import { describe, expect, it } from 'vitest';
 import { parseCompactionConfig, targetTokens } from '../../src/context/config';
 import { exportSession, importSession } from '../../src/context/importers';
 import type { ContextItem } from '../../src/context/items';
-import { buildPostCompactionContext, SUMMARY_MESSAGE_PREFIX } from '../../src/context/post-compaction';
+import { finishCompaction, planCompaction } from '../../src/context/compaction-plan';
+import { planExtractiveSummary, planSummaryItem } from '../../src/context/compaction-summary';
 import { countRounds, headerIds } from '../../src/context/segments';
-import { selectivePrune } from '../../src/context/selective-prune';
-import { planStrategy } from '../../src/context/strategies';
-import { detectTaskType, strategyChain, type StrategyName } from '../../src/context/task-type';
+import { detectTaskType } from '../../src/context/task-type';
 import { pairToolCalls, unansweredCalls } from '../../src/context/tool-pairs';
 import { sumTokens } from '../../src/context/tool-blocks';
 import { createTokenCounter } from '../../src/tokens';
+import { contextText, touchedPaths } from '../../src/eval/metrics';
 import { itemsFactory } from '../support/items-factory';
 import { parseSessionText, readSession, SHARED_SESSIONS, type SharedSession } from '../support/sessions';
 
@@ -52,59 +52,77 @@ describe.each(SHARED_SESSIONS)('%s', (name) => {
     expect(parseSessionText(name, exportSession(session))).toStrictEqual(parseSessionText(name, text));
   });
 
-  it.each([16_000, 32_000])(
-    'window %d: prune and every strategy of the chain keep the invariants',
+  it.each([8_000, 16_000, 32_000])(
+    'window %d: the compaction plan keeps the header, the pairs and every touched path, under the target',
     (window) => {
       const { items } = load(name);
-      const config = parseCompactionConfig({ maxContextTokens: window });
+      const config = parseCompactionConfig({ maxContextTokens: window, summarizer: 'extractive' });
       const header = headerIds(items);
-      const pruned = selectivePrune(items, config, o200k, targetTokens(config));
-      expect(pruned.tokensAfter).toBeLessThanOrEqual(pruned.tokensBefore);
-      expect(brokenPairs(pruned.items)).toStrictEqual(brokenPairs(items));
-      for (const id of header) expect(pruned.items.some((i) => i.id === id)).toBe(true);
-
-      const chain: StrategyName[] = [...strategyChain(detectTaskType(pruned.items)), 'full'];
-      for (const strategy of chain) {
-        const plan = planStrategy(strategy, pruned.items, config);
-        const summary = itemsFactory(o200k, `summary-${strategy}-`).summary(
-          `${SUMMARY_MESSAGE_PREFIX}\nsummary`,
-        );
-        const out = buildPostCompactionContext(pruned.items, plan, summary);
-        for (const id of header) expect(plan.keepIds.has(id), `${strategy} keeps ${id}`).toBe(true);
-        expect(brokenPairs(out)).toStrictEqual(brokenPairs(pruned.items));
-        if (plan.summarizeIds.size > 0) expect(sumTokens(out)).toBeLessThan(sumTokens(pruned.items));
+      const plan = planCompaction({
+        items,
+        config,
+        tokenizer: o200k,
+        trigger: 'manual',
+        compactionId: 'golden',
+      });
+      const summary =
+        plan.toSummarize.length > 0
+          ? planSummaryItem(plan, planExtractiveSummary(plan, o200k), {
+              compactionId: 'golden',
+              summarizer: 'extractive',
+              tokenizer: o200k,
+            })
+          : null;
+      const out = finishCompaction(plan, summary);
+      for (const id of header)
+        expect(
+          out.some((i) => i.id === id),
+          `header ${id}`,
+        ).toBe(true);
+      expect(brokenPairs(out)).toStrictEqual(brokenPairs(items));
+      if (plan.toSummarize.length > 0) expect(sumTokens(out)).toBeLessThan(sumTokens(items));
+      if (sumTokens(items) > targetTokens(config)) {
+        expect(sumTokens(out)).toBeLessThanOrEqual(targetTokens(config));
       }
+      const text = contextText(out);
+      for (const path of touchedPaths(items)) expect(text.includes(path), path).toBe(true);
     },
   );
 });
 
-/** One line per session and window: what prune and each strategy did. */
+/** One line per session and window: the steps of the plan and what it left. */
 function table(name: SharedSession, window: number): string {
   const { items } = load(name);
   const config = parseCompactionConfig({ maxContextTokens: window });
-  const pruned = selectivePrune(items, config, o200k, targetTokens(config));
-  const type = detectTaskType(pruned.items);
-  const s = pruned.stats;
-  const lines = [
-    `${name} @${window}: ${items.length} items, ${countRounds(items)} rounds, ${sumTokens(items)} tokens, task ${detectTaskType(items)}`,
-    `  prune → ${pruned.items.length} items, ${pruned.tokensAfter} tokens; blocks kept ${s.toolBlocksKept} dropped ${s.toolBlocksDropped}; ` +
-      `cut calls ${s.toolCallsTruncated} results ${s.toolResultsTruncated}; dropped ${JSON.stringify(s.itemsDropped)}; rules ${s.rulesApplied.join(',')}`,
-  ];
-  for (const strategy of [...strategyChain(type), 'full'] as StrategyName[]) {
-    const plan = planStrategy(strategy, pruned.items, config);
-    const summary = itemsFactory(o200k, 'summary-').summary(`${SUMMARY_MESSAGE_PREFIX}\nsummary`);
-    const out = buildPostCompactionContext(pruned.items, plan, summary);
-    const kept = pruned.items.filter((i) => plan.keepIds.has(i.id));
-    lines.push(
-      `  ${strategy}: keep ${plan.keepIds.size} (${sumTokens(kept)} tokens), summarize ${plan.summarizeIds.size}, replace ${plan.replaceIds.size} → ${out.length} items, ${sumTokens(out)} tokens`,
-    );
-  }
-  return lines.join('\n');
+  const plan = planCompaction({
+    items,
+    config,
+    tokenizer: o200k,
+    trigger: 'precheck',
+    compactionId: 'golden',
+  });
+  const summary =
+    plan.toSummarize.length > 0
+      ? { ...itemsFactory(o200k, 'summary-').summary('summary'), tokens: plan.summaryBudget }
+      : null;
+  const out = finishCompaction(plan, summary);
+  const s = plan.stats;
+  return [
+    `${name} @${window}: ${items.length} items, ${countRounds(items)} rounds, ${sumTokens(items)} tokens, ` +
+      `task ${plan.taskType}, target ${plan.targetTokens}`,
+    `  steps ${plan.steps.map((step) => `${step.name} → ${step.tokensAfter}`).join(', ') || '(none)'}`,
+    `  blocks kept ${s.toolBlocksKept} dropped ${s.toolBlocksDropped}; cut calls ${s.toolCallsTruncated} ` +
+      `results ${s.toolResultsTruncated}; summarize ${plan.toSummarize.length} items, budget ${plan.summaryBudget}; ` +
+      `carried ${plan.carried.added.map((i) => `${i.type}:${i.tokens}`).join(' ')}`,
+    `  → ${out.length} items, ${sumTokens(out)} tokens (summary at its budget)`,
+  ].join('\n');
 }
 
 describe('golden outcome table', () => {
   it('matches the recorded table', () => {
-    const text = SHARED_SESSIONS.flatMap((name) => [16_000, 32_000].map((w) => table(name, w))).join('\n');
+    const text = SHARED_SESSIONS.flatMap((name) => [8_000, 16_000, 32_000].map((w) => table(name, w))).join(
+      '\n',
+    );
     expect(text).toMatchSnapshot();
   });
 

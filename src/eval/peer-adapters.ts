@@ -1,6 +1,7 @@
 /**
  * Our items converted to the peers' formats and their decisions mapped back to our items, so the
- * same token counts and the same tool-pair check (src/context/tool-pairs.ts) judge every output:
+ * same token counts and the same tool-pair check (src/context/tool-pairs.ts) judge every output
+ * (`eval` and bench figure 5):
  * - pi-coding-agent: session entries (`type: "message"`, pi-ai messages with `toolCall` blocks and
  *   `toolResult` messages); `prepareCompaction` decides the first kept entry.
  * - LangChain: `SystemMessage`/`HumanMessage`/`AIMessage` with `tool_calls`/`ToolMessage`;
@@ -8,16 +9,17 @@
  */
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import {
-  AIMessage,
-  HumanMessage,
-  SystemMessage,
-  ToolMessage,
-  trimMessages,
-  type BaseMessage,
-} from '@langchain/core/messages';
+import type { BaseMessage } from '@langchain/core/messages';
 import type { CompactionSettings, SessionEntry } from '@mariozechner/pi-coding-agent';
-import { messageText, type ContextItem } from '../src/context/items';
+import { messageText, type ContextItem } from '../context/items';
+
+/** LangChain's message classes and `trimMessages` (a development dependency: loaded when used). */
+type LangChain = typeof import('@langchain/core/messages');
+let langChain: Promise<LangChain> | null = null;
+function loadLangChain(): Promise<LangChain> {
+  langChain ??= import('@langchain/core/messages');
+  return langChain;
+}
 
 /** The part of pi's `CompactionPreparation` this benchmark reads. */
 export interface PiPreparation {
@@ -38,6 +40,7 @@ export type PrepareCompaction = (
 export async function loadPrepareCompaction(): Promise<PrepareCompaction> {
   const file = join(
     __dirname,
+    '..',
     '..',
     'node_modules',
     '@mariozechner',
@@ -131,7 +134,8 @@ export function toPiEntries(items: readonly ContextItem[]): SessionEntry[] {
 }
 
 /** The items as LangChain messages, each with the id of its item. */
-export function toLangChain(items: readonly ContextItem[]): BaseMessage[] {
+export async function toLangChain(items: readonly ContextItem[]): Promise<BaseMessage[]> {
+  const { AIMessage, HumanMessage, SystemMessage, ToolMessage } = await loadLangChain();
   const out: BaseMessage[] = [];
   for (const item of items) {
     switch (item.type) {
@@ -177,6 +181,7 @@ export async function langChainTrim(
   maxTokens: number,
   startOn: 'human' | undefined,
 ): Promise<string[]> {
+  const { trimMessages } = await loadLangChain();
   const kept = await trimMessages(messages, {
     maxTokens,
     strategy: 'last',

@@ -1,0 +1,181 @@
+/**
+ * `durable-compaction eval <session files…> --window 8000,16000,32000,64000 [--summarizer
+ * extractive|llm] [--json] [--out DIR]`: replays each recorded session (any importer format) item
+ * by item through the same pure planning the compaction activities run, at each window, and
+ * reports what survives a compaction and what is lost (src/eval). No Temporal, no PostgreSQL; an
+ * LLM only with `--summarizer llm`.
+ *
+ * Exit codes: 0 every invariant held; 4 an invariant broke (listed); 2 bad input; 1 a failure.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { loadCompactionConfig } from '../../infra/config-sources';
+import { createLlmClient, requestSummary } from '../../llm';
+import { tokenCounterForModel } from '../../tokens';
+import { evalJson, evalSvg, markdownTable, textTable } from '../../eval/report';
+import { llmSummarizer, runEval, type EvalRow, type EvalSession } from '../../eval/run';
+import { action, printJson, UsageError } from '../client';
+import { DEFAULT_MODEL } from '../start-options';
+import { readSession } from './import';
+
+/** Exit code when an invariant broke. */
+export const EVAL_VIOLATION_EXIT = 4;
+export const DEFAULT_EVAL_WINDOWS = [8000, 16000, 32000, 64000];
+
+export interface EvalCommandOptions {
+  files: string[];
+  windows: number[];
+  summarizer: 'extractive' | 'llm';
+  /** Counts tokens in this model's encoding. Default gpt-4o. */
+  model: string;
+  /** The summary model, for `llm`. Default: `model`. */
+  summaryModel?: string;
+  /** A compaction config file (as `DC_COMPACTION_CONFIG`); the window is set per run. */
+  configFile?: string;
+  peers: boolean;
+  log?: (line: string) => void;
+}
+
+/** Parses `--window 8000,16000`. */
+export function parseWindows(value: string): number[] {
+  const windows = value.split(',').map((part) => {
+    const n = Number(part.trim());
+    if (!/^\s*\d+\s*$/.test(part) || !Number.isSafeInteger(n) || n < 256) {
+      throw new UsageError(
+        `--window takes whole numbers of tokens ≥ 256, comma-separated (got ${JSON.stringify(part)})`,
+      );
+    }
+    return n;
+  });
+  if (windows.length === 0) throw new UsageError('--window needs at least one window');
+  return windows;
+}
+
+/** Runs the evaluation of the command (see the module comment). */
+export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> {
+  if (options.files.length === 0) throw new UsageError('name at least one session file');
+  const config = (window: number) =>
+    loadCompactionConfig({
+      ...(options.configFile !== undefined ? { file: options.configFile } : {}),
+      overrides: { maxContextTokens: window, summarizer: options.summarizer },
+    });
+  // Bad configuration fails before any replay.
+  config(options.windows[0] ?? 8000);
+  const sessions: EvalSession[] = options.files.map((file) => {
+    const session = readSession(file, { conversationId: 'eval', model: options.model });
+    if (session.items.length === 0) throw new UsageError(`${file} holds no messages`);
+    return { name: file.split('/').pop() ?? file, items: session.items };
+  });
+  let summarizer: Parameters<typeof runEval>[0]['summarizer'] = 'extractive';
+  if (options.summarizer === 'llm') {
+    if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) {
+      throw new UsageError('--summarizer llm needs OPENAI_API_KEY and/or OPENAI_BASE_URL');
+    }
+    const client = createLlmClient({
+      apiKey: process.env.OPENAI_API_KEY || 'not-set',
+      ...(process.env.OPENAI_BASE_URL ? { baseURL: process.env.OPENAI_BASE_URL } : {}),
+    });
+    const model = options.summaryModel ?? options.model;
+    summarizer = llmSummarizer(config(options.windows[0] ?? 8000), async (messages, maxTokens) => {
+      const outcome = await requestSummary(client, { model, messages, maxTokens });
+      return outcome.summary;
+    });
+  }
+  return runEval({
+    sessions,
+    windows: options.windows,
+    config,
+    tokenizer: tokenCounterForModel(options.model),
+    summarizer,
+    peers: options.peers,
+    ...(options.log ? { log: options.log } : {}),
+  });
+}
+
+/** Writes eval.json, eval.md and eval.svg into `dir`. */
+export function writeEvalFiles(dir: string, rows: readonly EvalRow[]): string[] {
+  mkdirSync(dir, { recursive: true });
+  const files = {
+    'eval.json': `${JSON.stringify(evalJson(rows), null, 2)}\n`,
+    'eval.md': `${markdownTable(rows)}\n`,
+    'eval.svg': evalSvg(rows),
+  };
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return Object.keys(files).map((name) => join(dir, name));
+}
+
+export function registerEval(program: Command): void {
+  program
+    .command('eval')
+    .description(
+      'replay recorded sessions through the compaction policy at several windows and report what survives (no servers needed)',
+    )
+    .argument('<files...>', 'session files: OpenAI chat JSON/JSONL, SWE-agent .traj, pi JSONL')
+    .option('--window <tokens,...>', 'context windows to replay at', DEFAULT_EVAL_WINDOWS.join(','))
+    .option(
+      '--summarizer <kind>',
+      'extractive (no model call) or llm (OPENAI_API_KEY / OPENAI_BASE_URL)',
+      'extractive',
+    )
+    .option('--model <name>', `count tokens with this model's encoding (default ${DEFAULT_MODEL})`)
+    .option(
+      '--summary-model <name>',
+      'the model that writes summaries with --summarizer llm (default: --model)',
+    )
+    .option('--config <file>', 'a compaction config file (YAML; the window is set by --window)')
+    .option('--no-peers', "leave out pi's prepareCompaction and LangChain's trimMessages")
+    .option('--json', 'print every row as JSON')
+    .option('--out <dir>', 'write eval.json, eval.md and eval.svg into this directory')
+    .addHelpText(
+      'after',
+      '\nEach assistant message of a session is one model call: triggers are checked before and after it, and a\n' +
+        'request over the window is refused as the model would (overflow). Reported per session and window:\n' +
+        'compactions, tokens after each (% of the window), target met, fill, requests over the window, tool results\n' +
+        'orphaned, header items lost, touched files kept, carried state kept, ms per compaction, and the peers.\n' +
+        `Exit codes: 0 every invariant held, ${EVAL_VIOLATION_EXIT} an invariant broke (each is listed), 2 bad input, 1 failure.`,
+    )
+    .action(
+      action(
+        async (
+          files: string[],
+          opts: {
+            window: string;
+            summarizer: string;
+            model?: string;
+            summaryModel?: string;
+            config?: string;
+            peers: boolean;
+            json?: boolean;
+            out?: string;
+          },
+        ) => {
+          if (opts.summarizer !== 'extractive' && opts.summarizer !== 'llm') {
+            throw new UsageError(
+              `--summarizer must be extractive or llm (got ${JSON.stringify(opts.summarizer)})`,
+            );
+          }
+          const rows = await evaluate({
+            files,
+            windows: parseWindows(opts.window),
+            summarizer: opts.summarizer,
+            model: opts.model ?? DEFAULT_MODEL,
+            ...(opts.summaryModel !== undefined ? { summaryModel: opts.summaryModel } : {}),
+            ...(opts.config !== undefined ? { configFile: opts.config } : {}),
+            peers: opts.peers,
+            log: (line) => console.error(line),
+          });
+          const violations = rows.flatMap((r) => r.violations.map((v) => `${r.session} @ ${r.window}: ${v}`));
+          if (opts.json) printJson(evalJson(rows));
+          else console.log(textTable(rows));
+          if (opts.out) for (const file of writeEvalFiles(opts.out, rows)) console.error(`wrote ${file}`);
+          if (violations.length > 0) {
+            console.error(`\n${violations.length} broken invariant(s):`);
+            for (const v of violations.slice(0, 50)) console.error(`  ${v}`);
+            process.exit(EVAL_VIOLATION_EXIT);
+          }
+          if (!opts.json) console.error('every invariant held');
+        },
+      ),
+    );
+}

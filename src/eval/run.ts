@@ -1,0 +1,215 @@
+/**
+ * `durable-compaction eval`: each session replayed at each window (`replay.ts`), every compaction
+ * judged (`metrics.ts`), the peers put beside ours at the same points (pi's `prepareCompaction`,
+ * LangChain's `trimMessages`, when installed), and the broken invariants listed.
+ */
+import { performance } from 'node:perf_hooks';
+import { planExtractiveSummary, planSummaryRequest } from '../context/compaction-summary';
+import { targetTokens, type CompactionConfig } from '../context/config';
+import type { ContextItem } from '../context/items';
+import { splitSegments } from '../context/segments';
+import type { Tokenizer } from '../context/tokenizer';
+import { judgeCompaction, type CompactionJudgement } from './metrics';
+import { peersAt, type PeerPoint } from './peers';
+import { replaySession, type ReplayResult, type Summarizer } from './replay';
+
+export interface EvalSession {
+  /** A name for the reports (the file's name). */
+  name: string;
+  items: ContextItem[];
+}
+
+export interface EvalOptions {
+  sessions: EvalSession[];
+  windows: number[];
+  /** The configuration of every replay; `maxContextTokens` is set per window. */
+  config: (window: number) => CompactionConfig;
+  tokenizer: Tokenizer;
+  /** `extractive` (no model call) or an LLM summarizer (see {@link llmSummarizer}). */
+  summarizer: 'extractive' | Summarizer;
+  /** Put pi and LangChain beside ours (default true). */
+  peers?: boolean;
+  /** Progress, one line per session × window. */
+  log?: (line: string) => void;
+}
+
+/** Min, median and max of some numbers (NaN for none). */
+export interface Spread {
+  min: number;
+  median: number;
+  max: number;
+}
+
+export function spread(values: readonly number[]): Spread {
+  if (values.length === 0) return { min: Number.NaN, median: Number.NaN, max: Number.NaN };
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    min: sorted[0] as number,
+    median: sorted[Math.floor((sorted.length - 1) / 2)] as number,
+    max: sorted[sorted.length - 1] as number,
+  };
+}
+
+/** One session at one window. */
+export interface EvalRow {
+  session: string;
+  window: number;
+  target: number;
+  sessionTokens: number;
+  headerTokens: number;
+  requests: number;
+  compactions: number;
+  skipped: number;
+  loopGuardPauses: number;
+  /** Tokens after each committed compaction, as a share of the window. */
+  after: Spread;
+  /** Committed compactions at or under the target. */
+  targetMet: number;
+  /** Compactions the fill check applied to, and those filled to 70 % of the target or more. */
+  fillChecked: number;
+  filled: number;
+  requestsOverWindow: number;
+  largestRequest: number;
+  orphanedResults: number;
+  headerLost: number;
+  /** Touched paths checked after each compaction (summed), and those missing. */
+  pathsChecked: number;
+  pathsMissing: number;
+  probesChecked: number;
+  probesMissing: number;
+  msPerCompaction: Spread;
+  /** The peers' tokens kept at the same points, as a share of the window (NaN: not run). */
+  peers: { pi: Spread; trimMessages: Spread; piNote: string };
+  compactionDetails: CompactionJudgement[];
+  /** Context tokens at each request, and the requests at which compactions committed (for the chart). */
+  timeline: { requests: number[]; compactedAt: number[] };
+  /** Every broken invariant, one line each. */
+  violations: string[];
+}
+
+function sum(items: readonly ContextItem[]): number {
+  return items.reduce((n, i) => n + i.tokens, 0);
+}
+
+/** The extractive summarizer as a replay's summarizer. */
+export function extractiveSummarizer(tokenizer: Tokenizer): Summarizer {
+  return async (plan) => ({ text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' });
+}
+
+/**
+ * An LLM summarizer for replays: the same request the summarize activity sends, up to 3 attempts
+ * (the activity's retry policy), `call` doing the request (src/llm's `requestSummary`).
+ */
+export function llmSummarizer(
+  config: CompactionConfig,
+  call: (messages: ReturnType<typeof planSummaryRequest>['messages'], maxTokens: number) => Promise<string>,
+): Summarizer {
+  return async (plan) => {
+    const request = planSummaryRequest(plan, config, null);
+    let last: unknown;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      try {
+        return { text: await call(request.messages, plan.summaryBudget), summarizer: 'llm' };
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
+  };
+}
+
+function violationsOf(row: Omit<EvalRow, 'violations'>): string[] {
+  const out: string[] = [];
+  const at = (j: CompactionJudgement): string => `compaction #${j.seq} (${j.trigger}, ${j.strategy ?? '-'})`;
+  if (row.requestsOverWindow > 0) {
+    out.push(`${row.requestsOverWindow} request(s) over the window (largest ${row.largestRequest} tokens)`);
+  }
+  if (row.orphanedResults > 0)
+    out.push(`${row.orphanedResults} tool result(s) did not reach the next request with their call`);
+  for (const j of row.compactionDetails) {
+    if (j.headerLost.length > 0) out.push(`${at(j)}: header item(s) lost: ${j.headerLost.join(', ')}`);
+    if (j.pathsMissing.length > 0)
+      out.push(`${at(j)}: touched path(s) missing: ${j.pathsMissing.slice(0, 5).join(', ')}`);
+    if (j.probesMissing.length > 0)
+      out.push(`${at(j)}: carried state missing: ${j.probesMissing.slice(0, 3).join('; ')}`);
+    if (j.overTarget)
+      out.push(`${at(j)}: left the context over the target (${j.tokensAfter} > ${row.target})`);
+    if (j.underFilled) {
+      out.push(
+        `${at(j)}: filled ${((100 * j.tokensAfter) / row.target).toFixed(0)} % of the target (under 70 %)`,
+      );
+    }
+  }
+  return out;
+}
+
+/** Runs the evaluation (see the module comment). */
+export async function runEval(options: EvalOptions): Promise<EvalRow[]> {
+  const rows: EvalRow[] = [];
+  for (const session of options.sessions) {
+    for (const window of options.windows) {
+      const config = options.config(window);
+      const target = targetTokens(config);
+      const summarize =
+        options.summarizer === 'extractive' ? extractiveSummarizer(options.tokenizer) : options.summarizer;
+      const started = performance.now();
+      const replay: ReplayResult = await replaySession({
+        items: session.items,
+        config,
+        tokenizer: options.tokenizer,
+        summarize,
+      });
+      const judged = replay.compactions.map((c) => judgeCompaction(c, session.items, target));
+      const committed = judged.filter((j) => j.status === 'committed');
+      const points: PeerPoint[] =
+        options.peers === false
+          ? []
+          : await peersAt(
+              replay.compactions.filter((c) => c.status === 'committed').map((c) => c.before),
+              target,
+              window,
+            );
+      const fill = committed.filter((j) => j.underFilled !== null);
+      const base: Omit<EvalRow, 'violations'> = {
+        session: session.name,
+        window,
+        target,
+        sessionTokens: sum(session.items),
+        headerTokens: sum(splitSegments(session.items).header),
+        requests: replay.requests.length,
+        compactions: committed.length,
+        skipped: judged.length - committed.length + replay.skipped,
+        loopGuardPauses: replay.pauses,
+        after: spread(committed.map((j) => j.tokensAfter / window)),
+        targetMet: committed.filter((j) => j.tokensAfter <= target).length,
+        fillChecked: fill.length,
+        filled: fill.filter((j) => j.underFilled === false).length,
+        requestsOverWindow: replay.requests.filter((r) => r.tokens > window).length,
+        largestRequest: Math.max(0, ...replay.requests.map((r) => r.tokens)),
+        orphanedResults: replay.requests.reduce((n, r) => n + r.orphaned, 0),
+        headerLost: committed.reduce((n, j) => n + j.headerLost.length, 0),
+        pathsChecked: committed.reduce((n, j) => n + j.pathsTouched, 0),
+        pathsMissing: committed.reduce((n, j) => n + j.pathsMissing.length, 0),
+        probesChecked: committed.reduce((n, j) => n + j.probesChecked, 0),
+        probesMissing: committed.reduce((n, j) => n + j.probesMissing.length, 0),
+        msPerCompaction: spread(judged.map((j) => j.ms)),
+        peers: {
+          pi: spread(points.flatMap((p) => (Number.isFinite(p.pi) ? [p.pi / window] : []))),
+          trimMessages: spread(points.flatMap((p) => (Number.isFinite(p.trim) ? [p.trim / window] : []))),
+          piNote: points.find((p) => p.note)?.note ?? '',
+        },
+        compactionDetails: judged,
+        timeline: {
+          requests: replay.requests.map((r) => r.tokens),
+          compactedAt: replay.compactions.filter((c) => c.status === 'committed').map((c) => c.atRequest),
+        },
+      };
+      rows.push({ ...base, violations: violationsOf(base) });
+      options.log?.(
+        `eval ${session.name} @ ${window}: ${committed.length} compactions, ${replay.requests.length} requests, ` +
+          `${(performance.now() - started).toFixed(0)} ms`,
+      );
+    }
+  }
+  return rows;
+}
