@@ -243,7 +243,8 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
         const r = await summaryBy.call.summarize.executeWithOptions(
           {
             ...summaryBy.options,
-            summary: `summary: ${nameOf(step)}${then.length > 0 ? ` (or a later step: ${then.length} left)` : ''}`,
+            // The plan runs the steps it needs (prune, the chain, the full summary) and summarizes once.
+            summary: `summary: planned steps (prune → ${pruned.chain.join(' → ')} → full), one summary`,
           },
           [
             {

@@ -29,7 +29,7 @@ import { emptyPruneStats, pruneSteps, type PruneStats, type Step } from './selec
 import { strategyStep } from './strategies';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
 import type { Tokenizer } from './tokenizer';
-import type { TriggerKind } from './triggers';
+import { isAutomatic, type TriggerKind } from './triggers';
 import { WorkingContext, type WorkingUnit } from './working-context';
 
 /** The smallest summary budget worth asking for, in tokens. */
@@ -99,12 +99,9 @@ export function summaryBudgetFor(config: CompactionConfig, room: number, previou
   const share = Math.floor(Math.max(0, room) * config.summaryRoomRatio);
   let budget = Math.min(config.summaryMaxTokens, Math.max(MIN_SUMMARY_TOKENS, share));
   // The previous summaries are merged first and kept: room for them and something new.
-  if (previousTokens > 0) budget = Math.max(budget, Math.min(previousTokens + MIN_SUMMARY_TOKENS, Math.floor(room / 2)));
+  if (previousTokens > 0)
+    budget = Math.max(budget, Math.min(previousTokens + MIN_SUMMARY_TOKENS, Math.floor(room / 2)));
   return Math.max(0, Math.min(budget, room));
-}
-
-function isAutomatic(trigger: TriggerKind): boolean {
-  return trigger !== 'manual' && trigger !== 'overflow';
 }
 
 /** The steps of a compaction, in order (see the module comment). */
@@ -147,7 +144,10 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const headerTokens = probe.headerTokens;
   const conversation = probe.conversationTokens() + probe.summaryTokens;
   const underAlready = tokensBefore <= target;
-  const summaryBudget = summaryBudgetFor(config, target - headerTokens, probe.summaryTokens);
+  const budget = summaryBudgetFor(config, target - headerTokens, probe.summaryTokens);
+  // Already under the target (manual, marker, rounds, events): half the conversation goes, into a
+  // summary no larger than half of what it stands for.
+  const summaryBudget = underAlready ? Math.min(budget, Math.ceil(conversation / 4)) : budget;
   const goal = underAlready
     ? Math.min(target, headerTokens + summaryBudget + Math.floor(conversation / 2))
     : target;
@@ -169,8 +169,9 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   stats.toolBlocksKept = work.units.filter((u) => !u.removed && u.kind === 'block').length;
 
   const minimum = headerTokens + Math.min(summaryBudget, MIN_SUMMARY_TOKENS);
+  // Over the window, an automatic compaction does what it can: the request must not be sent as is.
   const impossible =
-    isAutomatic(input.trigger) && minimum > target
+    isAutomatic(input.trigger) && minimum > target && tokensBefore <= config.maxContextTokens
       ? `header_exceeds_target: the header and carried state are ${headerTokens} tokens; with the smallest ` +
         `summary (${MIN_SUMMARY_TOKENS}) that is over the target of ${target} (${config.targetRatio} × ` +
         `${config.maxContextTokens}); shorten the system prompt, tools or pinned content, or use a larger window`

@@ -35,10 +35,14 @@ export function planExtractiveSummary(plan: CompactionPlan, tokenizer: Tokenizer
     toSummarize: plan.toSummarize,
     previousSummaries: plan.previousSummaries,
     openErrors: plan.carried.openErrors,
-    budgetTokens: plan.summaryBudget,
+    // The summary item adds its prefix line and framing to the text.
+    budgetTokens: plan.summaryBudget - SUMMARY_FRAMING_TOKENS,
     tokenizer,
   });
 }
+
+/** Tokens the summary item adds to its text (the prefix line and the message framing), about. */
+const SUMMARY_FRAMING_TOKENS = 20;
 
 /** The id of a compaction's summary item (a retried activity writes the same one). */
 export function summaryItemId(compactionId: string, plan: CompactionPlan): string {

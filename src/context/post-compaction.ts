@@ -5,7 +5,7 @@
  * Pure module.
  */
 import type { CompactionSummaryItem, ContextItem } from './items';
-import { countItemTokens } from './token-accounting';
+import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
 import type { Tokenizer } from './tokenizer';
 import { WorkingContext, type WorkingUnit } from './working-context';
 
@@ -18,7 +18,7 @@ export interface SummaryItemInput {
   /** Its id (derived from the compaction's id, so a retried activity writes the same item). */
   id: string;
   summarizer: CompactionSummaryItem['summarizer'];
-  /** The most tokens its text may have; a longer text is cut. */
+  /** The most tokens the item may have (prefix and framing included); a longer text is cut. */
   budgetTokens: number;
   /** What it stands for (its round is the newest of theirs). */
   summarized: readonly ContextItem[];
@@ -26,9 +26,10 @@ export interface SummaryItemInput {
   tokenizer: Tokenizer;
 }
 
-/** The summary item: the seed's prefix, then the text cut to its budget; counted. */
+/** The summary item: the seed's prefix, then the text cut so that the whole item fits its budget; counted. */
 export function buildSummaryItem(input: SummaryItemInput): CompactionSummaryItem {
-  const cut = input.tokenizer.truncate(input.text, input.budgetTokens);
+  const framing = MESSAGE_OVERHEAD_TOKENS + input.tokenizer.countText(`${SUMMARY_MESSAGE_PREFIX}\n`);
+  const cut = input.tokenizer.truncate(input.text, Math.max(0, input.budgetTokens - framing));
   const draft: CompactionSummaryItem = {
     id: input.id,
     type: 'COMPACTION_SUMMARY',
@@ -49,7 +50,11 @@ export function buildSummaryItem(input: SummaryItemInput): CompactionSummaryItem
  * its result and the current user message always stay, and a tool call never loses its result
  * (rounds are made of whole units).
  */
-export function dropOldestRounds(items: readonly ContextItem[], targetTokens: number, window = Infinity): ContextItem[] {
+export function dropOldestRounds(
+  items: readonly ContextItem[],
+  targetTokens: number,
+  window = Infinity,
+): ContextItem[] {
   const work = new WorkingContext(items, { window, summaryReserve: null });
   const byRound = new Map<number, WorkingUnit[]>();
   for (const unit of work.candidates()) {

@@ -74,9 +74,10 @@ export function evaluateTriggers(state: TriggerState, config: CompactionConfig):
   if (state.manualRequested) fired.push({ trigger: 'manual', reason: 'requested by the user' });
 
   if (state.phase === 'precheck') {
-    // A request over the window is never sent: the emergency compaction runs first, whatever
-    // holds automatic compaction back (loop guard, cooldown, `enabled: false`), as for overflow.
-    if (state.estimatedTokens > window && !state.overflowed) {
+    // A request over the window is never sent: while automatic compaction is held back (loop
+    // guard, cooldown, `enabled: false`), the emergency compaction runs first, as for overflow.
+    const blocked = automaticBlockReason(state, config) !== null;
+    if (state.estimatedTokens > window && blocked && !state.overflowed) {
       fired.unshift({
         trigger: 'overflow',
         reason: `emergency: the request would be ${state.estimatedTokens} tokens, over the window of ${window}`,

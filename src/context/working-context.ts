@@ -10,6 +10,9 @@
  * the original — is written only when the context is read ({@link WorkingContext.contextItems}),
  * so deciding costs no tokenizing.
  *
+ * The header is the context's (`segments.ts`), except that a task too large for the window with
+ * the rest of the header is not: it is compacted like any message.
+ *
  * Protected units are never removed: pinned content; the latest tool call and its results, which
  * the model has not seen yet (a call whose result is not in yet would get it with no call; a result
  * that just came in must reach the next request with its call); and the current round's user
@@ -69,6 +72,8 @@ export class WorkingContext {
   readonly headerTokens: number;
   readonly summaryTokens: number;
   readonly summaryReserve: number | null;
+  /** The context window the protections were decided for. */
+  readonly windowTokens: number;
   private keptTokens = 0;
   private removedCount = 0;
   /** Index in the context of each item, to put things back in order. */
@@ -81,7 +86,15 @@ export class WorkingContext {
     options: WorkingContextOptions,
   ) {
     this.summaryReserve = options.summaryReserve;
+    this.windowTokens = options.window;
     const roles = headerRoles(items);
+    // The original task is header, unless the header with it is over the window: no request could
+    // then be sent, so the task is compacted like any other message (it is in the summary).
+    const fixedTokens = items.reduce((n, item, i) => (roles[i] !== undefined ? n + item.tokens : n), 0);
+    if (fixedTokens > options.window) {
+      const task = roles.indexOf('task');
+      if (task >= 0) roles[task] = undefined;
+    }
     const header = new Set<string>();
     items.forEach((item, i) => {
       this.order.set(item.id, i);
@@ -243,7 +256,8 @@ export class WorkingContext {
         entries.push({ rank: rankOf(unit.originals[i] as ContextItem), item });
       });
     }
-    if (summary) entries.push({ rank: Number.isFinite(firstUnit) ? firstUnit - 0.5 : Infinity, item: summary });
+    if (summary)
+      entries.push({ rank: Number.isFinite(firstUnit) ? firstUnit - 0.5 : Infinity, item: summary });
     return entries.sort((a, b) => a.rank - b.rank).map((e) => e.item);
   }
 }

@@ -130,12 +130,19 @@ export function judgeCompaction(
   const afterIds = new Set(c.after.map((i) => i.id));
   const afterRoles = new Set(headerRoles(c.after));
   const memoriesAfter = c.after.filter((i) => i.type === 'MEMORY').length;
+  // A task too large for the window with the rest of the header is compacted (working-context.ts).
+  const window = c.plan ? c.plan.work.windowTokens : Infinity;
+  const headerBefore = c.before.reduce(
+    (n, item, i) => (beforeRoles[i] !== undefined ? n + item.tokens : n),
+    0,
+  );
   const headerLost = c.before
     .filter((item, i) => {
       const role = beforeRoles[i];
       if (role === undefined || afterIds.has(item.id)) return false;
       if (REPLACEABLE.has(role) && afterRoles.has(role)) return false;
       if (role === 'memory' && memoriesAfter >= HEADER_MEMORY_LIMIT) return false;
+      if (role === 'task' && headerBefore > window) return false;
       return true;
     })
     .map((i) => i.id);

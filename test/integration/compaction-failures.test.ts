@@ -7,6 +7,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localActivityType } from '../../src/replay/timeline';
+import type { ChatMessage, ToolDefinition } from '../../src/context/items';
+import { tokenCounterForModel } from '../../src/tokens';
 import { isSummaryRequest, step, type FakeLane } from '../support/fake-openai';
 import {
   activityAttempts,
@@ -133,32 +135,34 @@ describe('triggers after the model call and on counts', () => {
 });
 
 describe('loop guard', () => {
-  it('pauses automatic compaction that keeps firing, records the skips, and arms it again after loopGuardPauseRounds', async () => {
+  /** A system prompt (~2,400 tokens) over the target of a 4,000-token window: no automatic compaction can help. */
+  const BIG_PROMPT = words(9000, 'rule');
+
+  it('pauses automatic compaction that makes no progress, records the skips, and arms it again after loopGuardPauseRounds', async () => {
     resetLlm();
+    env.llm.setDefault(step.text('ok'));
     const conv = await env.startConversation({
-      config: {
-        maxContextTokens: 20_000,
-        roundsThreshold: 2,
-        loopGuardMaxCompactions: 1,
-        loopGuardWithinRounds: 1,
-        loopGuardPauseRounds: 2,
-      },
+      systemPrompt: BIG_PROMPT,
+      config: { maxContextTokens: 4000, roundsThreshold: 2, loopGuardPauseRounds: 2 },
     });
-    await talk(conv, 1);
-    // Round 2: the rounds trigger compacts; one automatic compaction within one round pauses.
+    await conv.send('first');
+    // Round 2: the rounds trigger fires; the header alone fills the target: skipped, no progress, paused.
     const second = await conv.send('second');
-    expect(second.compactions.map((c) => c.status)).toEqual(['committed']);
-    expect((await conv.status()).pausedReason).toMatch(/automatic compactions within 1 round/);
+    expect(second.compactions.map((c) => c.status)).toEqual(['skipped']);
+    expect(second.compactions[0]?.reason).toMatch(/^header_exceeds_target: /);
+    expect((await conv.status()).pausedReason).toMatch(/saved 0\.0%, under 10%/);
     expect((await conv.events()).some((e) => e.type === 'loop_guard')).toBe(true);
-    // Round 3: the trigger does not fire yet; round 4: it fires and is skipped, recorded.
-    expect((await conv.send('third')).compactions).toEqual([]);
-    const fourth = await conv.send('fourth');
-    expect(fourth.compactions).toHaveLength(1);
-    expect(fourth.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'skipped' });
-    expect(fourth.compactions[0]?.reason).toMatch(/^loop_guard: /);
-    // Round 5: two paused rounds are over, so the trigger compacts again.
+    // Rounds 3 and 4: the trigger fires and is skipped by the pause, recorded once a round.
+    for (const text of ['third', 'fourth']) {
+      const r = await conv.send(text);
+      expect(r.compactions).toHaveLength(1);
+      expect(r.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'skipped' });
+      expect(r.compactions[0]?.reason).toMatch(/^loop_guard: /);
+    }
+    // Round 5: two paused rounds are over, so the trigger runs again (and pauses again).
     const fifth = await conv.send('fifth');
-    expect(fifth.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'committed' });
+    expect(fifth.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'skipped' });
+    expect(fifth.compactions[0]?.reason).toMatch(/^header_exceeds_target: /);
     expect((await conv.events()).filter((e) => e.type === 'loop_guard_lifted')).toEqual([
       { type: 'loop_guard_lifted', pausedRounds: 2 },
     ]);
@@ -166,6 +170,59 @@ describe('loop guard', () => {
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_patch',
     );
     expect(markers).toHaveLength(1);
+  });
+
+  it('never pauses healthy compactions, however many run in a round', async () => {
+    resetLlm();
+    // Each round brings ~1,300 tokens to a 6,000-token window: a compaction every other round, each
+    // saving much, and a loop guard that would pause at the first one if it counted them all.
+    const conv = await env.startConversation({
+      config: { maxContextTokens: 6000, loopGuardMaxCompactions: 1, loopGuardWithinRounds: 1 },
+    });
+    const statuses: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await conv.send(words(1800, `h${i}w`));
+      statuses.push(...r.compactions.map((c) => c.status));
+    }
+    expect(statuses.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(statuses)).toEqual(new Set(['committed']));
+    expect((await conv.status()).pausedReason).toBeNull();
+    expect((await conv.events()).some((e) => e.type === 'loop_guard')).toBe(false);
+  });
+
+  it('while paused, a request over the window is never sent: the emergency compaction runs first', async () => {
+    resetLlm();
+    env.llm.setDefault(step.text('ok'));
+    const conv = await env.startConversation({
+      systemPrompt: BIG_PROMPT,
+      config: { maxContextTokens: 4000, roundsThreshold: 2, loopGuardPauseRounds: 50 },
+    });
+    const before = env.llm.chatRequests().length;
+    const briefs = [];
+    for (let i = 0; i < 8; i++) briefs.push(...(await conv.send(words(1200, `g${i}w`))).compactions);
+    // The header fills the target: the automatic compaction was skipped and paused automatic
+    // compaction; when the context then went over the window, the emergency compaction ran first.
+    expect(briefs[0]).toMatchObject({ trigger: 'precheck', status: 'skipped' });
+    expect(briefs.some((c) => c.trigger === 'overflow' && c.status === 'committed')).toBe(true);
+    const events = await conv.events();
+    const paused = events.findIndex((e) => e.type === 'loop_guard');
+    const emergency = events.findIndex((e) => e.type === 'pre_compact' && e.detail.startsWith('emergency: '));
+    expect(paused).toBeGreaterThanOrEqual(0);
+    expect(emergency).toBeGreaterThan(paused);
+    // What the model was sent, counted as the conversation counts it.
+    const counter = tokenCounterForModel('fake-model');
+    const sizes = env.llm
+      .chatRequests()
+      .slice(before)
+      .filter((r) => !isSummaryRequest(r))
+      .map((r) =>
+        counter.countRequest({
+          messages: (r.body.messages ?? []) as ChatMessage[],
+          tools: (r.body.tools ?? []) as ToolDefinition[],
+        }),
+      );
+    expect(sizes.length).toBe(8);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(4000);
   });
 });
 
