@@ -25,7 +25,7 @@ import type { CompactionConfig } from './config';
 import { targetTokens } from './config';
 import { buildCarriedState, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
-import { emptyPruneStats, pruneSteps, type PruneStats, type Step } from './selective-prune';
+import { emptyPruneStats, planCut, pruneSteps, type PruneStats, type Step } from './selective-prune';
 import { strategyStep } from './strategies';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
 import type { Tokenizer } from './tokenizer';
@@ -86,8 +86,10 @@ export interface CompactionPlan {
    * alone are over the target. The compaction is skipped with this reason.
    */
   impossible: string | null;
-  /** The working context, for {@link finishCompaction}. */
+  /** The working context, configuration and tokenizer, for {@link finishCompaction}. */
   work: WorkingContext;
+  config: CompactionConfig;
+  tokenizer: Tokenizer;
 }
 
 function sumTokens(items: readonly ContextItem[]): number {
@@ -196,6 +198,8 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     overTarget: work.total() > goal,
     impossible,
     work,
+    config,
+    tokenizer,
   };
 }
 
@@ -211,7 +215,8 @@ export function prunedItems(plan: CompactionPlan): ContextItem[] {
  * The compacted context: header (with the carried state) → the summary → the kept units, then
  * filled (pi's `keepRecentTokens` idea): when the summary came out shorter than its budget, the
  * newest removed units that fit go back in verbatim, newest first, while the context stays at or
- * under the goal. Without a summary (nothing removed), the previous summaries stay.
+ * under the goal — a tool block whose results do not fit whole comes back with them cut to a
+ * preview. Without a summary (nothing removed), the previous summaries stay. Call it once per plan.
  */
 export function finishCompaction(plan: CompactionPlan, summary: CompactionSummaryItem | null): ContextItem[] {
   const { work } = plan;
@@ -219,12 +224,23 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
   if (summary && work.removedAny) {
     let room = plan.goalTokens - (work.headerTokens + work.conversationTokens() + summary.tokens);
     const removed = work.removedUnits().filter((u) => u.kind !== 'orphan');
-    for (let i = removed.length - 1; i >= 0; i--) {
+    for (let i = removed.length - 1; i >= 0 && room > 0; i--) {
       const unit = removed[i] as WorkingUnit;
-      if (unit.tokens > room) break;
+      if (unit.tokens > room && unit.kind === 'block') {
+        // Its results as previews (the preview as long as the room allows).
+        unit.originals.forEach((item, position) => {
+          if (item.type !== 'TOOL_RESULT' || unit.cuts[position]) return;
+          const others = unit.tokens - item.tokens;
+          const preview = Math.max(Math.min(plan.config.previewTokens, item.tokens), room - others - 20);
+          const cut = planCut(item, plan.config, plan.tokenizer, preview, true);
+          if (cut) work.cut(unit, position, cut);
+        });
+      }
+      if (unit.tokens > room) continue;
       refill.add(unit);
       room -= unit.tokens;
     }
   }
   return work.contextItems(summary, { keep: (u) => !u.removed || refill.has(u) });
 }
+

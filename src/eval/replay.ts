@@ -76,6 +76,8 @@ export interface ReplayOptions {
    * of the triggers — e.g. between a reply's tool calls and their results.
    */
   force?: (index: number, item: ContextItem) => TriggerKind | null;
+  /** For tests of the judging: builds the compacted context (default `finishCompaction`). */
+  finish?: typeof finishCompaction;
 }
 
 function sum(items: readonly ContextItem[]): number {
@@ -132,7 +134,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
         tokenizer,
       });
     }
-    const after = finishCompaction(plan, summary);
+    const after = (options.finish ?? finishCompaction)(plan, summary);
     // The workflow skips a compaction that does not make the context smaller.
     if (sum(after) >= sum(before))
       return record('skipped', 'no_progress: the compacted context is not smaller', before);

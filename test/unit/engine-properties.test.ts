@@ -361,13 +361,19 @@ describe('planCompaction + finishCompaction invariants (DESIGN.md §5)', () => {
             plan.toSummarize.length > 0 ? summaryOf(Math.floor(summaryShare * plan.summaryBudget)) : null;
           const out = finishCompaction(plan, summary);
           const rest = out.filter((i) => i !== summary);
-          // Header items survive, except the carried state and task list a newer one replaces.
+          // Header items survive, except the carried state and task list a newer one replaces, and a
+          // task too large for the window with the rest of the header (compacted like a message).
           const header = headerRoles(items);
           const outIds = new Set(out.map((i) => i.id));
+          const planHeader = new Set(plan.work.header.map((i) => i.id));
           items.forEach((item, i) => {
             const role = header[i];
             if (role === undefined || ['artifacts', 'errors', 'git', 'task_list', 'memory'].includes(role))
               return;
+            if (role === 'task' && !planHeader.has(item.id)) {
+              expect(plan.headerTokens + item.tokens).toBeGreaterThan(window);
+              return;
+            }
             expect(outIds.has(item.id), `header ${role} ${item.id}`).toBe(true);
           });
           for (const item of items)
