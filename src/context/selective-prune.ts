@@ -91,6 +91,8 @@ export function planCut(
   config: CompactionConfig,
   tokenizer: Tokenizer,
   previewTokens = config.previewTokens,
+  /** Cut a result under `toolResultThreshold` too (a removed block coming back as a preview). */
+  anySize = false,
 ): (PlannedCut & { calls: number; results: number }) | null {
   if (item.type === 'TOOL_RESULT') {
     const content = item.message.content;
@@ -99,7 +101,7 @@ export function planCut(
     // The stored count is the content's plus the message framing (a tool message has no name cost).
     const original = recut ? Number(recut[1]) : item.tokens - MESSAGE_OVERHEAD_TOKENS;
     const text = recut ? content.slice(0, recut.index) : content;
-    if (original <= config.toolResultThreshold || original <= previewTokens) return null;
+    if ((!anySize && original <= config.toolResultThreshold) || original <= previewTokens) return null;
     const tokens =
       MESSAGE_OVERHEAD_TOKENS + previewTokens + markerTokens(original, tokenizer) + cutMargin(previewTokens);
     if (tokens >= item.tokens) return null;
@@ -138,7 +140,9 @@ export function planCut(
     item.tokens -
     originals.reduce(
       (n, original, i) =>
-        over[i] ? n + original - previewTokens - markerTokens(original, tokenizer) - cutMargin(previewTokens) : n,
+        over[i]
+          ? n + original - previewTokens - markerTokens(original, tokenizer) - cutMargin(previewTokens)
+          : n,
       0,
     );
   if (tokens >= item.tokens) return null;
@@ -155,7 +159,12 @@ export function planCut(
                 ...call,
                 function: {
                   ...call.function,
-                  arguments: cutText(call.function.arguments, originals[i] as number, previewTokens, tokenizer),
+                  arguments: cutText(
+                    call.function.arguments,
+                    originals[i] as number,
+                    previewTokens,
+                    tokenizer,
+                  ),
                 },
               }
             : call,
@@ -190,7 +199,10 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
         // A result's preview grows to what the goal leaves room for (arguments keep the seed's size).
         const slack = goal - (ctx.total() - item.tokens + cut.tokens);
         if (slack > 0 && item.type === 'TOOL_RESULT') {
-          cut = planCut(item, config, tokenizer, config.previewTokens + slack) ?? cut;
+          // A longer preview plans a larger margin: grow by the slack less that difference, so the
+          // cut still reaches the goal (and is still smaller than the item).
+          const margin = cutMargin(config.previewTokens + slack) - cutMargin(config.previewTokens);
+          cut = planCut(item, config, tokenizer, config.previewTokens + slack - margin) ?? cut;
         }
         ctx.cut(unit, i, cut);
         stats.toolCallsTruncated += cut.calls;
@@ -252,7 +264,13 @@ export function typeRuleStep(
       removeOldest(ctx, goal, orphans, 0, stats);
       const blocks = keptBlocks(ctx);
       const newest = new Set(blocks.slice(Math.max(0, blocks.length - keep)));
-      removeOldest(ctx, goal, blocks.filter((b) => !b.protected && !newest.has(b)), 0, stats);
+      removeOldest(
+        ctx,
+        goal,
+        blocks.filter((b) => !b.protected && !newest.has(b)),
+        0,
+        stats,
+      );
       return;
     }
     const dialogue = type === 'USER_MESSAGE' || type === 'ASSISTANT_MESSAGE';
