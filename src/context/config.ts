@@ -156,7 +156,10 @@ const CompactionConfigSchema = z
     // ---- selective prune (seeds 002 and 003) ----
     /** Per-type rules, merged over {@link DEFAULT_SELECTIVE_RULES}. */
     selectiveRules: rulesSchema.default({}),
-    /** Tool blocks kept; older ones are dropped whole (seed 003 `tool_blocks_keep_recent`). Default 5. */
+    /**
+     * Tool blocks that always stay; older ones are dropped whole, oldest first, only while the context
+     * is over the target (seed 003 `tool_blocks_keep_recent`, a minimum here). Default 5.
+     */
     toolBlocksKeepRecent: nonNegativeInt('toolBlocksKeepRecent').default(5),
     /** Tool-call arguments over this many tokens are cut (seed 003 `tool_call_threshold`). Default 500. */
     toolCallThreshold: positiveInt('toolCallThreshold').default(500),
@@ -164,7 +167,7 @@ const CompactionConfigSchema = z
     toolResultThreshold: positiveInt('toolResultThreshold').default(600),
     /** Tokens kept of a cut field (seed 003 `preview_tokens`). Default 200. */
     previewTokens: positiveInt('previewTokens').default(200),
-    /** The newest rounds whose user/assistant messages are never pruned (seed 003 `dialogue_rounds_keep_min`). Default 12. */
+    /** The newest rounds whose user/assistant messages the prune never removes (seed 003 `dialogue_rounds_keep_min`). Default 12. */
     protectedRounds: nonNegativeInt('protectedRounds').default(12),
 
     // ---- summary strategies (seed 001) ----
@@ -183,11 +186,15 @@ const CompactionConfigSchema = z
     incrementalChunkRounds: positiveInt('incrementalChunkRounds').default(20),
 
     // ---- loop guard (DESIGN.md §3) ----
-    /** Pause automatic compaction after this many within `loopGuardWithinRounds` rounds. Default 5. */
+    /**
+     * Pause automatic compaction after this many compactions without progress (saved under
+     * `loopGuardMinSavedRatio`, or ended over the target) within `loopGuardWithinRounds` rounds; a
+     * healthy compaction never counts. Default 5.
+     */
     loopGuardMaxCompactions: positiveInt('loopGuardMaxCompactions').default(5),
     /** The window of the count above, in rounds. Default 2. */
     loopGuardWithinRounds: positiveInt('loopGuardWithinRounds').default(2),
-    /** Pause automatic compaction when one saves less than this share of its tokens. Default 0.1. */
+    /** Pause automatic compaction at once when one saves less than this share of its tokens. Default 0.1. */
     loopGuardMinSavedRatio: z
       .number({ error: 'loopGuardMinSavedRatio must be a number' })
       .min(0, { error: 'loopGuardMinSavedRatio must be between 0 and 1' })
