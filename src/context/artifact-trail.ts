@@ -111,7 +111,8 @@ function patchTouches(text: string): { path: string; op: FileOp }[] {
   const out: { path: string; op: FileOp }[] = [];
   for (const match of text.matchAll(/^\*\*\* (Add|Update|Delete) File: (.+)$/gm)) {
     const path = cleanPath(match[2]);
-    if (path) out.push({ path, op: match[1] === 'Add' ? 'write' : match[1] === 'Delete' ? 'delete' : 'edit' });
+    if (path)
+      out.push({ path, op: match[1] === 'Add' ? 'write' : match[1] === 'Delete' ? 'delete' : 'edit' });
   }
   if (out.length === 0) {
     for (const match of text.matchAll(/^\+\+\+ (?:b\/)?(.+)$/gm)) {
@@ -239,11 +240,16 @@ function dirOf(path: string): string {
  * 4. the oldest directories of that list collapse into a count (`src/old/ (12 files)`), oldest
  *    first — the only tier that drops a path from the text, for trails too long for any budget.
  */
-export function renderArtifactTrail(trail: ArtifactTrail, budgetTokens: number, tokenizer: Tokenizer): string {
+export function renderArtifactTrail(
+  trail: ArtifactTrail,
+  budgetTokens: number,
+  tokenizer: Tokenizer,
+): string {
   if (trail.files.length === 0 && trail.commands.length === 0) return '';
   const newestFirst = [...trail.files].reverse();
   const commandLine = (n: number): string | null => {
-    const latest = trail.commands.slice(-n).reverse();
+    // `slice(-0)` would be every command.
+    const latest = n === 0 ? [] : trail.commands.slice(-n).reverse();
     return latest.length === 0
       ? null
       : `Commands run, latest first: ${latest.map((c) => `\`${c.command}\` (round ${c.round})`).join('; ')}`;

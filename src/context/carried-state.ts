@@ -18,12 +18,7 @@
  *
  * Pure module.
  */
-import {
-  collectArtifactTrail,
-  emptyTrail,
-  renderArtifactTrail,
-  type ArtifactTrail,
-} from './artifact-trail';
+import { collectArtifactTrail, emptyTrail, renderArtifactTrail, type ArtifactTrail } from './artifact-trail';
 import {
   formatTaskList,
   MEMORY_PREFIX,
@@ -79,10 +74,11 @@ function noteText(item: ContextItem): string {
   return item.type === 'TOOL_DEFINITIONS' ? '' : messageText(item.message);
 }
 
-/** The text cut to `budget` tokens with a marker, or itself. */
+/** The text cut to `budget` tokens with a marker, or itself when it fits. */
 function fit(text: string, budget: number, tokenizer: Tokenizer): string {
+  // Room for the marker is taken only when the text must be cut.
   const cut = tokenizer.truncate(text, Math.max(0, budget - 8));
-  return cut.text.length === text.length ? text : `${cut.text}\n[… cut to fit the carried-state budget]`;
+  return cut.originalTokens <= budget ? text : `${cut.text}\n[… cut to fit the carried-state budget]`;
 }
 
 /** The open errors that fit `budget`, dropping the oldest first. */
@@ -97,8 +93,7 @@ function fitStat(stat: string, budget: number, tokenizer: Tokenizer): string {
   const lines = stat.trim().split('\n');
   const summary = lines.length > 1 ? (lines[lines.length - 1] as string) : '';
   let body = lines.slice(0, summary ? -1 : undefined);
-  const render = (): string =>
-    [GIT_DIFF_STAT_HEADING, ...body, ...(summary ? [summary] : [])].join('\n');
+  const render = (): string => [GIT_DIFF_STAT_HEADING, ...body, ...(summary ? [summary] : [])].join('\n');
   while (body.length > 0 && tokenizer.countText(render()) > budget) {
     body = body.slice(0, Math.max(0, body.length - Math.max(1, Math.floor(body.length / 4))));
     if (body.length > 0) body = [...body.slice(0, -1), '…'];
@@ -141,7 +136,10 @@ function notesOfCalls(items: readonly ContextItem[]): NoteSource[] {
  * Note items for notes made by tool calls that the context holds no item for: the latest task list
  * (when no TASK_LIST item is as recent), memories and pins whose text no item holds.
  */
-function derivedNotes(items: readonly ContextItem[], idPrefix: string): { after: number; item: ContextItem }[] {
+function derivedNotes(
+  items: readonly ContextItem[],
+  idPrefix: string,
+): { after: number; item: ContextItem }[] {
   const sources = notesOfCalls(items);
   if (sources.length === 0) return [];
   const texts = new Set(items.map(noteText));
@@ -245,7 +243,11 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
       used += previousStat.tokens;
     }
   } else if (input.gitDiffStat !== null && input.gitDiffStat.trim().length > 0) {
-    const item = note('GIT_DIFF_STAT', 'git-diff-stat', fitStat(input.gitDiffStat, Math.max(quarter, 40), tokenizer));
+    const item = note(
+      'GIT_DIFF_STAT',
+      'git-diff-stat',
+      fitStat(input.gitDiffStat, Math.max(quarter, 40), tokenizer),
+    );
     carried.push(item);
     used += item.tokens;
   }

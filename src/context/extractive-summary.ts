@@ -41,7 +41,8 @@ export interface ExtractiveData {
   preserve: string[];
 }
 
-type ListKey = 'requests' | 'modified' | 'read' | 'commands' | 'findings' | 'errors' | 'nextSteps' | 'preserve';
+type ListKey =
+  'requests' | 'modified' | 'read' | 'commands' | 'findings' | 'errors' | 'nextSteps' | 'preserve';
 
 /** How each list is labelled in the text. */
 const LABELS: Record<ListKey, string> = {
@@ -66,7 +67,16 @@ const LIMITS: Record<ListKey, number> = {
   preserve: 12,
 };
 /** Lists shortened first when over budget (oldest entries first). */
-const SHRINK_ORDER: ListKey[] = ['commands', 'read', 'findings', 'requests', 'preserve', 'errors', 'modified', 'nextSteps'];
+const SHRINK_ORDER: ListKey[] = [
+  'commands',
+  'read',
+  'findings',
+  'requests',
+  'preserve',
+  'errors',
+  'modified',
+  'nextSteps',
+];
 
 function oneLine(text: string, max: number): string {
   const line = text.replace(/\s+/g, ' ').trim();
@@ -95,7 +105,9 @@ function emptyData(): ExtractiveData {
 
 /** A previous extractive summary read back into its lists (null when it is not one). */
 export function parseExtractiveSummary(text: string): ExtractiveData | null {
-  const body = text.startsWith(SUMMARY_MESSAGE_PREFIX) ? text.slice(SUMMARY_MESSAGE_PREFIX.length).trim() : text.trim();
+  const body = text.startsWith(SUMMARY_MESSAGE_PREFIX)
+    ? text.slice(SUMMARY_MESSAGE_PREFIX.length).trim()
+    : text.trim();
   if (!body.startsWith(EXTRACTIVE_LABEL)) return null;
   const data = emptyData();
   const lines = body.slice(EXTRACTIVE_LABEL.length).split('\n');
@@ -157,8 +169,10 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
   const data = emptyData();
   const trail = collectArtifactTrail(span);
   for (const file of trail.files) {
-    if (file.ops.some((op) => op === 'write' || op === 'edit' || op === 'delete')) data.modified.push(file.path);
-    if (file.ops.some((op) => op === 'read' || op === 'list' || op === 'search' || op === 'use')) data.read.push(file.path);
+    if (file.ops.some((op) => op === 'write' || op === 'edit' || op === 'delete'))
+      data.modified.push(file.path);
+    if (file.ops.some((op) => op === 'read' || op === 'list' || op === 'search' || op === 'use'))
+      data.read.push(file.path);
   }
   data.commands = trail.commands.map((c) => `\`${c.command}\` (round ${c.round})`);
   let messages = 0;
@@ -182,16 +196,24 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
       // A message that calls tools says what it is about to do, not what it found.
       if (calls.length === 0 && text.trim()) {
         data.findings.push(`round ${item.round}: ${firstSentence(text, 220)}`);
-        const next = text.split(/(?<=[.!?])\s+|\n+/).filter((s) => NEXT_STEP_TEXT.test(s)).pop();
+        const next = text
+          .split(/(?<=[.!?])\s+|\n+/)
+          .filter((s) => NEXT_STEP_TEXT.test(s))
+          .pop();
         if (next) data.nextSteps.push(`round ${item.round}: ${oneLine(next, 200)}`);
       }
     } else if (item.type === 'TOOL_RESULT') {
       const pair = pairs.byResult.get(item.id);
-      const tool = (pair ? callNames.get(`${pair.callItemId}#${pair.callIndex}`) : undefined) ?? item.message.name ?? 'tool';
+      const tool =
+        (pair ? callNames.get(`${pair.callItemId}#${pair.callIndex}`) : undefined) ??
+        item.message.name ??
+        'tool';
       const error = toolResultError(item, tool);
       if (error) {
         const open = openErrors.some((e) => e.text === error && e.round === item.round);
-        data.errors.push(`round ${item.round}, ${tool}: ${error}${open ? ' (still open)' : ' (resolved later)'}`);
+        data.errors.push(
+          `round ${item.round}, ${tool}: ${error}${open ? ' (still open)' : ' (resolved later)'}`,
+        );
       }
     }
   }
@@ -199,10 +221,15 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
   return data;
 }
 
-/** `previous` and `next` united: entries of `next` already in `previous` are not repeated. */
+/** `previous` and `next` united: an entry already there (in `previous` or earlier in `next`) is not repeated. */
 function unite(previous: readonly string[], next: readonly string[], limit: number): string[] {
   const seen = new Set(previous);
-  const out = [...previous, ...next.filter((entry) => !seen.has(entry))];
+  const out = [...previous];
+  for (const entry of next) {
+    if (seen.has(entry)) continue;
+    seen.add(entry);
+    out.push(entry);
+  }
   return out.slice(Math.max(0, out.length - limit));
 }
 
@@ -211,11 +238,17 @@ function render(data: ExtractiveData, lists: Record<ListKey, string[]>): string[
   if (data.earlier.length > 0) lines.push(EARLIER_LABEL, data.earlier.join('\n---\n'));
   const list = (key: ListKey): string[] =>
     lists[key].length === 0 ? [] : [LABELS[key], ...lists[key].map((entry) => `- ${entry}`)];
-  lines.push('## 1. Task Overview', `Task: ${data.task ?? '(no original task recorded)'}`, ...list('requests'));
+  lines.push(
+    '## 1. Task Overview',
+    `Task: ${data.task ?? '(no original task recorded)'}`,
+    ...list('requests'),
+  );
   lines.push('## 2. Current State');
   if (data.covered) {
     const c = data.covered;
-    lines.push(`Covered: rounds ${c.fromRound}–${c.toRound} (${c.messages} messages, ${c.toolCalls} tool calls).`);
+    lines.push(
+      `Covered: rounds ${c.fromRound}–${c.toRound} (${c.messages} messages, ${c.toolCalls} tool calls).`,
+    );
   }
   lines.push(...list('modified'), ...list('read'), ...list('commands'));
   lines.push('## 3. Important Discoveries', ...list('findings'), ...list('errors'));
@@ -246,14 +279,17 @@ export function extractiveSummary(input: ExtractiveInput): string {
     const text = textOf(summary);
     const parsed = parseExtractiveSummary(text);
     if (!parsed) {
-      const body = text.startsWith(SUMMARY_MESSAGE_PREFIX) ? text.slice(SUMMARY_MESSAGE_PREFIX.length).trim() : text;
+      const body = text.startsWith(SUMMARY_MESSAGE_PREFIX)
+        ? text.slice(SUMMARY_MESSAGE_PREFIX.length).trim()
+        : text;
       merged.earlier.push(body);
       continue;
     }
     merged.earlier.push(...parsed.earlier);
     merged.task ??= parsed.task;
     merged.covered = parsed.covered;
-    for (const key of Object.keys(LABELS) as ListKey[]) merged[key] = unite(merged[key], parsed[key], LIMITS[key]);
+    for (const key of Object.keys(LABELS) as ListKey[])
+      merged[key] = unite(merged[key], parsed[key], LIMITS[key]);
   }
   const span = spanData(input.toSummarize, input.openErrors);
   const task = header('task')[0];
@@ -281,17 +317,20 @@ export function extractiveSummary(input: ExtractiveInput): string {
         .filter((l) => /^\s*(- )?\[( |~)\]/.test(l))
         .map((l) => oneLine(l.replace(/^\s*- /, ''), 160))
     : [];
-  merged.nextSteps = unite(open.length > 0 ? open : merged.nextSteps.slice(-4), span.nextSteps, LIMITS.nextSteps);
+  merged.nextSteps = unite(
+    open.length > 0 ? open : merged.nextSteps.slice(-4),
+    span.nextSteps,
+    LIMITS.nextSteps,
+  );
   merged.preserve = [
     ...header('pinned').map((p) => `pinned: ${oneLine(textOf(p).replace(/<\/?Pin>/g, ''), 200)}`),
     ...header('memory').map((m) => `memory: ${oneLine(textOf(m).replace(/^\[Memory\]\s*/, ''), 200)}`),
   ].slice(-LIMITS.preserve);
 
   // Within the budget: shorten the least useful lists first, oldest entries first.
-  const lists = Object.fromEntries((Object.keys(LABELS) as ListKey[]).map((k) => [k, [...merged[k]]])) as Record<
-    ListKey,
-    string[]
-  >;
+  const lists = Object.fromEntries(
+    (Object.keys(LABELS) as ListKey[]).map((k) => [k, [...merged[k]]]),
+  ) as Record<ListKey, string[]>;
   const cost = (line: string): number => input.tokenizer.countText(line) + 1;
   let total = render(merged, lists).reduce((n, l) => n + cost(l), 0);
   for (const key of SHRINK_ORDER) {

@@ -35,6 +35,8 @@ describe('DEFAULT_COMPACTION_CONFIG (the seeds’ values)', () => {
     ['marker', '!!!SUMMARY!!!', 'seed 001'],
     ['requireConfirmation', false, 'DESIGN.md §3: optional'],
     ['summaryMaxTokens', 1000, 'seed 004 summary_max_length'],
+    ['summaryRoomRatio', 0.3, 'DESIGN.md §5: the summary’s share of the room under the target'],
+    ['carriedStateRatio', 0.2, 'DESIGN.md §5: the carried state’s share of the target'],
     ['summaryInputMaxChars', 200_000, 'seed 000 MAX_SAFE_CHARS'],
     ['summaryInputHeadRatio', 0.2, 'seed 000 head 20%'],
     ['summaryInputTailRatio', 0.3, 'seed 000 tail 30%'],
@@ -107,6 +109,10 @@ describe('parseCompactionConfig accepts', () => {
     ['a target just under the trigger', { triggerRatio: 0.8, targetRatio: 0.79 }],
     ['no cooldown', { cooldownMs: 0 }],
     ['keeping no tool blocks', { toolBlocksKeepRecent: 0 }],
+    ['all the room for the summary', { summaryRoomRatio: 1 }],
+    ['a tiny summary share', { summaryRoomRatio: 0.01 }],
+    ['the whole target for carried state', { carriedStateRatio: 1 }],
+    ['a tiny carried-state share', { carriedStateRatio: 0.001 }],
     [
       'a truncate rule with keepRecent',
       { selectiveRules: { TOOL_RESULT: { strategy: 'truncate', keepRecent: 1, priority: 0 } } },
@@ -145,6 +151,26 @@ describe('parseCompactionConfig refuses, with exact messages', () => {
     ],
     ['tailRatio 2', { summaryInputTailRatio: 2 }, [`summaryInputTailRatio: summaryInputTailRatio ${RATIO}`]],
     ['targetRatio 0', { targetRatio: 0 }, [`targetRatio: targetRatio ${RATIO}`]],
+    ['summaryRoomRatio 0', { summaryRoomRatio: 0 }, [`summaryRoomRatio: summaryRoomRatio ${RATIO}`]],
+    ['summaryRoomRatio 1.2', { summaryRoomRatio: 1.2 }, [`summaryRoomRatio: summaryRoomRatio ${RATIO}`]],
+    ['summaryRoomRatio -0.3', { summaryRoomRatio: -0.3 }, [`summaryRoomRatio: summaryRoomRatio ${RATIO}`]],
+    [
+      'summaryRoomRatio "0.3" (a string)',
+      { summaryRoomRatio: '0.3' },
+      ['summaryRoomRatio: summaryRoomRatio must be a number'],
+    ],
+    ['carriedStateRatio 0', { carriedStateRatio: 0 }, [`carriedStateRatio: carriedStateRatio ${RATIO}`]],
+    [
+      'carriedStateRatio 1.01',
+      { carriedStateRatio: 1.01 },
+      [`carriedStateRatio: carriedStateRatio ${RATIO}`],
+    ],
+    ['carriedStateRatio -1', { carriedStateRatio: -1 }, [`carriedStateRatio: carriedStateRatio ${RATIO}`]],
+    [
+      'carriedStateRatio null',
+      { carriedStateRatio: null },
+      ['carriedStateRatio: carriedStateRatio must be a number'],
+    ],
     [
       'targetRatio equal to triggerRatio',
       { targetRatio: 0.8 },
@@ -217,7 +243,7 @@ describe('parseCompactionConfig refuses, with exact messages', () => {
       [
         'selectiveRules: unknown item type "TOOL_OUTPUT" (one of SYSTEM_PROMPT, TOOL_DEFINITIONS, SUBAGENT_STRATEGY, ' +
           'SKILL_PROMPT, SKILL_METADATA, USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT, COMPACTION_SUMMARY, MEMORY, ' +
-          'TASK_LIST, ARTIFACT_TRAIL)',
+          'TASK_LIST, ARTIFACT_TRAIL, OPEN_ERRORS, GIT_DIFF_STAT)',
       ],
     ],
     [

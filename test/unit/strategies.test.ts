@@ -1,31 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import { parseCompactionConfig } from '../../src/context/config';
+import {
+  finishCompaction,
+  planCompaction,
+  prunedItems,
+  type CompactionPlan,
+} from '../../src/context/compaction-plan';
+import { parseCompactionConfig, targetTokens, type CompactionConfig } from '../../src/context/config';
 import type { CompactionSummaryItem, ContextItem } from '../../src/context/items';
-import {
-  buildPostCompactionContext,
-  dropOldestRounds,
-  SUMMARY_MESSAGE_PREFIX,
-} from '../../src/context/post-compaction';
-import {
-  importanceScore,
-  keyEventUnits,
-  planStrategy,
-  type StrategyPlan,
-} from '../../src/context/strategies';
+import { dropOldestRounds, SUMMARY_MESSAGE_PREFIX } from '../../src/context/post-compaction';
+import { importanceScore, keyEventUnits, strategyGroups } from '../../src/context/strategies';
 import {
   detectTaskType,
   FALLBACK_CHAIN,
   fullStrategyChain,
   strategyChain,
-  STRATEGIES,
   toolCategory,
+  type StrategyName,
   type TaskType,
 } from '../../src/context/task-type';
+import type { TriggerKind } from '../../src/context/triggers';
 import { pairToolCalls, unansweredCalls } from '../../src/context/tool-pairs';
-import { groupUnits, sumTokens } from '../../src/context/tool-blocks';
-import { conversation, ids, itemsFactory, type ItemsFactory } from '../support/items-factory';
+import { sumTokens } from '../../src/context/tool-blocks';
+import { WorkingContext } from '../../src/context/working-context';
+import { createTokenCounter } from '../../src/tokens';
+import { conversation, ids, itemsFactory, words, type ItemsFactory } from '../support/items-factory';
 
+const o200k = createTokenCounter({ encoding: 'o200k_base' });
 const DEFAULTS = parseCompactionConfig({});
+/** The prune steps of a compaction with the default rules, in order. */
+const PRUNE_STEPS = [
+  'truncate',
+  'tool_blocks',
+  'SKILL_METADATA:drop',
+  'SKILL_PROMPT:drop',
+  'TOOL_RESULT:truncate',
+  'ASSISTANT_MESSAGE:truncate',
+  'USER_MESSAGE:truncate',
+];
 
 const header = (f: ItemsFactory) => [
   f.system('You are an agent.', { id: 'sys' }),
@@ -33,27 +44,33 @@ const header = (f: ItemsFactory) => [
   f.user('Original task: make the build pass', { id: 'task' }),
 ];
 
-/** The plan's three sets as sorted id lists (easier to read in failures). */
-function sets(plan: StrategyPlan) {
-  return {
-    keep: [...plan.keepIds],
-    summarize: [...plan.summarizeIds],
-    replace: [...plan.replaceIds],
-  };
+/** The conversation units of a context, as a compaction sees them before any step. */
+function unitsOf(items: readonly ContextItem[]) {
+  return new WorkingContext(items, { window: DEFAULTS.maxContextTokens, summaryReserve: null }).units;
 }
 
-/** Every item is in exactly one of the plan's sets; no tool block is split between them. */
-function expectWellFormed(items: readonly ContextItem[], plan: StrategyPlan): void {
-  for (const item of items) {
-    const inSets = [plan.keepIds, plan.summarizeIds, plan.replaceIds].filter((s) => s.has(item.id)).length;
-    expect(inSets, item.id).toBe(1);
-  }
-  for (const unit of groupUnits(items)) {
-    const kept = unit.items.map((i) => plan.keepIds.has(i.id));
-    expect(new Set(kept).size, `unit at ${unit.start}`).toBe(1);
-  }
-  const kept = items.filter((i) => plan.keepIds.has(i.id));
-  expect(unansweredCalls(pairToolCalls(kept))).toStrictEqual([]);
+/** A strategy's removal order on a fresh context, as id lists (oldest group first). */
+function groups(
+  strategy: StrategyName,
+  items: readonly ContextItem[],
+  config = DEFAULTS,
+  keep?: number,
+): string[][] {
+  return strategyGroups(strategy, unitsOf(items), config, keep).map((g) =>
+    g.flatMap((u) => ids(u.originals)),
+  );
+}
+
+/** The conversation ids a strategy keeps at its minimum (in no group). */
+function minimum(
+  strategy: StrategyName,
+  items: readonly ContextItem[],
+  config = DEFAULTS,
+  keep?: number,
+): string[] {
+  const units = unitsOf(items);
+  const grouped = new Set(strategyGroups(strategy, units, config, keep).flat());
+  return units.filter((u) => !grouped.has(u)).flatMap((u) => ids(u.originals));
 }
 
 describe('detectTaskType and the chains (seed 001)', () => {
@@ -110,36 +127,62 @@ describe('detectTaskType and the chains (seed 001)', () => {
     expect(toolCategory(name)).toBe(category);
   });
 
-  it.each<[TaskType, string[]]>([
-    ['code', ['sliding_window', 'key_events', 'incremental']],
-    ['analysis', ['sliding_window', 'importance', 'incremental']],
-    ['conversation', ['sliding_window', 'importance', 'incremental']],
-    ['mixed', ['sliding_window', 'incremental', 'importance']],
-    ['unknown', ['sliding_window', 'importance', 'incremental']],
-  ])('%s → %j', (type, chain) => {
+  it.each<[TaskType, StrategyName[], StrategyName[]]>([
+    [
+      'code',
+      ['sliding_window', 'key_events', 'incremental'],
+      ['sliding_window', 'key_events', 'incremental', 'importance'],
+    ],
+    [
+      'analysis',
+      ['sliding_window', 'importance', 'incremental'],
+      ['sliding_window', 'importance', 'incremental', 'key_events'],
+    ],
+    [
+      'conversation',
+      ['sliding_window', 'importance', 'incremental'],
+      ['sliding_window', 'importance', 'incremental', 'key_events'],
+    ],
+    [
+      'mixed',
+      ['sliding_window', 'incremental', 'importance'],
+      ['sliding_window', 'incremental', 'importance', 'key_events'],
+    ],
+    [
+      'unknown',
+      ['sliding_window', 'importance', 'incremental'],
+      ['sliding_window', 'importance', 'incremental', 'key_events'],
+    ],
+  ])('%s → %j, then the fallback order → %j', (type, chain, full) => {
     expect(strategyChain(type)).toStrictEqual(chain);
-    // The full chain adds the fallback order's other strategies, each once.
-    const full = fullStrategyChain(type);
-    expect(full.slice(0, 3)).toStrictEqual(chain);
-    expect([...full].sort()).toStrictEqual([...FALLBACK_CHAIN].sort());
+    // The adaptive chain, then seed 001's fixed order for the strategies it does not have, each once.
+    expect(fullStrategyChain(type)).toStrictEqual(full);
+    expect(FALLBACK_CHAIN).toStrictEqual(['sliding_window', 'importance', 'key_events', 'incremental']);
   });
 });
 
-describe('sliding_window: the last 4 user/tool and 5 assistant messages', () => {
-  it('keeps 9 messages of a plain dialogue', () => {
+describe('strategyGroups sliding_window: the newest 4 user/tool and 5 assistant messages stay', () => {
+  it('keeps 9 messages of a plain dialogue; the others go one by one, oldest first', () => {
     const f = itemsFactory();
     const rounds = Array.from({ length: 10 }, (_, i) => [
       f.user(`q${i}`, { id: `u${i}` }),
       f.assistant(`r${i}`, { id: `a${i}` }),
     ]);
     const items = conversation(header(f), ...rounds);
-    const plan = planStrategy('sliding_window', items, DEFAULTS);
-    expectWellFormed(items, plan);
-    expect(sets(plan)).toStrictEqual({
-      keep: ['sys', 'tools', 'task', 'a5', 'u6', 'a6', 'u7', 'a7', 'u8', 'a8', 'u9', 'a9'],
-      summarize: ['u0', 'a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3', 'u4', 'a4', 'u5'],
-      replace: [],
-    });
+    expect(minimum('sliding_window', items)).toStrictEqual([
+      'a5',
+      'u6',
+      'a6',
+      'u7',
+      'a7',
+      'u8',
+      'a8',
+      'u9',
+      'a9',
+    ]);
+    expect(groups('sliding_window', items)).toStrictEqual(
+      ['u0', 'a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3', 'u4', 'a4', 'u5'].map((id) => [id]),
+    );
   });
 
   it('counts a block’s results as tool messages and never takes half a block', () => {
@@ -153,18 +196,13 @@ describe('sliding_window: the last 4 user/tool and 5 assistant messages', () => 
       header(f),
       f.user('look at three files', { id: 'u1' }),
       big,
-      f.result('x1', 'A', { id: 'r1' }),
-      f.result('x2', 'B', { id: 'r2' }),
-      f.result('x3', 'C', { id: 'r3' }),
-      f.result('x4', 'D', { id: 'r4' }),
+      ['x1', 'x2', 'x3', 'x4'].map((id, i) => f.result(id, 'ABCD'[i] ?? '', { id: `r${i + 1}` })),
       f.assistant('seen them', { id: 'a1' }),
       f.user('and now?', { id: 'u2' }),
       f.assistant('now this', { id: 'a2' }),
     );
-    const plan = planStrategy('sliding_window', items, DEFAULTS);
-    expectWellFormed(items, plan);
     // From the end: a2, u2, a1 (1 user/tool, 2 assistant); the block would add 4 tool messages (5 > 4).
-    expect(sets(plan).summarize).toStrictEqual(['u1', 'big', 'r1', 'r2', 'r3', 'r4']);
+    expect(groups('sliding_window', items)).toStrictEqual([['u1'], ['big', 'r1', 'r2', 'r3', 'r4']]);
   });
 
   it('always keeps the newest unit, even one larger than the window', () => {
@@ -180,9 +218,7 @@ describe('sliding_window: the last 4 user/tool and 5 assistant messages', () => 
       f.calls(calls, null, { id: 'many' }),
       calls.map((c) => f.result(c.id, 'x', { id: `r${c.id}` })),
     );
-    const plan = planStrategy('sliding_window', items, DEFAULTS);
-    expectWellFormed(items, plan);
-    expect(sets(plan).summarize).toStrictEqual(['q']);
+    expect(groups('sliding_window', items)).toStrictEqual([['q']]);
   });
 
   it('uses the configured sizes', () => {
@@ -198,18 +234,11 @@ describe('sliding_window: the last 4 user/tool and 5 assistant messages', () => 
       slidingWindowUserToolMessages: 1,
       slidingWindowAssistantMessages: 1,
     });
-    expect(sets(planStrategy('sliding_window', items, config)).summarize).toStrictEqual([
-      'u0',
-      'a0',
-      'u1',
-      'a1',
-      'u2',
-      'a2',
-    ]);
+    expect(minimum('sliding_window', items, config)).toStrictEqual(['u3', 'a3']);
   });
 });
 
-describe('importance: units scoring ≥ 3.0 plus the last 5 others', () => {
+describe('importance: units scoring ≥ 3.0 plus the newest 5 others stay', () => {
   it.each<[string, (f: ItemsFactory) => ContextItem[], number]>([
     ['a real user message', (f) => [f.user('please add a flag')], 3],
     ['a meta user message', (f) => [f.meta('<reminder>')], 0],
@@ -224,10 +253,10 @@ describe('importance: units scoring ≥ 3.0 plus the last 5 others', () => {
       (f) => [f.assistant('The error is fixed; we must keep this plan')],
       5,
     ],
+    ['a long answer with code', (f) => [f.assistant(`Here:\n\`\`\`ts\n${'x'.repeat(400)}\n\`\`\``)], 1],
+    ['a short answer with code', (f) => [f.assistant('Here:\n```ts\nx\n```')], 0],
   ])('%s scores %d', (_, make, score) => {
-    const items = make(itemsFactory());
-    const unit = groupUnits(items)[0];
-    expect(unit && importanceScore(unit)).toBe(score);
+    expect(importanceScore({ originals: make(itemsFactory()) })).toBe(score);
   });
 
   it('keeps the high scorers wherever they are, and the 5 newest others', () => {
@@ -237,21 +266,21 @@ describe('importance: units scoring ≥ 3.0 plus the last 5 others', () => {
       f.user('add a --verbose flag', { id: 'u1' }),
       f.assistant('ok', { id: 'low1' }),
       f.assistant('We decided to log the error to stderr', { id: 'high1' }), // decision + error = 3
-      f.assistant('looking', { id: 'low2' }),
-      f.assistant('hmm', { id: 'low3' }),
-      f.assistant('right', { id: 'low4' }),
-      f.assistant('so', { id: 'low5' }),
-      f.assistant('then', { id: 'low6' }),
-      f.assistant('next', { id: 'low7' }),
+      ...['low2', 'low3', 'low4', 'low5', 'low6', 'low7'].map((id) => f.assistant('so', { id })),
     );
-    const plan = planStrategy('importance', items, DEFAULTS);
-    expectWellFormed(items, plan);
-    expect(sets(plan).summarize).toStrictEqual(['low1', 'low2']);
-    expect(sets(plan).keep).toContain('u1');
-    expect(sets(plan).keep).toContain('high1');
+    expect(groups('importance', items)).toStrictEqual([['low1'], ['low2']]);
+    expect(minimum('importance', items)).toStrictEqual([
+      'u1',
+      'high1',
+      'low3',
+      'low4',
+      'low5',
+      'low6',
+      'low7',
+    ]);
   });
 
-  it('uses the configured threshold', () => {
+  it('uses the configured threshold and count of others', () => {
     const f = itemsFactory();
     const items = conversation(
       header(f),
@@ -259,12 +288,13 @@ describe('importance: units scoring ≥ 3.0 plus the last 5 others', () => {
       ...Array.from({ length: 6 }, (_, i) => f.assistant(`x${i}`)),
     );
     const config = parseCompactionConfig({ importanceScoreThreshold: 3.5, strategyKeepRecentOthers: 0 });
-    // The user message scores 3: under 3.5, it is summarized with the rest.
-    expect(sets(planStrategy('importance', items, config)).summarize).toHaveLength(7);
+    // The user message scores 3: under 3.5, it goes with the rest.
+    expect(groups('importance', items, config).flat()).toHaveLength(7);
+    expect(minimum('importance', items, config)).toStrictEqual([]);
   });
 });
 
-describe('key_events: completions, fixed errors, changing tool calls, plus the last 5 others', () => {
+describe('key_events: completions, fixed errors, changing tool calls, open errors, plus the newest 5 others', () => {
   it('keeps the events and the 5 newest others', () => {
     const f = itemsFactory();
     const edit = f.block('write_file', { path: 'src/a.ts' }, 'written');
@@ -278,23 +308,25 @@ describe('key_events: completions, fixed errors, changing tool calls, plus the l
       f.assistant('Fixed: the parser handles empty input', { id: 'fixed' }),
       ...Array.from({ length: 6 }, (_, i) => f.assistant(`note ${i}`, { id: `n${i}` })),
     );
-    const units = groupUnits(items);
-    const keyIds = [...keyEventUnits(units)].flatMap((u) => ids(u.items));
+    const keyIds = [...keyEventUnits(unitsOf(items))].flatMap((u) => ids(u.originals));
     expect(keyIds.sort()).toStrictEqual(['err', 'fixed', ...ids(edit)].sort());
-    const plan = planStrategy('key_events', items, DEFAULTS);
-    expectWellFormed(items, plan);
-    // Others: u1, read block, n0..n5 → the 5 newest others are n1..n5.
-    expect(sets(plan).summarize).toStrictEqual(['u1', ...ids(read), 'n0']);
+    // Others: u1, the read block, n0..n5 → the 5 newest others are n1..n5.
+    expect(groups('key_events', items)).toStrictEqual([['u1'], ids(read), ['n0']]);
   });
 
-  it('an error nothing fixed stays a key event (it is still open)', () => {
-    const f = itemsFactory();
-    const units = groupUnits([f.assistant('Error: cannot open config'), f.assistant('let me look')]);
-    expect([...keyEventUnits(units)].map((u) => u.items[0]?.id)).toStrictEqual([units[0]?.items[0]?.id]);
+  it.each<[string, string[], string[]]>([
+    ['an error nothing fixed stays (it is still open)', ['Error: cannot open config', 'let me look'], ['e0']],
+    ['an error then a completion: both', ['Error: cannot open config', 'Done: config opens'], ['e0', 'e1']],
+    ['only the last open error stays open', ['Error: one', 'Error: two'], ['e1']],
+    ['nothing happening', ['hmm', 'let me look'], []],
+  ])('%s', (_, texts, expected) => {
+    const units = texts.map((text, i) => ({ originals: [itemsFactory().assistant(text, { id: `e${i}` })] }));
+    expect([...keyEventUnits(units)].map((u) => u.originals[0]?.id).sort()).toStrictEqual(expected);
   });
 });
 
-describe('incremental: chunks of 20 rounds, the last chunk verbatim', () => {
+describe('incremental: chunks of 20 rounds from the oldest, the last chunk stays', () => {
+  /** A system prompt and `n` rounds; u1 is the task (header), a1 the first conversation unit. */
   function rounds(n: number) {
     const f = itemsFactory();
     return conversation(
@@ -305,30 +337,52 @@ describe('incremental: chunks of 20 rounds, the last chunk verbatim', () => {
       ]),
     );
   }
+  const roundsOf = (items: readonly ContextItem[], idList: readonly string[]) => [
+    ...new Set(items.filter((i) => idList.includes(i.id)).map((i) => i.round)),
+  ];
 
   it.each([
-    [20, 1], // one chunk: nothing to summarize (u1 is the task)
-    [21, 21],
-    [40, 21],
-    [45, 41],
-    [60, 41],
-  ])('%d rounds → verbatim from round %d', (n, from) => {
+    [20, [], 1],
+    [21, [[1, 20]], 21],
+    [40, [[1, 20]], 21],
+    [
+      45,
+      [
+        [1, 20],
+        [21, 40],
+      ],
+      41,
+    ],
+    [
+      60,
+      [
+        [1, 20],
+        [21, 40],
+      ],
+      41,
+    ],
+  ])('%d rounds → chunks %j summarized, verbatim from round %d', (n, chunks, from) => {
     const items = rounds(n);
-    const plan = planStrategy('incremental', items, DEFAULTS);
-    expectWellFormed(items, plan);
-    const firstKept = items.find((i) => i.id !== 'sys' && i.id !== 'u1' && plan.keepIds.has(i.id));
-    expect(firstKept?.round).toBe(from);
-    expect(plan.summarizeIds.size).toBe(from === 1 ? 0 : (from - 1) * 2 - 1);
+    const got = groups('incremental', items);
+    expect(got.map((g) => roundsOf(items, g)).map((r) => [Math.min(...r), Math.max(...r)])).toStrictEqual(
+      chunks,
+    );
+    expect(Math.min(...roundsOf(items, minimum('incremental', items)))).toBe(from);
   });
 
   it('uses the configured chunk size', () => {
     const items = rounds(10);
-    const plan = planStrategy('incremental', items, parseCompactionConfig({ incrementalChunkRounds: 3 }));
-    expect(items.filter((i) => plan.keepIds.has(i.id)).map((i) => i.round)).toStrictEqual([0, 1, 10, 10]);
+    const config = parseCompactionConfig({ incrementalChunkRounds: 3 });
+    expect(groups('incremental', items, config).map((g) => roundsOf(items, g))).toStrictEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8, 9],
+    ]);
+    expect(minimum('incremental', items, config)).toStrictEqual(['u10', 'a10']);
   });
 });
 
-describe('full: only the header and the last keepRecentRounds rounds stay', () => {
+describe('full(k): the last k rounds stay', () => {
   function session() {
     const f = itemsFactory();
     return conversation(
@@ -347,98 +401,392 @@ describe('full: only the header and the last keepRecentRounds rounds stay', () =
     [1, [4]],
     [0, []],
     [10, [1, 2, 3, 4]],
-  ])('keepRecentRounds %d keeps rounds %j', (keepRecentRounds, keptRounds) => {
+  ])('full(keep %d) keeps rounds %j', (k, keptRounds) => {
     const items = session();
-    const config = parseCompactionConfig({ keepRecentRounds });
-    const plan = planStrategy('full', items, config);
-    expectWellFormed(items, plan);
-    const conversationKept = items.filter(
-      (i) => plan.keepIds.has(i.id) && !['sys', 'tools', 'task'].includes(i.id),
+    const kept = minimum('full', items, DEFAULTS, k);
+    expect([...new Set(items.filter((i) => kept.includes(i.id)).map((i) => i.round))]).toStrictEqual(
+      keptRounds,
     );
-    expect([...new Set(conversationKept.map((i) => i.round))]).toStrictEqual(keptRounds);
-    // The option overrides the config.
-    expect(sets(planStrategy('full', items, DEFAULTS, { keepRecentRounds }))).toStrictEqual(sets(plan));
-  });
-
-  it('refuses an unknown strategy', () => {
-    expect(() => planStrategy('zip', session(), DEFAULTS)).toThrow('unknown summary strategy "zip"');
+    // Every other unit is a group of its own, oldest first; blocks stay whole.
+    expect(groups('full', items, DEFAULTS, k).flat()).toStrictEqual(
+      ids(items.slice(3)).filter((id) => !kept.includes(id)),
+    );
+    // Without k, the config's keepRecentRounds.
+    expect(minimum('full', items, parseCompactionConfig({ keepRecentRounds: k }))).toStrictEqual(kept);
   });
 });
 
-describe('previous summaries are merged, pinned items kept', () => {
-  function withSummary() {
-    const f = itemsFactory();
-    return conversation(
-      header(f),
-      f.summary(`${SUMMARY_MESSAGE_PREFIX}\nearlier work`, { id: 'old' }),
-      f.user('<Pin>never touch prod</Pin>', { id: 'pin', pinned: true }),
-      f.block('bash', { command: 'deploy' }, 'ok', { pinned: true }),
-      Array.from({ length: 8 }, (_, i) => [
-        f.user(`q${i}`, { id: `u${i}` }),
-        f.assistant(`r${i}`, { id: `a${i}` }),
-      ]),
-    );
-  }
+// ---- planCompaction ----
 
-  it.each(STRATEGIES)('%s: replaces the summary only when it summarizes something', (strategy) => {
-    const items = withSummary();
-    const plan = planStrategy(strategy, items, DEFAULTS, { keepRecentRounds: 2 });
-    expectWellFormed(items, plan);
-    for (const id of ['sys', 'tools', 'task', 'pin']) expect(plan.keepIds.has(id), id).toBe(true);
-    for (const item of items.filter((i) => i.pinned)) expect(plan.keepIds.has(item.id)).toBe(true);
-    if (plan.summarizeIds.size > 0) expect(sets(plan).replace).toStrictEqual(['old']);
-    else expect(plan.keepIds.has('old')).toBe(true);
-  });
+/** A system prompt, the task and 12 rounds of a 50-token question and a 200-token answer. */
+function dialogue(f = itemsFactory(o200k), before: ContextItem[] = []) {
+  return conversation(
+    f.system('sys', { id: 'sys' }),
+    f.user('task', { id: 'task' }),
+    ...before,
+    ...Array.from({ length: 12 }, (_, i) => [
+      f.user(words(50), { id: `u${i + 2}` }),
+      f.assistant(words(200), { id: `a${i + 2}` }),
+    ]),
+  );
+}
 
-  it('nothing to summarize: the summary stays, nothing is replaced', () => {
-    const f = itemsFactory();
-    const items = conversation(header(f), f.summary('s', { id: 'old' }), f.assistant('hi', { id: 'a' }));
-    const plan = planStrategy('sliding_window', items, DEFAULTS);
-    expect([...plan.keepIds].sort()).toStrictEqual(['a', 'old', 'sys', 'task', 'tools']);
-    expect(sets(plan)).toMatchObject({ summarize: [], replace: [] });
-  });
-});
+function plan(
+  items: readonly ContextItem[],
+  config: CompactionConfig,
+  trigger: TriggerKind = 'check',
+): CompactionPlan {
+  return planCompaction({ items, config, tokenizer: o200k, trigger, compactionId: 'c1' });
+}
 
-describe('buildPostCompactionContext: header → summary → kept items', () => {
-  function summaryItem(id = 'new'): CompactionSummaryItem {
-    return itemsFactory().summary(`${SUMMARY_MESSAGE_PREFIX}\nall of it`, { id });
-  }
+/** A summary item of `tokens` tokens (its text does not matter to the plan). */
+function summaryOf(tokens: number): CompactionSummaryItem {
+  return { ...itemsFactory(o200k).summary(`${SUMMARY_MESSAGE_PREFIX}\nsummary`, { id: 'new' }), tokens };
+}
 
-  it('places the summary after the header and drops what was summarized or replaced', () => {
-    const f = itemsFactory();
+/** Six rounds of a question, a file read (a 1000-token result) and a short answer. */
+function toolSession() {
+  const f = itemsFactory(o200k);
+  return conversation(
+    f.system('sys', { id: 'sys' }),
+    f.user('task', { id: 'task' }),
+    ...[2, 3, 4, 5, 6, 7].map((r) => [
+      f.user(words(50), { id: `u${r}` }),
+      f.calls([{ name: 'read_file', args: { path: `f${r}.ts` }, id: `call${r}` }], null, { id: `c${r}` }),
+      f.result(`call${r}`, words(1000, 'x'), { id: `r${r}` }),
+      f.assistant(words(20), { id: `a${r}` }),
+    ]),
+  );
+}
+
+/** `u2, a2, …, u<to>, a<to>` */
+const roundIds = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => [`u${from + i}`, `a${from + i}`]).flat();
+
+describe('planCompaction: steps in order, stopping at the first that reaches the goal', () => {
+  it('a context that truncation alone brings under the target runs only truncate and summarizes nothing', () => {
+    const f = itemsFactory(o200k);
+    const [call, result] = f.block('read_file', { path: 'a.ts' }, words(5000, 'x'));
     const items = conversation(
       f.system('sys', { id: 'sys' }),
       f.user('task', { id: 'task' }),
-      f.summary('old summary', { id: 'old' }),
-      f.assistant('a', { id: 'a1' }),
-      f.user('q', { id: 'u2' }),
-      f.note('MEMORY', 'remember', { id: 'mem' }),
-      f.assistant('b', { id: 'a2' }),
+      call,
+      result,
+      f.assistant('done', { id: 'done' }),
     );
-    const plan = planStrategy('full', items, DEFAULTS, { keepRecentRounds: 1 });
-    const out = buildPostCompactionContext(items, plan, summaryItem());
-    expect(ids(out)).toStrictEqual(['sys', 'task', 'mem', 'new', 'u2', 'a2']);
-    expect(sumTokens(out)).toBeLessThanOrEqual(sumTokens(items) + summaryItem().tokens);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 8000 }));
+    expect(p.steps.map((s) => s.name)).toStrictEqual(['truncate']);
+    expect(p).toMatchObject({
+      strategy: 'truncate',
+      toSummarize: [],
+      previousSummaries: [],
+      overTarget: false,
+      impossible: null,
+    });
+    expect(p.stats.toolResultsTruncated).toBe(1);
+    const out = finishCompaction(p, null);
+    expect(out).toStrictEqual(prunedItems(p));
+    // The carried state (the artifact trail of a.ts) is in the header, and counted in it.
+    expect(ids(out)).toStrictEqual([
+      'sys',
+      'task',
+      call.id,
+      `${result.id}~cut3923`,
+      'done',
+      'c1:artifact-trail',
+    ]);
+    expect(p.headerTokens).toBe(
+      sumTokens(out.filter((i) => ['sys', 'task', 'c1:artifact-trail'].includes(i.id))),
+    );
+    expect(sumTokens(out)).toBeLessThanOrEqual(4000);
   });
 
-  it.each(STRATEGIES)('%s: the result keeps every pair and the header first', (strategy) => {
-    const f = itemsFactory();
+  // The dialogue (3080 tokens, no tools: a conversation task, so sliding window, importance,
+  // incremental, key events, then full) at several windows (target: half of it).
+  it.each<[number, string[], string[], string[]]>([
+    [6000, ['sliding_window'], roundIds(2, 5), roundIds(6, 13)],
+    [4000, ['sliding_window'], roundIds(2, 8), roundIds(9, 13)],
+    // The window leaves u9..a13 but u9; importance (users and the 5 newest others) and incremental
+    // (one chunk) keep all of it; key events take a9, which the window had kept.
+    [3000, ['sliding_window', 'importance', 'incremental', 'key_events'], roundIds(2, 9), roundIds(10, 13)],
+    [
+      2000,
+      ['sliding_window', 'importance', 'incremental', 'key_events', 'full(keep 2)'],
+      roundIds(2, 11),
+      roundIds(12, 13),
+    ],
+    [
+      1000,
+      ['sliding_window', 'importance', 'incremental', 'key_events', 'full(keep 2)', 'full(keep 1)'],
+      roundIds(2, 12),
+      roundIds(13, 13),
+    ],
+    // full(keep 0): the current user message u13 stays (protected), its answer goes.
+    [
+      600,
+      [
+        'sliding_window',
+        'importance',
+        'incremental',
+        'key_events',
+        'full(keep 2)',
+        'full(keep 1)',
+        'full(keep 0)',
+      ],
+      [...roundIds(2, 12), 'a13'],
+      ['u13'],
+    ],
+  ])('window %d → strategies %j; summarized %j; kept %j', (window, strategies, summarized, kept) => {
+    const items = dialogue();
+    const config = parseCompactionConfig({ maxContextTokens: window });
+    const p = plan(items, config);
+    expect(p.taskType).toBe('conversation');
+    expect(p.steps.map((s) => s.name)).toStrictEqual([...PRUNE_STEPS, ...strategies]);
+    expect(p.strategy).toBe(strategies.at(-1));
+    expect(ids(p.toSummarize)).toStrictEqual(summarized);
+    // Each step stopped at the goal, and only the last reached it.
+    const after = p.steps.map((s) => s.tokensAfter);
+    expect(after.slice(0, -1).every((n) => n > p.goalTokens)).toBe(true);
+    expect(after.at(-1)).toBeLessThanOrEqual(p.goalTokens);
+    expect(p.goalTokens).toBe(targetTokens(config));
+    const keptItems = p.work.units.filter((u) => !u.removed).flatMap((u) => u.originals);
+    expect(ids(keptItems)).toStrictEqual(kept);
+    // header + summary at its budget + kept = the last step's total ≤ target.
+    expect(p.headerTokens + p.summaryBudget + sumTokens(keptItems)).toBe(after.at(-1));
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(ids(out).slice(0, 3)).toStrictEqual(['sys', 'task', 'new']);
+    expect(ids(out).slice(-kept.length)).toStrictEqual(kept);
+    expect(sumTokens(out)).toBeLessThanOrEqual(targetTokens(config));
+  });
+
+  it.each([4000, 3000, 2000, 1500, 1000])(
+    'window %d: header + carried state + summary budget + kept ≤ target',
+    (window) => {
+      const items = toolSession();
+      const config = parseCompactionConfig({ maxContextTokens: window });
+      const p = plan(items, config);
+      const trail = p.carried.added.find((i) => i.type === 'ARTIFACT_TRAIL');
+      expect(p.carried.trail.files.map((file) => file.path)).toStrictEqual(
+        [2, 3, 4, 5, 6, 7].map((r) => `f${r}.ts`),
+      );
+      // The header counts the carried state.
+      expect(p.headerTokens).toBe(8 + (trail?.tokens ?? NaN));
+      const kept = p.work.units.filter((u) => !u.removed);
+      const keptTokens = kept.reduce((n, u) => n + u.tokens, 0);
+      const summary = p.toSummarize.length > 0 ? p.summaryBudget : 0;
+      expect(p.steps.at(-1)?.tokensAfter).toBe(p.headerTokens + summary + keptTokens);
+      expect(p.headerTokens + summary + keptTokens).toBeLessThanOrEqual(targetTokens(config));
+      const out = finishCompaction(p, p.toSummarize.length > 0 ? summaryOf(p.summaryBudget) : null);
+      expect(sumTokens(out)).toBeLessThanOrEqual(targetTokens(config));
+      expect(out.at(-1)?.id).toBe('c1:artifact-trail');
+    },
+  );
+
+  it('the rounds trigger goes straight to full(keep k), even over the target with oversized results', () => {
+    const f = itemsFactory(o200k);
+    const block = f.block('read_file', { path: 'a.ts' }, words(3000, 'x'));
     const items = conversation(
-      header(f),
-      Array.from({ length: 30 }, (_, i) => [
-        f.user(`q${i}`),
-        ...f.block(i % 2 ? 'bash' : 'read_file', { path: `f${i}` }, i % 3 ? 'ok' : 'Error: failed'),
-        f.assistant(i % 4 ? `r${i}` : 'done, fixed'),
+      f.system('sys', { id: 'sys' }),
+      f.user('task', { id: 'task' }),
+      block,
+      f.assistant('ok', { id: 'ok' }),
+      ...Array.from({ length: 4 }, (_, i) => [
+        f.user(words(50), { id: `u${i + 2}` }),
+        f.assistant(words(200), { id: `a${i + 2}` }),
       ]),
     );
-    const plan = planStrategy(strategy, items, DEFAULTS);
-    expect(plan.summarizeIds.size).toBeGreaterThan(0);
-    const out = buildPostCompactionContext(items, plan, summaryItem());
-    expect(ids(out).slice(0, 4)).toStrictEqual(['sys', 'tools', 'task', 'new']);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }), 'rounds');
+    expect(p.steps.map((s) => s.name)).toStrictEqual(['full(keep 2)']);
+    expect(p.stats).toMatchObject({ toolResultsTruncated: 0, rulesApplied: [] });
+    // The oldest unit (the block) went first, and was enough: `ok`, of the same round, stays.
+    expect(ids(p.toSummarize)).toStrictEqual(ids(block));
+  });
+
+  it.each<TriggerKind>(['manual', 'marker', 'rounds', 'events'])(
+    'a context under the target, asked by %s: half the conversation goes',
+    (trigger) => {
+      const items = dialogue();
+      const p = plan(items, DEFAULTS, trigger);
+      const conversationTokens = sumTokens(items) - p.headerTokens;
+      expect(p.tokensBefore).toBeLessThan(p.targetTokens);
+      expect(p.goalTokens).toBe(p.headerTokens + p.summaryBudget + Math.floor(conversationTokens / 2));
+      expect(p.summaryBudget).toBeLessThanOrEqual(Math.ceil(conversationTokens / 4));
+      expect(p.steps.at(-1)?.name).toBe(trigger === 'rounds' ? 'full(keep 2)' : 'sliding_window');
+      expect(ids(p.toSummarize)).toStrictEqual(roundIds(2, 7));
+      const out = finishCompaction(p, summaryOf(p.summaryBudget));
+      expect(sumTokens(out.slice(3))).toBeLessThanOrEqual(conversationTokens / 2);
+      expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+    },
+  );
+
+  it.each<[TriggerKind, boolean]>([
+    ['precheck', true],
+    ['check', true],
+    ['rounds', true],
+    ['events', true],
+    ['marker', true],
+    ['manual', false],
+    ['overflow', false],
+  ])('the header alone over the target, trigger %s → impossible: %s', (trigger, impossible) => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.system(words(2100)),
+      f.user('task'),
+      f.assistant('ok'),
+      f.user('q'),
+      f.assistant(words(500)),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }), trigger);
+    expect(p.headerTokens).toBe(2107);
+    expect(p.impossible).toBe(
+      impossible
+        ? 'header_exceeds_target: the header and carried state are 2107 tokens; with the smallest summary (200) ' +
+            'that is over the target of 2000 (0.5 × 4000); shorten the system prompt, tools or pinned content, ' +
+            'or use a larger window'
+        : null,
+    );
+  });
+
+  it('a header under the target leaves the plan possible', () => {
+    const p = plan(dialogue(), parseCompactionConfig({ maxContextTokens: 600 }), 'precheck');
+    expect(p.impossible).toBeNull();
+  });
+});
+
+describe('planCompaction: previous summaries, pinned and protected units', () => {
+  it('previous summaries are replaced when something is summarized', () => {
+    const f = itemsFactory(o200k);
+    const old = f.summary(`${SUMMARY_MESSAGE_PREFIX}\nearlier work`, { id: 'old' });
+    const items = dialogue(f, [old]);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }));
+    expect(ids(p.previousSummaries)).toStrictEqual(['old']);
+    expect(p.toSummarize.length).toBeGreaterThan(0);
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(ids(out)).not.toContain('old');
+    expect(ids(out).slice(0, 3)).toStrictEqual(['sys', 'task', 'new']);
+  });
+
+  it('previous summaries stay when nothing is summarized', () => {
+    const f = itemsFactory(o200k);
+    const old = f.summary(`${SUMMARY_MESSAGE_PREFIX}\nearlier work`, { id: 'old' });
+    const [call, result] = f.block('read_file', { path: 'a.ts' }, words(5000, 'x'));
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('task', { id: 'task' }),
+      old,
+      call,
+      result,
+      f.assistant('done', { id: 'done' }),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 8000 }));
+    expect(p.strategy).toBe('truncate');
+    expect(p.previousSummaries).toStrictEqual([]);
+    expect(ids(finishCompaction(p, null))).toStrictEqual([
+      'sys',
+      'task',
+      'old',
+      call.id,
+      `${result.id}~cut3906`,
+      'done',
+      'c1:artifact-trail',
+    ]);
+  });
+
+  it('pinned items and the current user message stay through full(keep 0)', () => {
+    const f = itemsFactory(o200k);
+    const pin = f.user('<Pin>never touch prod</Pin>', { id: 'pin', pinned: true });
+    const deploy = f.block('bash', { command: 'deploy' }, 'ok', { pinned: true });
+    const items = dialogue(f, [pin, ...deploy]);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 600 }));
+    expect(p.strategy).toBe('full(keep 0)');
+    expect(p.overTarget).toBe(true);
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(ids(out)).toStrictEqual(['sys', 'task', 'pin', 'new', ...ids(deploy), 'u13', 'c1:artifact-trail']);
+  });
+
+  it('a call waiting for its result is never summarized', () => {
+    const f = itemsFactory(o200k);
+    const pending = f.calls([{ name: 'bash', args: { command: 'npm test' } }], null, { id: 'pending' });
+    const items = [...dialogue(f), { ...pending, round: 13 }];
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 600 }));
+    expect(ids(p.toSummarize)).not.toContain('pending');
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(ids(out).filter((id) => id === 'pending' || id === 'u13')).toStrictEqual(['u13', 'pending']);
+    expect(unansweredCalls(pairToolCalls(out)).map((c) => c.callItemId)).toStrictEqual(['pending']);
+  });
+});
+
+describe('finishCompaction: header → summary → kept, refilled toward the goal', () => {
+  // Window 2000: full(keep 2) keeps rounds 12 and 13 (512 tokens); goal 1000, summary budget 297.
+  it.each([297, 200, 30, 1])(
+    'a summary of %d tokens: removed units come back in order, under the goal, between the summary and the kept rounds',
+    (summaryTokens) => {
+      const items = dialogue();
+      const p = plan(items, parseCompactionConfig({ maxContextTokens: 2000 }));
+      expect(p).toMatchObject({ strategy: 'full(keep 2)', goalTokens: 1000, summaryBudget: 297 });
+      const out = finishCompaction(p, summaryOf(summaryTokens));
+      expect(ids(out).slice(0, 3)).toStrictEqual(['sys', 'task', 'new']);
+      expect(ids(out).slice(-4)).toStrictEqual(roundIds(12, 13));
+      const refilled = ids(out).slice(3, -4);
+      expect(refilled.every((id) => ids(p.toSummarize).includes(id))).toBe(true);
+      expect(refilled).toStrictEqual(ids(items).filter((id) => refilled.includes(id)));
+      expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+      // Filled toward the goal: the newest removed unit that stayed out did not fit.
+      const room = p.goalTokens - sumTokens(out);
+      const newestOut = [...p.toSummarize].reverse().find((i) => !refilled.includes(i.id));
+      expect(newestOut?.tokens).toBeGreaterThan(room);
+    },
+  );
+
+  // The newest removed units, newest first, until one does not fit: what comes back is the end of
+  // what was removed, so no question comes back without the answer that followed it.
+  it.each<[number, string[]]>([
+    [297, []],
+    [200, ['u11', 'a11']],
+    [30, ['u11', 'a11']],
+    [1, ['a10', 'u11', 'a11']],
+  ])(
+    'a summary of %d tokens → the newest removed units in a row come back: %j',
+    (summaryTokens, refilled) => {
+      const p = plan(dialogue(), parseCompactionConfig({ maxContextTokens: 2000 }));
+      const out = finishCompaction(p, summaryOf(summaryTokens));
+      expect(ids(out)).toStrictEqual(['sys', 'task', 'new', ...refilled, ...roundIds(12, 13)]);
+    },
+  );
+
+  it('a removed tool block that does not fit whole comes back with its results as previews', () => {
+    const p = plan(toolSession(), parseCompactionConfig({ maxContextTokens: 2000 }));
+    expect(ids(p.toSummarize)).toStrictEqual([
+      'u2',
+      'c2',
+      'r2',
+      'a2',
+      'u3',
+      'c3',
+      'r3',
+      'a3',
+      'u4',
+      'c4',
+      'r4',
+      'a4',
+      'u5',
+      'c5',
+      'r5',
+      'a5',
+    ]);
+    const out = finishCompaction(p, summaryOf(20));
+    expect(ids(out).slice(0, 6)).toStrictEqual(['sys', 'task', 'new', 'c5', 'r5~cut200', 'a5']);
+    expect(out[4]).toMatchObject({ sourceId: 'r5', message: { tool_call_id: 'call5' } });
     expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
-    expect(pairToolCalls(out).orphanResults).toStrictEqual([]);
-    const kept = ids(items).filter((id) => plan.keepIds.has(id));
-    expect(ids(out).filter((id) => id !== 'new')).toStrictEqual(kept);
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+  });
+
+  it('without a summary, nothing removed comes back and no summary is placed', () => {
+    const items = dialogue();
+    const p = plan(items, DEFAULTS, 'check');
+    expect(ids(finishCompaction(p, null))).toStrictEqual(
+      ids(items).filter((id) => !ids(p.toSummarize).includes(id)),
+    );
   });
 });
 
@@ -490,6 +838,27 @@ describe('dropOldestRounds (seed 004, a declined compaction)', () => {
       'task',
       'pin',
       ...ids(items.filter((i) => i.round === 6)),
+    ]);
+  });
+
+  it('never drops a pinned tool block (pinned, it stays in the conversation with its pair)', () => {
+    const f = itemsFactory();
+    const pinned = f.block('bash', { command: 'cat NOTES' }, 'notes', { pinned: true });
+    const items = conversation(
+      header(f),
+      f.user('q2', { id: 'u2' }),
+      pinned,
+      f.assistant('a2', { id: 'a2' }),
+      f.user('q3', { id: 'u3' }),
+      f.assistant('a3', { id: 'a3' }),
+    );
+    expect(ids(dropOldestRounds(items, 0, 1000))).toStrictEqual([
+      'sys',
+      'tools',
+      'task',
+      ...ids(pinned),
+      'u3',
+      'a3',
     ]);
   });
 });
