@@ -6,7 +6,13 @@
  * Pure module.
  */
 import { targetTokens, type CompactionConfig } from './config';
-import { automaticBlockReason, evaluateTriggers, loopGuard, type RecentCompaction, type TriggerKind } from './triggers';
+import {
+  automaticBlockReason,
+  evaluateTriggers,
+  loopGuard,
+  type RecentCompaction,
+  type TriggerKind,
+} from './triggers';
 
 /** Before each model call (precheck: estimate, rounds, events) or after each response (check, marker). */
 export type TriggerPoint = 'before_model_call' | 'after_model_call';

@@ -224,7 +224,7 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
   if (summary && work.removedAny) {
     let room = plan.goalTokens - (work.headerTokens + work.conversationTokens() + summary.tokens);
     const removed = work.removedUnits().filter((u) => u.kind !== 'orphan');
-    for (let i = removed.length - 1; i >= 0 && room > 0; i--) {
+    for (let i = removed.length - 1; i >= 0; i--) {
       const unit = removed[i] as WorkingUnit;
       if (unit.tokens > room && unit.kind === 'block') {
         // Its results as previews (the preview as long as the room allows).
@@ -236,7 +236,8 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
           if (cut) work.cut(unit, position, cut);
         });
       }
-      if (unit.tokens > room) continue;
+      // The newest removed units, contiguous: a question comes back with its answer or not at all.
+      if (unit.tokens > room) break;
       refill.add(unit);
       room -= unit.tokens;
     }

@@ -35,7 +35,9 @@ function oneLine(text: string): string {
 /** Whether the source format flagged this result as an error (pi's `isError`). */
 function flaggedError(item: ToolResultItem): boolean {
   const message = item.origin?.fields?.message;
-  return typeof message === 'object' && message !== null && (message as { isError?: unknown }).isError === true;
+  return (
+    typeof message === 'object' && message !== null && (message as { isError?: unknown }).isError === true
+  );
 }
 
 /**
@@ -46,7 +48,8 @@ export function toolResultError(item: ToolResultItem, tool: string): string | nu
   const text = messageText(item.message);
   const head = text.trimStart();
   const explicit = /^(error|fatal)\b/i.test(head);
-  if (flaggedError(item) || explicit) return oneLine(head.split('\n').find((l) => l.trim()) ?? head) || 'error';
+  if (flaggedError(item) || explicit)
+    return oneLine(head.split('\n').find((l) => l.trim()) ?? head) || 'error';
   if (READ_TOOL.test(tool)) return null;
   // Failures are reported at the start or the end of an output: a long output is read there only.
   const scanned =
@@ -73,13 +76,18 @@ export function callTarget(name: string, argumentsText: string): string {
  * target resolves the errors before it. The most recent {@link OPEN_ERRORS_LIMIT} are returned,
  * oldest first.
  */
-export function collectOpenErrors(items: readonly ContextItem[], previous: readonly OpenError[] = []): OpenError[] {
+export function collectOpenErrors(
+  items: readonly ContextItem[],
+  previous: readonly OpenError[] = [],
+): OpenError[] {
   const pairs = pairToolCalls(items);
   const callById = new Map<string, { name: string; args: string }>();
   for (const item of items) {
     if (item.type !== 'ASSISTANT_MESSAGE') continue;
     const calls = item.message.tool_calls ?? [];
-    calls.forEach((call, index) => callById.set(`${item.id}#${index}`, { name: call.function.name, args: call.function.arguments }));
+    calls.forEach((call, index) =>
+      callById.set(`${item.id}#${index}`, { name: call.function.name, args: call.function.arguments }),
+    );
   }
   let open: OpenError[] = [...previous];
   for (const item of items) {

@@ -58,7 +58,8 @@ export function importanceScore(unit: Scored): number {
 
 /**
  * Key events (seed 001): a task completed, an error and the unit that fixed it, a tool call that
- * changes things. An error that nothing later fixed is a key event too: it is still open.
+ * changes things. The latest error that nothing fixed is a key event too: it is still open (an
+ * error followed by another before any fix is superseded by it).
  */
 export function keyEventUnits<U extends Scored>(units: readonly U[]): Set<U> {
   const key = new Set<U>();
@@ -98,7 +99,11 @@ function slidingWindow(units: readonly WorkingUnit[], userTool: number, assistan
 }
 
 /** The units not in `scored`, newest `n` of them. */
-function newestOthers(units: readonly WorkingUnit[], scored: ReadonlySet<WorkingUnit>, n: number): WorkingUnit[] {
+function newestOthers(
+  units: readonly WorkingUnit[],
+  scored: ReadonlySet<WorkingUnit>,
+  n: number,
+): WorkingUnit[] {
   const others = units.filter((u) => !scored.has(u));
   return others.slice(Math.max(0, others.length - n));
 }
@@ -160,7 +165,11 @@ export function strategyGroups(
  * goal. Protected units count toward a strategy's minimum (they are the newest) but are never
  * removed.
  */
-export function strategyStep(strategy: StrategyName, config: CompactionConfig, keepRecentRounds?: number): Step {
+export function strategyStep(
+  strategy: StrategyName,
+  config: CompactionConfig,
+  keepRecentRounds?: number,
+): Step {
   return (ctx: WorkingContext, goal: number) => {
     const kept = ctx.units.filter((u) => !u.removed);
     for (const group of strategyGroups(strategy, kept, config, keepRecentRounds)) {

@@ -109,7 +109,9 @@ function preservedContext(items: readonly ContextItem[]): string {
   const roles = headerRoles(items);
   const parts: string[] = [];
   const of = (role: string): string[] =>
-    items.flatMap((item, i) => (roles[i] === role && item.type !== 'TOOL_DEFINITIONS' ? [messageText(item.message)] : []));
+    items.flatMap((item, i) =>
+      roles[i] === role && item.type !== 'TOOL_DEFINITIONS' ? [messageText(item.message)] : [],
+    );
   const task = of('task');
   if (task.length > 0) parts.push(`Original task:\n${task.join('\n')}`);
   const pinned = of('pinned');

@@ -45,7 +45,7 @@ export interface ReplayCompaction {
   before: ContextItem[];
   after: ContextItem[];
   plan: CompactionPlan | null;
-  /** The session's items appended so far (what the agent has done up to this point). */
+  /** How many of the session's items the context had received when it ran (what the agent had done). */
   seen: number;
 }
 
@@ -203,7 +203,6 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
   };
 
   for (const [index, item] of options.items.entries()) {
-    seen++;
     const forced = (): Promise<void> => {
       const trigger = options.force?.(index, item) ?? null;
       return trigger ? run({ trigger, detail: 'forced', skip: null }) : Promise.resolve();
@@ -212,6 +211,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       await maybeCompact('before_model_call');
       await request();
       context = [...context, item];
+      seen++;
       await maybeCompact('after_model_call', messageText(item.message).includes(config.marker));
       await forced();
       continue;
@@ -224,6 +224,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       }
     }
     context = [...context, item];
+    seen++;
     if (item.type === 'TOOL_RESULT') produced.push(item);
     await forced();
   }

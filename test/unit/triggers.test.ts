@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseCompactionConfig, type CompactionConfig } from '../../src/context/config';
 import {
+  madeProgress,
+  recordForLoopGuard,
+  type CompactionOutcome,
+} from '../../src/context/compaction-decision';
+import {
   evaluateTriggers,
   isAutomatic,
   loopGuard,
@@ -210,7 +215,7 @@ describe('loopGuard', () => {
       '5 within the last 2 rounds',
       [at(9), at(9), at(10), at(10), at(10)],
       10,
-      '5 automatic compactions within 2 round(s) (loopGuardMaxCompactions 5)',
+      '5 automatic compactions without progress within 2 round(s) (loopGuardMaxCompactions 5)',
     ],
     ['5, but one of them 2 rounds back', [at(8), at(9), at(10), at(10), at(10)], 10, null],
     ['5 long ago', [at(1), at(1), at(2), at(2), at(2)], 10, null],
@@ -226,7 +231,82 @@ describe('loopGuard', () => {
     });
     expect(loopGuard([at(5, 0), at(6, 0)], 6, config)).toBeNull();
     expect(loopGuard([at(6, 0), at(6, 0)], 6, config)).toBe(
-      '2 automatic compactions within 1 round(s) (loopGuardMaxCompactions 2)',
+      '2 automatic compactions without progress within 1 round(s) (loopGuardMaxCompactions 2)',
     );
+  });
+});
+
+describe('the loop guard counts only compactions without progress (DESIGN.md §3)', () => {
+  const outcome = (over: Partial<CompactionOutcome> = {}): CompactionOutcome => ({
+    status: 'committed',
+    tokensAfter: 30_000,
+    savedRatio: 0.5,
+    ...over,
+  });
+
+  it.each<[string, Partial<CompactionOutcome>, boolean]>([
+    ['committed, saved half, under the target (40,000)', {}, true],
+    ['committed at the target exactly', { tokensAfter: 40_000 }, true],
+    ['committed, one token over the target', { tokensAfter: 40_001 }, false],
+    ['committed, saved 9.9%', { savedRatio: 0.099 }, false],
+    ['skipped', { status: 'skipped', savedRatio: 0 }, false],
+    ['rolled back', { status: 'rolled_back', savedRatio: 0 }, false],
+  ])('%s → progress %s', (_, over, expected) => {
+    expect(madeProgress(outcome(over), DEFAULTS)).toBe(expected);
+  });
+
+  it('healthy compactions are never remembered, however many run in a round', () => {
+    const config = parseCompactionConfig({ loopGuardMaxCompactions: 1, loopGuardWithinRounds: 1 });
+    let recent: RecentCompaction[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = recordForLoopGuard(recent, outcome(), 3, config);
+      expect(r.pause).toBeNull();
+      recent = r.recent;
+    }
+    expect(recent).toEqual([]);
+  });
+
+  it('a compaction left over the target counts, and enough of them pause', () => {
+    const config = parseCompactionConfig({ loopGuardMaxCompactions: 2, loopGuardWithinRounds: 1 });
+    const over = outcome({ tokensAfter: 45_000, savedRatio: 0.3 });
+    const first = recordForLoopGuard([], over, 4, config);
+    expect(first.pause).toBeNull();
+    expect(first.recent).toEqual([{ round: 4, savedRatio: 0.3 }]);
+    const second = recordForLoopGuard(first.recent, over, 4, config);
+    expect(second.pause).toBe(
+      '2 automatic compactions without progress within 1 round(s) (loopGuardMaxCompactions 2)',
+    );
+  });
+
+  it('one that saved under loopGuardMinSavedRatio pauses at once', () => {
+    expect(recordForLoopGuard([], outcome({ status: 'skipped', savedRatio: 0 }), 2, DEFAULTS).pause).toBe(
+      'the last automatic compaction saved 0.0%, under 10% (loopGuardMinSavedRatio)',
+    );
+  });
+});
+
+describe('evaluateTriggers: a request over the window is never sent', () => {
+  const window = DEFAULTS.maxContextTokens;
+
+  it.each<[string, Partial<TriggerState>]>([
+    ['paused by the loop guard', { paused: true }],
+    ['cooling down', { cooldownActive: true }],
+  ])('%s: over the window, the emergency compaction (overflow) runs', (_, over) => {
+    const result = evaluateTriggers(state({ estimatedTokens: window + 1, ...over }), DEFAULTS);
+    expect(result.fired[0]?.trigger).toBe('overflow');
+    expect(result.fired[0]?.reason).toBe(
+      `emergency: the request would be ${window + 1} tokens, over the window of ${window}`,
+    );
+    expect(result.skipped).toBe(false);
+  });
+
+  it('with compaction disabled too', () => {
+    const config = parseCompactionConfig({ enabled: false });
+    expect(fired(state({ estimatedTokens: window + 1 }), config)).toEqual(['overflow', 'precheck']);
+  });
+
+  it('at the window exactly, or while nothing holds compaction back, the precheck does it', () => {
+    expect(fired(state({ estimatedTokens: window, paused: true }))).toEqual(['precheck']);
+    expect(fired(state({ estimatedTokens: window + 1 }))).toEqual(['precheck']);
   });
 });
