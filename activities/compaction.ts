@@ -143,7 +143,10 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
           const attempt = Context.current().info.attempt;
           const comp = await store.getCompaction(input.compactionId);
           if (!comp) {
-            throw ApplicationFailure.nonRetryable(`no compaction ${input.compactionId}`, 'COMPACTION_NOT_FOUND');
+            throw ApplicationFailure.nonRetryable(
+              `no compaction ${input.compactionId}`,
+              'COMPACTION_NOT_FOUND',
+            );
           }
           const baseItems = await store.getVersionItems(input.conversationId, comp.baseVersion);
           const prunedItems = await store.getVersionItems(input.conversationId, input.prunedVersion);

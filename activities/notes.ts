@@ -12,7 +12,11 @@ export function noteItem(id: string, round: number, note: ToolNote): NoteItem | 
     case 'memory':
       return { ...base, type: 'MEMORY', message: { role: 'user', content: `${MEMORY_PREFIX}${note.text}` } };
     case 'task_list':
-      return { ...base, type: 'TASK_LIST', message: { role: 'user', content: `${TASK_LIST_PREFIX}${note.text}` } };
+      return {
+        ...base,
+        type: 'TASK_LIST',
+        message: { role: 'user', content: `${TASK_LIST_PREFIX}${note.text}` },
+      };
     case 'pin':
       return {
         ...base,

@@ -85,7 +85,13 @@ export async function peersFigure(reps: number): Promise<Figure> {
       const budget = Math.floor(config.targetRatio * window);
       const approaches: Record<string, () => Promise<Outcome>> = {
         ours: async () => {
-          const plan = planCompaction({ items, config, tokenizer, trigger: 'precheck', compactionId: 'bench' });
+          const plan = planCompaction({
+            items,
+            config,
+            tokenizer,
+            trigger: 'precheck',
+            compactionId: 'bench',
+          });
           const summaryTokens = Math.min(SUMMARY_TOKENS, plan.summaryBudget);
           const summary = plan.toSummarize.length > 0 ? fakeSummary(items, summaryTokens) : null;
           const out = finishCompaction(plan, summary);

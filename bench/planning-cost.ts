@@ -21,7 +21,6 @@ export interface PlanningOptions {
   reps: number;
 }
 
-
 export interface PlanningRow {
   items: number;
   tokens: number;

@@ -244,4 +244,3 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
   }
   return work.contextItems(summary, { keep: (u) => !u.removed || refill.has(u) });
 }
-

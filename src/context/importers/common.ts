@@ -75,7 +75,6 @@ export type Converted =
   | { type: 'TOOL_RESULT'; message: ToolMessage }
   | { type: 'COMPACTION_SUMMARY'; message: UserMessage };
 
-
 export function defaultIdPrefix(format: SessionFormat, text: string): string {
   return `${format}-${contentHash(text)}:`;
 }
