@@ -7,6 +7,7 @@ import type { ContextItem, ToolResultItem } from '../src/context/items';
 import { messageText } from '../src/context/items';
 import { lower } from '../src/context/lower';
 import { hasPin } from '../src/context/agent-notes';
+import { withFacts } from '../src/context/item-facts';
 import { decideCompaction } from '../src/context/compaction-decision';
 import { chatCompletion, llmBoundary } from '../src/llm';
 import { storeBoundary } from './failures';
@@ -79,10 +80,9 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
     return store.appendItems(input.conversationId, [item]);
   };
 
-  const counted = <T extends ContextItem>(item: T, model: string): T => ({
-    ...item,
-    tokens: tokens.forModel(model).countItem(item),
-  });
+  /** The item as stored: its tokens counted, its facts worked out (a result's with its tool's name). */
+  const counted = <T extends ContextItem>(item: T, model: string, toolName?: string): T =>
+    withFacts({ ...item, tokens: tokens.forModel(model).countItem(item) }, toolName);
 
   return {
     async initConversation(input: InitConversationInput): Promise<InitConversationResult> {
@@ -301,6 +301,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
               message: { role: 'tool', tool_call_id: input.toolCallId, content, name: input.name },
             },
             input.model.model,
+            input.name,
           );
           const totals = await store.appendItems(input.conversationId, [result, ...notes]);
           return {

@@ -6,7 +6,9 @@
  *
  * Pure module.
  */
-import { messageText, type ChatMessage } from './items';
+import { messageText, type CallNote, type ChatMessage, type Task } from './items';
+
+export type { CallNote, Task } from './items';
 
 /** What a memory note's message starts with. */
 export const MEMORY_PREFIX = '[Memory] ';
@@ -26,12 +28,6 @@ export function pinMessageText(text: string): string {
   return `<Pin>${text}</Pin>`;
 }
 
-/** A task of a task list. */
-export interface Task {
-  title: string;
-  status: string;
-}
-
 /** A task list as text, one task a line: `[x]` done, `[~]` in progress, `[ ]` anything else. */
 export function formatTaskList(tasks: readonly Task[]): string {
   return tasks
@@ -46,9 +42,6 @@ export function formatTaskList(tasks: readonly Task[]): string {
     })
     .join('\n');
 }
-
-/** A note read off a tool call. */
-export type CallNote = { kind: 'memory' | 'pin'; text: string } | { kind: 'task_list'; tasks: Task[] };
 
 const TASK_TOOL = /(todo|task|plan)/i;
 const MEMORY_TOOL = /(remember|memory|memorize)/i;

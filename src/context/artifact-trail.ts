@@ -12,165 +12,16 @@
  * Pure module.
  */
 import type { ContextItem, FileTouch } from './items';
-import type { Tokenizer } from './tokenizer';
+import { maxTokens, type Tokenizer } from './tokenizer';
+import { callFactsOf } from './item-facts';
 
-/** What one tool call does to a file. */
-export type FileOp = 'read' | 'write' | 'edit' | 'delete' | 'list' | 'search' | 'use';
+/** Commands kept by the trail's data (the rendering shows fewer). */
+const MAX_COMMANDS = 30;
 
 /** The trail's data: files in order of their last touch (oldest first), the commands run. */
 export interface ArtifactTrail {
   files: FileTouch[];
   commands: { command: string; round: number }[];
-}
-
-/** Files and commands of one tool call. */
-export interface CallEffect {
-  touches: { path: string; op: FileOp }[];
-  command: string | null;
-}
-
-/** Argument keys that name one file or directory. */
-const PATH_KEYS = [
-  'path',
-  'file_path',
-  'filePath',
-  'filepath',
-  'filename',
-  'fileName',
-  'file',
-  'target_file',
-  'targetFile',
-  'notebook_path',
-  'absolute_path',
-  'relative_path',
-  'source',
-  'destination',
-  'dir',
-  'directory',
-];
-/** Argument keys that hold several paths. */
-const PATH_LIST_KEYS = ['paths', 'files', 'file_paths'];
-/** Argument keys of a shell command. */
-const COMMAND_KEYS = ['command', 'cmd', 'script'];
-/** Commands kept by the trail's data (the rendering shows fewer). */
-const MAX_COMMANDS = 30;
-/** Longest command kept, in characters. */
-const MAX_COMMAND_CHARS = 160;
-
-const SHELL_TOOL = /(^|_)(bash|shell|sh|zsh|exec|execute|run|terminal|cmd|command|powershell)($|_)/;
-const EDITOR_TOOL = /(str_replace|text_editor|editor)/;
-const PATCH_TOOL = /(apply_patch|^patch$|apply_diff)/;
-const DELETE_TOOL = /(delete|remove|unlink|^rm$)/;
-const WRITE_TOOL = /(write|create|save|^put)/;
-const EDIT_TOOL = /(edit|replace|patch|insert|modify|append|update_file|multiedit)/;
-const READ_TOOL = /(read|view|open|cat|get_file|show|head|tail)/;
-const LIST_TOOL = /(list|^ls$|_ls$|dir|tree|glob)/;
-const SEARCH_TOOL = /(search|grep|find|^rg$|query|lookup)/;
-
-function parseArguments(text: string): Record<string, unknown> | null {
-  const trimmed = text.trimStart();
-  if (!trimmed.startsWith('{')) return null;
-  try {
-    const value: unknown = JSON.parse(trimmed);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-/** A usable path: one line, not too long, quotes taken off. */
-function cleanPath(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const path = value.trim().replace(/^(["'`])(.*)\1$/, '$2');
-  if (path.length === 0 || path.length > 400 || /[\n\r\0]/.test(path)) return null;
-  return path;
-}
-
-function opOfName(name: string): FileOp {
-  if (DELETE_TOOL.test(name)) return 'delete';
-  if (EDIT_TOOL.test(name)) return 'edit';
-  if (WRITE_TOOL.test(name)) return 'write';
-  if (READ_TOOL.test(name)) return 'read';
-  if (LIST_TOOL.test(name)) return 'list';
-  if (SEARCH_TOOL.test(name)) return 'search';
-  return 'use';
-}
-
-/** Editor tools (str_replace_editor and kin) say what they do in a `command` argument. */
-function opOfEditorCommand(command: string): FileOp {
-  if (/^(view|read)/.test(command)) return 'read';
-  if (/^create/.test(command)) return 'write';
-  if (/^(delete|remove)/.test(command)) return 'delete';
-  return 'edit';
-}
-
-/** Files named by a patch (`*** Update File: p`, or a unified diff's `+++ b/p`). */
-function patchTouches(text: string): { path: string; op: FileOp }[] {
-  const out: { path: string; op: FileOp }[] = [];
-  for (const match of text.matchAll(/^\*\*\* (Add|Update|Delete) File: (.+)$/gm)) {
-    const path = cleanPath(match[2]);
-    if (path)
-      out.push({ path, op: match[1] === 'Add' ? 'write' : match[1] === 'Delete' ? 'delete' : 'edit' });
-  }
-  if (out.length === 0) {
-    for (const match of text.matchAll(/^\+\+\+ (?:b\/)?(.+)$/gm)) {
-      const path = cleanPath(match[1]);
-      if (path && path !== '/dev/null') out.push({ path, op: 'edit' });
-    }
-  }
-  return out;
-}
-
-/**
- * What a tool call does: the files it touches (with the operation its tool name or editor command
- * implies) and the shell command it runs. `openFile` is the file an earlier call opened: an edit
- * with no path (SWE-agent's `edit 12:14`) applies to it.
- */
-export function toolCallEffect(name: string, argumentsText: string, openFile: string | null): CallEffect {
-  const tool = name.toLowerCase().replace(/^mcp__[^_]+__/, '');
-  const args = parseArguments(argumentsText);
-  const touches: { path: string; op: FileOp }[] = [];
-  let command: string | null = null;
-  if (PATCH_TOOL.test(tool)) {
-    const text = args
-      ? [args.input, args.patch, args.diff].find((v): v is string => typeof v === 'string')
-      : argumentsText;
-    return { touches: patchTouches(text ?? ''), command: null };
-  }
-  if (!args) return { touches, command };
-  const editor = EDITOR_TOOL.test(tool) && typeof args.command === 'string';
-  const op = editor ? opOfEditorCommand(String(args.command)) : opOfName(tool);
-  for (const key of PATH_KEYS) {
-    const path = cleanPath(args[key]);
-    if (path) touches.push({ path, op });
-  }
-  for (const key of PATH_LIST_KEYS) {
-    const list = args[key];
-    if (!Array.isArray(list)) continue;
-    for (const entry of list) {
-      const path =
-        cleanPath(entry) ??
-        (typeof entry === 'object' && entry !== null
-          ? cleanPath((entry as Record<string, unknown>).path)
-          : null);
-      if (path) touches.push({ path, op });
-    }
-  }
-  if (touches.length === 0 && op === 'edit' && openFile) touches.push({ path: openFile, op });
-  if (!editor && (SHELL_TOOL.test(tool) || touches.length === 0)) {
-    for (const key of COMMAND_KEYS) {
-      const value = args[key];
-      const text = Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(' ') : value;
-      if (typeof text === 'string' && text.trim().length > 0) {
-        const line = text.trim().replace(/\s+/g, ' ');
-        command = line.length > MAX_COMMAND_CHARS ? `${line.slice(0, MAX_COMMAND_CHARS)}…` : line;
-        break;
-      }
-    }
-  }
-  return { touches, command };
 }
 
 /** A trail with nothing in it. */
@@ -192,10 +43,11 @@ export function collectArtifactTrail(
   const commands = [...previous.commands];
   let openFile: string | null = null;
   for (const item of items) {
-    if (item.type !== 'ASSISTANT_MESSAGE') continue;
-    for (const call of item.message.tool_calls ?? []) {
-      const effect = toolCallEffect(call.function.name, call.function.arguments, openFile);
-      for (const { path, op } of effect.touches) {
+    if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls?.length) continue;
+    for (const effect of callFactsOf(item)) {
+      const touches: { path: string; op: string }[] =
+        effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
+      for (const { path, op } of touches) {
         const known = files.get(path);
         files.delete(path);
         const ops = known ? known.ops : [];
@@ -254,16 +106,20 @@ export function renderArtifactTrail(
       ? null
       : `Commands run, latest first: ${latest.map((c) => `\`${c.command}\` (round ${c.round})`).join('; ')}`;
   };
-  const lineCost = (line: string): number => tokenizer.countText(line) + 1;
-  const heading = lineCost(ARTIFACT_TRAIL_HEADING);
-  const detailed = newestFirst.map((file) => ({ line: fileLine(file), cost: lineCost(fileLine(file)) }));
+  const lines = newestFirst.map(fileLine);
   const render = (detailCount: number, bare: string | null, commands: string | null): string =>
     [
       ARTIFACT_TRAIL_HEADING,
-      ...detailed.slice(0, detailCount).map((d) => d.line),
+      ...lines.slice(0, detailCount),
       ...(bare ? [bare] : []),
       ...(commands ? [commands] : []),
     ].join('\n');
+  // A trail that fits whatever it holds is not counted at all.
+  const whole = render(lines.length, null, commandLine(10));
+  if (maxTokens(whole) <= budgetTokens) return whole;
+  const lineCost = (line: string): number => tokenizer.countText(line) + 1;
+  const heading = lineCost(ARTIFACT_TRAIL_HEADING);
+  const detailed = lines.map((line) => ({ line, cost: lineCost(line) }));
 
   for (const n of [10, 5, 0]) {
     const commands = commandLine(n);

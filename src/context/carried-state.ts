@@ -22,15 +22,15 @@ import { collectArtifactTrail, emptyTrail, renderArtifactTrail, type ArtifactTra
 import {
   formatTaskList,
   MEMORY_PREFIX,
-  noteOfToolCall,
   pinMessageText,
   TASK_LIST_PREFIX,
   type CallNote,
 } from './agent-notes';
 import { messageText, type ContextItem, type NoteItem, type OpenError, type UserMessageItem } from './items';
+import { callFactsOf } from './item-facts';
 import { collectOpenErrors, renderOpenErrors } from './open-errors';
 import { countItemTokens } from './token-accounting';
-import type { Tokenizer } from './tokenizer';
+import { maxTokens, type Tokenizer } from './tokenizer';
 
 /** Item types only a compaction writes, replaced by each one. */
 export const CARRIED_TYPES = ['ARTIFACT_TRAIL', 'OPEN_ERRORS', 'GIT_DIFF_STAT'] as const;
@@ -76,6 +76,7 @@ function noteText(item: ContextItem): string {
 
 /** The text cut to `budget` tokens with a marker, or itself when it fits. */
 function fit(text: string, budget: number, tokenizer: Tokenizer): string {
+  if (maxTokens(text) <= budget) return text;
   // Room for the marker is taken only when the text must be cut.
   const cut = tokenizer.truncate(text, Math.max(0, budget - 8));
   return cut.originalTokens <= budget ? text : `${cut.text}\n[… cut to fit the carried-state budget]`;
@@ -84,7 +85,8 @@ function fit(text: string, budget: number, tokenizer: Tokenizer): string {
 /** The open errors that fit `budget`, dropping the oldest first. */
 function fitErrors(errors: readonly OpenError[], budget: number, tokenizer: Tokenizer): OpenError[] {
   let kept = [...errors];
-  while (kept.length > 0 && tokenizer.countText(renderOpenErrors(kept)) > budget) kept = kept.slice(1);
+  const over = (text: string): boolean => maxTokens(text) > budget && tokenizer.countText(text) > budget;
+  while (kept.length > 0 && over(renderOpenErrors(kept))) kept = kept.slice(1);
   return kept;
 }
 
@@ -94,7 +96,8 @@ function fitStat(stat: string, budget: number, tokenizer: Tokenizer): string {
   const summary = lines.length > 1 ? (lines[lines.length - 1] as string) : '';
   let body = lines.slice(0, summary ? -1 : undefined);
   const render = (): string => [GIT_DIFF_STAT_HEADING, ...body, ...(summary ? [summary] : [])].join('\n');
-  while (body.length > 0 && tokenizer.countText(render()) > budget) {
+  const over = (text: string): boolean => maxTokens(text) > budget && tokenizer.countText(text) > budget;
+  while (body.length > 0 && over(render())) {
     body = body.slice(0, Math.max(0, body.length - Math.max(1, Math.floor(body.length / 4))));
     if (body.length > 0) body = [...body.slice(0, -1), '…'];
   }
@@ -113,9 +116,10 @@ function notesOfCalls(items: readonly ContextItem[]): NoteSource[] {
   const out: NoteSource[] = [];
   const pendingByCallId = new Map<string, NoteSource>();
   items.forEach((item, index) => {
-    if (item.type === 'ASSISTANT_MESSAGE') {
-      for (const call of item.message.tool_calls ?? []) {
-        const note = noteOfToolCall(call.function.name, call.function.arguments);
+    if (item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls?.length) {
+      const facts = callFactsOf(item);
+      for (const [i, call] of item.message.tool_calls.entries()) {
+        const note = facts[i]?.note;
         if (!note) continue;
         const source: NoteSource = { note, after: index, round: item.round };
         out.push(source);

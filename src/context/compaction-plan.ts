@@ -25,7 +25,14 @@ import type { CompactionConfig } from './config';
 import { targetTokens } from './config';
 import { buildCarriedState, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
-import { emptyPruneStats, planCut, pruneSteps, type PruneStats, type Step } from './selective-prune';
+import {
+  emptyPruneStats,
+  planCut,
+  previewFitting,
+  pruneSteps,
+  type PruneStats,
+  type Step,
+} from './selective-prune';
 import { strategyStep } from './strategies';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
 import type { Tokenizer } from './tokenizer';
@@ -142,18 +149,18 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   });
   const items = carried.items;
   // Measure the header and summaries first: the summary's budget depends on them.
-  const probe = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: null });
-  const headerTokens = probe.headerTokens;
-  const conversation = probe.conversationTokens() + probe.summaryTokens;
+  const work = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: null });
+  const headerTokens = work.headerTokens;
+  const conversation = work.conversationTokens() + work.summaryTokens;
   const underAlready = tokensBefore <= target;
-  const budget = summaryBudgetFor(config, target - headerTokens, probe.summaryTokens);
+  const budget = summaryBudgetFor(config, target - headerTokens, work.summaryTokens);
   // Already under the target (manual, marker, rounds, events): half the conversation goes, into a
   // summary no larger than half of what it stands for.
   const summaryBudget = underAlready ? Math.min(budget, Math.ceil(conversation / 4)) : budget;
   const goal = underAlready
     ? Math.min(target, headerTokens + summaryBudget + Math.floor(conversation / 2))
     : target;
-  const work = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: summaryBudget });
+  work.reserveSummary(summaryBudget);
 
   const taskType = detectTaskType(items);
   const chain = fullStrategyChain(taskType);
@@ -231,8 +238,8 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
         unit.originals.forEach((item, position) => {
           if (item.type !== 'TOOL_RESULT' || unit.cuts[position]) return;
           const others = unit.tokens - item.tokens;
-          const preview = Math.max(Math.min(plan.config.previewTokens, item.tokens), room - others - 20);
-          const cut = planCut(item, plan.config, plan.tokenizer, preview, true);
+          const preview = previewFitting(room - others);
+          const cut = preview > 0 ? planCut(item, plan.config, plan.tokenizer, preview, true) : null;
           if (cut) work.cut(unit, position, cut);
         });
       }

@@ -14,7 +14,7 @@
  */
 import { collectArtifactTrail } from './artifact-trail';
 import { messageText, type ContextItem, type OpenError } from './items';
-import { toolResultError } from './open-errors';
+import { resultErrorOf } from './item-facts';
 import { SUMMARY_MESSAGE_PREFIX } from './post-compaction';
 import { headerRoles } from './segments';
 import { NEXT_STEP_TEXT } from './text-signals';
@@ -208,7 +208,7 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
         (pair ? callNames.get(`${pair.callItemId}#${pair.callIndex}`) : undefined) ??
         item.message.name ??
         'tool';
-      const error = toolResultError(item, tool);
+      const error = resultErrorOf(item, tool);
       if (error) {
         const open = openErrors.some((e) => e.text === error && e.round === item.round);
         data.errors.push(

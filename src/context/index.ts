@@ -19,6 +19,8 @@ export * from './strategies';
 export * from './post-compaction';
 export * from './artifact-trail';
 export * from './open-errors';
+export * from './tool-facts';
+export * from './item-facts';
 export * from './agent-notes';
 export * from './carried-state';
 export * from './working-context';

@@ -88,6 +88,42 @@ export interface ItemBase {
   sourceId?: string;
   /** For an imported item: what the source format held beyond the message (see {@link ItemOrigin}). */
   origin?: ItemOrigin;
+  /**
+   * What a compaction reads of the item besides its tokens, worked out once when it is stored, like
+   * `tokens` (`item-facts.ts`); absent on items stored before: then worked out when needed.
+   */
+  facts?: ItemFacts;
+}
+
+/** What a tool call does, read off its name and arguments once (`item-facts.ts`). */
+export interface CallFacts {
+  /** Files it touches, each with its operation (read, write, edit, delete, list, search, use). */
+  touches: { path: string; op: string }[];
+  /** The shell command it runs, or null. */
+  command: string | null;
+  /** An edit that names no file: it applies to the file opened before it. */
+  editsOpenFile?: true;
+  /** What it was applied to (a path or a command's first words; '' when nothing). */
+  target: string;
+  /** The note it makes when it is a task-list, memory or pin tool, or null. */
+  note: CallNote | null;
+}
+
+/** A task of a task list (`agent-notes.ts`). */
+export interface Task {
+  title: string;
+  status: string;
+}
+
+/** A note a tool call makes (`agent-notes.ts`). */
+export type CallNote = { kind: 'memory' | 'pin'; text: string } | { kind: 'task_list'; tasks: Task[] };
+
+/** Facts of an item, by type. */
+export interface ItemFacts {
+  /** An assistant message: one per tool call, in order. */
+  calls?: CallFacts[];
+  /** A tool result: the error it reports (null: none). */
+  error?: string | null;
 }
 
 /** The session formats the importers read and the exporters write (`importers/`). */

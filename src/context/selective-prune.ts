@@ -60,9 +60,14 @@ export function countRemoval(unit: WorkingUnit, stats: PruneStats): void {
 }
 
 /** Tokens a cut field adds beyond its preview: the line break and the marker, with room to spare. */
-function markerTokens(originalTokens: number, tokenizer: Tokenizer): number {
-  return tokenizer.countText(truncationMarker(originalTokens)) + 2;
+function markerTokens(): number {
+  // "\n[TRUNCATED original~N tokens]" is at most 12 tokens in o200k_base and cl100k_base for any
+  // N under 10^9; planning on the bound counts nothing (the written cut form is counted exactly).
+  return MARKER_TOKENS_BOUND + 2;
 }
+
+/** Tokens of a line break and the marker at most (`markerTokens`). */
+const MARKER_TOKENS_BOUND = 12;
 
 /** A field's text cut to a preview of `previewTokens` tokens plus the marker. */
 function cutText(text: string, originalTokens: number, previewTokens: number, tokenizer: Tokenizer): string {
@@ -78,6 +83,16 @@ const MARKER_AT_END = /\n\[TRUNCATED original~(\d+) tokens\]$/;
  */
 function cutMargin(previewTokens: number): number {
   return 3 + Math.ceil(previewTokens / 500);
+}
+
+/**
+ * The longest preview whose planned cut of a tool result takes at most `tokens` tokens (message
+ * framing, marker and margin included); may be 0 or less when nothing fits.
+ */
+export function previewFitting(tokens: number): number {
+  const fixed = MESSAGE_OVERHEAD_TOKENS + markerTokens();
+  // The margin grows with the preview: take the one of the largest preview that could fit.
+  return tokens - fixed - cutMargin(Math.max(0, tokens - fixed));
 }
 
 /**
@@ -102,8 +117,7 @@ export function planCut(
     const original = recut ? Number(recut[1]) : item.tokens - MESSAGE_OVERHEAD_TOKENS;
     const text = recut ? content.slice(0, recut.index) : content;
     if ((!anySize && original <= config.toolResultThreshold) || original <= previewTokens) return null;
-    const tokens =
-      MESSAGE_OVERHEAD_TOKENS + previewTokens + markerTokens(original, tokenizer) + cutMargin(previewTokens);
+    const tokens = MESSAGE_OVERHEAD_TOKENS + previewTokens + markerTokens() + cutMargin(previewTokens);
     if (tokens >= item.tokens) return null;
     const source = item.sourceId ?? item.id;
     const id = `${source}~cut${previewTokens}`;
@@ -140,9 +154,7 @@ export function planCut(
     item.tokens -
     originals.reduce(
       (n, original, i) =>
-        over[i]
-          ? n + original - previewTokens - markerTokens(original, tokenizer) - cutMargin(previewTokens)
-          : n,
+        over[i] ? n + original - previewTokens - markerTokens() - cutMargin(previewTokens) : n,
       0,
     );
   if (tokens >= item.tokens) return null;
@@ -199,10 +211,8 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
         // A result's preview grows to what the goal leaves room for (arguments keep the seed's size).
         const slack = goal - (ctx.total() - item.tokens + cut.tokens);
         if (slack > 0 && item.type === 'TOOL_RESULT') {
-          // A longer preview plans a larger margin: grow by the slack less that difference, so the
-          // cut still reaches the goal (and is still smaller than the item).
-          const margin = cutMargin(config.previewTokens + slack) - cutMargin(config.previewTokens);
-          cut = planCut(item, config, tokenizer, config.previewTokens + slack - margin) ?? cut;
+          // The longest preview whose cut, margin included, still reaches the goal.
+          cut = planCut(item, config, tokenizer, previewFitting(cut.tokens + slack)) ?? cut;
         }
         ctx.cut(unit, i, cut);
         stats.toolCallsTruncated += cut.calls;

@@ -32,3 +32,17 @@ export interface Tokenizer {
    */
   prefix(text: string, maxTokens: number): string;
 }
+
+/**
+ * The most tokens a text can have under any {@link Tokenizer}: its UTF-8 bytes (a token is at
+ * least one byte). Cheap: lets a caller skip counting a text that fits a budget whatever it holds.
+ */
+export function maxTokens(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // Beyond ASCII a UTF-16 unit is at most 3 bytes (a surrogate pair, 2 units, is 4).
+    if (code > 0x7f) bytes += code > 0x7ff ? 2 : 1;
+  }
+  return bytes;
+}

@@ -71,7 +71,7 @@ export class WorkingContext {
   readonly units: WorkingUnit[] = [];
   readonly headerTokens: number;
   readonly summaryTokens: number;
-  readonly summaryReserve: number | null;
+  private reserve: number | null;
   /** The context window the protections were decided for. */
   readonly windowTokens: number;
   private keptTokens = 0;
@@ -85,7 +85,7 @@ export class WorkingContext {
     readonly items: readonly ContextItem[],
     options: WorkingContextOptions,
   ) {
-    this.summaryReserve = options.summaryReserve;
+    this.reserve = options.summaryReserve;
     this.windowTokens = options.window;
     const roles = headerRoles(items);
     // The original task is header, unless the header with it is over the window: no request could
@@ -160,6 +160,17 @@ export class WorkingContext {
       }
       return;
     }
+  }
+
+  /** Tokens reserved for the summary (null: no summary will be written). */
+  get summaryReserve(): number | null {
+    return this.reserve;
+  }
+
+  /** Sets the summary's reserve, once the header is known and before any step runs. */
+  reserveSummary(tokens: number): void {
+    if (this.removedCount > 0) throw new Error('the summary reserve is set before anything is removed');
+    this.reserve = tokens;
   }
 
   /** Whether anything was removed (a summary will then stand for it). */

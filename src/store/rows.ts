@@ -1,4 +1,10 @@
-import { ITEM_TYPES, type CarriedData, type ContextItem, type ItemType } from '../context/items';
+import {
+  ITEM_TYPES,
+  type CarriedData,
+  type ContextItem,
+  type ItemFacts,
+  type ItemType,
+} from '../context/items';
 
 /** An `items` row as PostgreSQL returns it. */
 export interface ItemRow {
@@ -34,6 +40,15 @@ function isCarriedData(value: unknown): value is CarriedData {
   return false;
 }
 
+/** Item facts as stored (anything else is read without them: they are worked out when needed). */
+function isItemFacts(value: unknown): value is ItemFacts {
+  if (typeof value !== 'object' || value === null) return false;
+  const facts = value as Record<string, unknown>;
+  if ('calls' in facts && !Array.isArray(facts.calls)) return false;
+  if ('error' in facts && facts.error !== null && typeof facts.error !== 'string') return false;
+  return true;
+}
+
 function isItemType(type: string): type is ItemType {
   return (ITEM_TYPES as readonly string[]).includes(type);
 }
@@ -53,6 +68,7 @@ export function itemColumns(item: ContextItem): {
   const attrs: Record<string, unknown> = {};
   if (item.type === 'COMPACTION_SUMMARY') attrs.summarizer = item.summarizer;
   if ('carried' in item && item.carried !== undefined) attrs.carried = item.carried;
+  if (item.facts !== undefined) attrs.facts = item.facts;
   const body = item.type === 'TOOL_DEFINITIONS' ? item.tools : item.message;
   return { type: item.type, role: itemRole(item), body: JSON.stringify(body), attrs: JSON.stringify(attrs) };
 }
@@ -69,7 +85,9 @@ export function rowToItem(row: ItemRow): ContextItem {
     throw new StoredRowError(row.id, `body is not JSON (${(err as Error).message})`);
   }
   if (typeof body !== 'object' || body === null) throw new StoredRowError(row.id, 'body is not an object');
+  const facts = isItemFacts(attrs.facts) ? { facts: attrs.facts } : {};
   const base = {
+    ...facts,
     id: row.id,
     tokens: row.tokens,
     round: row.round,

@@ -13,12 +13,8 @@ import {
   type CarriedStateInput,
 } from '../../src/context/carried-state';
 import type { ChatMessage, ContextItem, NoteItem, OpenError, ToolResultItem } from '../../src/context/items';
-import {
-  collectOpenErrors,
-  OPEN_ERRORS_HEADING,
-  OPEN_ERRORS_LIMIT,
-  toolResultError,
-} from '../../src/context/open-errors';
+import { collectOpenErrors, OPEN_ERRORS_HEADING, OPEN_ERRORS_LIMIT } from '../../src/context/open-errors';
+import { toolResultError } from '../../src/context/tool-facts';
 import { headerRoles } from '../../src/context/segments';
 import { createTokenCounter } from '../../src/tokens';
 import { conversation, ids, itemsFactory, type ItemsFactory } from '../support/items-factory';

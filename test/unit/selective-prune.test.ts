@@ -168,11 +168,11 @@ describe('truncate: tool results over toolResultThreshold (600 tokens) are cut',
 
   // One 5000-token result; the context is `over` tokens over the target.
   it.each([
-    [1, 4974],
-    [100, 4875],
-    [1000, 3977],
-    [4500, 484],
-    [4700, 284],
+    [1, 4972],
+    [100, 4873],
+    [1000, 3975],
+    [4500, 482],
+    [4700, 282],
   ])('%d tokens over the target: the cut that reaches it keeps a %d-token preview', (over, preview) => {
     const f = itemsFactory(o200k);
     const [call, result] = f.block('read_file', { path: 'a.ts' }, words(5000, 'x'));
@@ -201,11 +201,11 @@ describe('truncate: tool results over toolResultThreshold (600 tokens) are cut',
 
   // Three blocks with 2000-token results; the context is `over` tokens over the target.
   it.each([
-    [1, ['~cut1980', '', '']],
-    [1500, ['~cut484', '', '']],
-    [1800, ['~cut200', '~cut1965', '']],
-    [3600, ['~cut200', '~cut200', '~cut1949']],
-    [5000, ['~cut200', '~cut200', '~cut551']],
+    [1, ['~cut1978', '', '']],
+    [1500, ['~cut482', '', '']],
+    [1800, ['~cut200', '~cut1961', '']],
+    [3600, ['~cut200', '~cut200', '~cut1943']],
+    [5000, ['~cut200', '~cut200', '~cut545']],
   ])('%d tokens over: oldest first, only as many as it takes → %j', (over, suffixes) => {
     const f = itemsFactory(o200k);
     const task = f.user('task');
@@ -647,13 +647,13 @@ describe('cut forms: new items, derived ids, cut again only to a shorter preview
     const items = conversation(f.user('task'), call, result, f.assistant('done'));
     const total = sumTokens(items);
     const once = prune(items, total - 1000);
-    expect(ids(once.items)[2]).toBe(`${result.id}~cut3977`);
+    expect(ids(once.items)[2]).toBe(`${result.id}~cut3975`);
 
     const twice = prune(once.items, total - 4500);
     expect(twice.items[2]).toMatchObject({
-      id: `${result.id}~cut484`,
+      id: `${result.id}~cut482`,
       sourceId: result.id,
-      message: { content: `${words(484, 'x')}\n${truncationMarker(5000)}` },
+      message: { content: `${words(482, 'x')}\n${truncationMarker(5000)}` },
     });
     expect(twice.newItems).toStrictEqual([twice.items[2]]);
 

@@ -491,7 +491,7 @@ describe('planCompaction: steps in order, stopping at the first that reaches the
       'sys',
       'task',
       call.id,
-      `${result.id}~cut3923`,
+      `${result.id}~cut3921`,
       'done',
       'c1:artifact-trail',
     ]);
@@ -686,7 +686,7 @@ describe('planCompaction: previous summaries, pinned and protected units', () =>
       'task',
       'old',
       call.id,
-      `${result.id}~cut3906`,
+      `${result.id}~cut3904`,
       'done',
       'c1:artifact-trail',
     ]);

@@ -3,10 +3,9 @@ import {
   ARTIFACT_TRAIL_HEADING,
   collectArtifactTrail,
   renderArtifactTrail,
-  toolCallEffect,
   type ArtifactTrail,
-  type CallEffect,
 } from '../../src/context/artifact-trail';
+import { toolCallEffect, type CallEffect } from '../../src/context/tool-facts';
 import { buildCarriedState } from '../../src/context/carried-state';
 import { parseCompactionConfig } from '../../src/context/config';
 import {
@@ -364,6 +363,7 @@ describe('toolCallEffect: the files a tool call touches and the command it runs'
       {
         touches: [{ path: 'src/m.py', op: 'edit' }],
         command: null,
+        editsOpenFile: true,
       },
     ],
     [
@@ -371,7 +371,7 @@ describe('toolCallEffect: the files a tool call touches and the command it runs'
       'edit',
       { start_line: 1, end_line: 2, replacement: 'x' },
       null,
-      { touches: [], command: null },
+      { touches: [], command: null, editsOpenFile: true },
     ],
     ['a shell command', 'bash', { command: '  npm   test ' }, null, { touches: [], command: 'npm test' }],
     [

@@ -13,6 +13,7 @@ import type {
   UserMessage,
 } from '../items';
 import { hasPin } from '../agent-notes';
+import { withFactsAll } from '../item-facts';
 import { assignRounds } from '../segments';
 import { withTokenCount } from '../token-accounting';
 import type { Tokenizer } from '../tokenizer';
@@ -109,7 +110,7 @@ export function makeItem(
 
 /** Counts every item's tokens, keeping the rounds the importer set. */
 export function countItems(items: readonly ContextItem[], tokenizer: Tokenizer): ContextItem[] {
-  return items.map((item) => withTokenCount(item, tokenizer));
+  return withFactsAll(items.map((item) => withTokenCount(item, tokenizer)));
 }
 
 /** Counts every item's tokens and numbers the rounds (a round starts at each real user message). */

@@ -1,0 +1,223 @@
+/**
+ * What a tool call and a tool result say, read off their text for any agent's tools: the files a
+ * call touches and the operation its name or editor command implies, the shell command it runs,
+ * what it was applied to; the error a result reports. The artifact trail, the open errors and the
+ * item facts (`item-facts.ts`) are built on these.
+ *
+ * Pure module.
+ */
+import { messageText, type ToolResultItem } from './items';
+
+/** What one tool call does to a file. */
+export type FileOp = 'read' | 'write' | 'edit' | 'delete' | 'list' | 'search' | 'use';
+
+/** Files and commands of one tool call. */
+export interface CallEffect {
+  touches: { path: string; op: FileOp }[];
+  command: string | null;
+  /** An edit that names no file (SWE-agent's `edit 12:14`): it applies to the file open before it. */
+  editsOpenFile?: true;
+}
+
+/** Argument keys that name one file or directory. */
+const PATH_KEYS = [
+  'path',
+  'file_path',
+  'filePath',
+  'filepath',
+  'filename',
+  'fileName',
+  'file',
+  'target_file',
+  'targetFile',
+  'notebook_path',
+  'absolute_path',
+  'relative_path',
+  'source',
+  'destination',
+  'dir',
+  'directory',
+];
+/** Argument keys that hold several paths. */
+const PATH_LIST_KEYS = ['paths', 'files', 'file_paths'];
+/** Argument keys of a shell command. */
+const COMMAND_KEYS = ['command', 'cmd', 'script'];
+/** Longest command kept, in characters. */
+const MAX_COMMAND_CHARS = 160;
+
+const SHELL_TOOL = /(^|_)(bash|shell|sh|zsh|exec|execute|run|terminal|cmd|command|powershell)($|_)/;
+const EDITOR_TOOL = /(str_replace|text_editor|editor)/;
+const PATCH_TOOL = /(apply_patch|^patch$|apply_diff)/;
+const DELETE_TOOL = /(delete|remove|unlink|^rm$)/;
+const WRITE_TOOL = /(write|create|save|^put)/;
+const EDIT_TOOL = /(edit|replace|patch|insert|modify|append|update_file|multiedit)/;
+const READ_TOOL = /(read|view|open|cat|get_file|show|head|tail)/;
+const LIST_TOOL = /(list|^ls$|_ls$|dir|tree|glob)/;
+const SEARCH_TOOL = /(search|grep|find|^rg$|query|lookup)/;
+
+function parseArguments(text: string): Record<string, unknown> | null {
+  const trimmed = text.trimStart();
+  if (!trimmed.startsWith('{')) return null;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A usable path: one line, not too long, quotes taken off. */
+function cleanPath(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const path = value.trim().replace(/^(["'`])(.*)\1$/, '$2');
+  if (path.length === 0 || path.length > 400 || /[\n\r\0]/.test(path)) return null;
+  return path;
+}
+
+function opOfName(name: string): FileOp {
+  if (DELETE_TOOL.test(name)) return 'delete';
+  if (EDIT_TOOL.test(name)) return 'edit';
+  if (WRITE_TOOL.test(name)) return 'write';
+  if (READ_TOOL.test(name)) return 'read';
+  if (LIST_TOOL.test(name)) return 'list';
+  if (SEARCH_TOOL.test(name)) return 'search';
+  return 'use';
+}
+
+/** Editor tools (str_replace_editor and kin) say what they do in a `command` argument. */
+function opOfEditorCommand(command: string): FileOp {
+  if (/^(view|read)/.test(command)) return 'read';
+  if (/^create/.test(command)) return 'write';
+  if (/^(delete|remove)/.test(command)) return 'delete';
+  return 'edit';
+}
+
+/** Files named by a patch (`*** Update File: p`, or a unified diff's `+++ b/p`). */
+function patchTouches(text: string): { path: string; op: FileOp }[] {
+  const out: { path: string; op: FileOp }[] = [];
+  for (const match of text.matchAll(/^\*\*\* (Add|Update|Delete) File: (.+)$/gm)) {
+    const path = cleanPath(match[2]);
+    if (path)
+      out.push({ path, op: match[1] === 'Add' ? 'write' : match[1] === 'Delete' ? 'delete' : 'edit' });
+  }
+  if (out.length === 0) {
+    for (const match of text.matchAll(/^\+\+\+ (?:b\/)?(.+)$/gm)) {
+      const path = cleanPath(match[1]);
+      if (path && path !== '/dev/null') out.push({ path, op: 'edit' });
+    }
+  }
+  return out;
+}
+
+/**
+ * What a tool call does: the files it touches (with the operation its tool name or editor command
+ * implies) and the shell command it runs. `openFile` is the file an earlier call opened: an edit
+ * with no path (SWE-agent's `edit 12:14`) applies to it.
+ */
+export function toolCallEffect(name: string, argumentsText: string, openFile: string | null): CallEffect {
+  const tool = name.toLowerCase().replace(/^mcp__[^_]+__/, '');
+  const args = parseArguments(argumentsText);
+  const touches: { path: string; op: FileOp }[] = [];
+  let command: string | null = null;
+  if (PATCH_TOOL.test(tool)) {
+    const text = args
+      ? [args.input, args.patch, args.diff].find((v): v is string => typeof v === 'string')
+      : argumentsText;
+    return { touches: patchTouches(text ?? ''), command: null };
+  }
+  if (!args) return { touches, command };
+  const editor = EDITOR_TOOL.test(tool) && typeof args.command === 'string';
+  const op = editor ? opOfEditorCommand(String(args.command)) : opOfName(tool);
+  for (const key of PATH_KEYS) {
+    const path = cleanPath(args[key]);
+    if (path) touches.push({ path, op });
+  }
+  for (const key of PATH_LIST_KEYS) {
+    const list = args[key];
+    if (!Array.isArray(list)) continue;
+    for (const entry of list) {
+      const path =
+        cleanPath(entry) ??
+        (typeof entry === 'object' && entry !== null
+          ? cleanPath((entry as Record<string, unknown>).path)
+          : null);
+      if (path) touches.push({ path, op });
+    }
+  }
+  const editsOpenFile = touches.length === 0 && op === 'edit';
+  if (editsOpenFile && openFile) touches.push({ path: openFile, op });
+  if (!editor && (SHELL_TOOL.test(tool) || touches.length === 0)) {
+    for (const key of COMMAND_KEYS) {
+      const value = args[key];
+      const text = Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(' ') : value;
+      if (typeof text === 'string' && text.trim().length > 0) {
+        const line = text.trim().replace(/\s+/g, ' ');
+        command = line.length > MAX_COMMAND_CHARS ? `${line.slice(0, MAX_COMMAND_CHARS)}…` : line;
+        break;
+      }
+    }
+  }
+  return { touches, command, ...(editsOpenFile ? { editsOpenFile: true as const } : {}) };
+}
+
+// ---- results ----
+
+/** Characters read at each end of a long tool output when looking for a failure. */
+const SCAN_CHARS = 4000;
+/** Longest error line kept, in characters. */
+const MAX_ERROR_CHARS = 200;
+
+/** Lines that report a failure, whatever the tool. */
+const FAILURE_LINE =
+  /^(\s*(error|fatal|exception)\b[:\s!]|\s*\w*(Error|Exception):\s|npm ERR!|Traceback \(most recent call last\)|.*\bcommand not found\b|.*\b(exit(ed)?|exit code|exit status)\s*(with\s*)?(code|status)?\s*[1-9]\d*\b|\s*FAIL\b|.*\b[1-9]\d* (failed|failing)\b|.*Your proposed edit has introduced new syntax error)/i;
+/** Tools whose output is file content: only an explicit error counts there. */
+const READ_OUTPUT_TOOL = /(read|view|open|cat|get_file|show)/i;
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > MAX_ERROR_CHARS ? `${line.slice(0, MAX_ERROR_CHARS)}…` : line;
+}
+
+/** Whether the source format flagged this result as an error (pi's `isError`). */
+function flaggedError(item: ToolResultItem): boolean {
+  const message = item.origin?.fields?.message;
+  return (
+    typeof message === 'object' && message !== null && (message as { isError?: unknown }).isError === true
+  );
+}
+
+/**
+ * The line of a tool result that reports an error, or null when it reports none. `tool` is the name
+ * of the tool that produced it (file-reading tools count only explicit errors).
+ */
+export function toolResultError(item: ToolResultItem, tool: string): string | null {
+  const text = messageText(item.message);
+  const head = text.trimStart();
+  const explicit = /^(error|fatal)\b/i.test(head);
+  if (flaggedError(item) || explicit)
+    return oneLine(head.split('\n').find((l) => l.trim()) ?? head) || 'error';
+  if (READ_OUTPUT_TOOL.test(tool)) return null;
+  // Failures are reported at the start or the end of an output: a long output is read there only.
+  const scanned =
+    text.length <= 2 * SCAN_CHARS ? text : `${text.slice(0, SCAN_CHARS)}\n${text.slice(-SCAN_CHARS)}`;
+  for (const line of scanned.split('\n')) if (FAILURE_LINE.test(line)) return oneLine(line);
+  return null;
+}
+
+/** What a call was applied to: its first path, else its command's first words, else ''. */
+export function callTarget(name: string, argumentsText: string): string {
+  return targetOf(toolCallEffect(name, argumentsText, null));
+}
+
+/** What a call with this effect was applied to (see {@link callTarget}). */
+export function targetOf(effect: CallEffect): string {
+  const path = effect.touches[0]?.path;
+  if (path) return path;
+  if (effect.command) {
+    const main = effect.command.replace(/^cd\s+\S+\s*(&&|;)\s*/, '').split(/\s*(\|\||&&|\||;)\s*/)[0] ?? '';
+    return main.split(' ').slice(0, 3).join(' ');
+  }
+  return '';
+}
