@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withFacts } from '../../src/context/item-facts';
 import type { ContextItem } from '../../src/context/items';
 import { ConversationStore, StoreError } from '../../src/store';
 import { testDatabaseUrl } from '../support/harness';
@@ -98,6 +99,64 @@ describe('conversation store', () => {
     expect(rows.rows.map((r) => Number(r.seq))).toEqual([1, 2, 3, 4]);
     const { items } = await store.getActiveContext(id);
     expect(items).toEqual([expect.objectContaining({ id: `${id}:sys` }), a, b, c]);
+  });
+
+  it('keeps an item’s facts and a carried item’s data, and reads rows without them as before', async () => {
+    const id = `facts-${randomUUID().slice(0, 8)}`;
+    await store.createConversation(id, [system(`${id}:s`, 'sys')]);
+    const call = withFacts<ContextItem>({
+      id: `${id}:c`,
+      type: 'ASSISTANT_MESSAGE',
+      message: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'k', type: 'function', function: { name: 'edit', arguments: '{"path":"src/a.ts"}' } },
+        ],
+      },
+      tokens: 20,
+      round: 1,
+      isMeta: false,
+      pinned: false,
+      ephemeral: false,
+    });
+    const result = withFacts<ContextItem>(
+      {
+        id: `${id}:r`,
+        type: 'TOOL_RESULT',
+        message: { role: 'tool', tool_call_id: 'k', content: 'Error: old text not found' },
+        tokens: 9,
+        round: 1,
+        isMeta: false,
+        pinned: false,
+        ephemeral: false,
+      },
+      'edit',
+    );
+    const trail: ContextItem = {
+      id: `${id}:t`,
+      type: 'ARTIFACT_TRAIL',
+      message: { role: 'user', content: '[Artifact trail] …' },
+      carried: {
+        kind: 'artifact_trail',
+        files: [{ path: 'src/a.ts', ops: ['edit'], lastRound: 1 }],
+        commands: [],
+      },
+      tokens: 9,
+      round: 1,
+      isMeta: true,
+      pinned: false,
+      ephemeral: false,
+    };
+    await store.appendItems(id, [call, result, trail, user(`${id}:u`, 'plain', 2)]);
+    const items = await store.getItems([`${id}:c`, `${id}:r`, `${id}:t`, `${id}:u`]);
+    expect(items[0]?.facts?.calls?.[0]).toMatchObject({
+      touches: [{ path: 'src/a.ts', op: 'edit' }],
+      target: 'src/a.ts',
+    });
+    expect(items[1]?.facts).toEqual({ error: 'Error: old text not found' });
+    expect(items[2]).toStrictEqual(trail);
+    expect(items[3]).not.toHaveProperty('facts');
   });
 
   it('stores any string byte for byte: NUL, lone surrogates, SQL metacharacters', async () => {
