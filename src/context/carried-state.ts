@@ -18,7 +18,7 @@
  *
  * Pure module.
  */
-import { collectArtifactTrail, emptyTrail, renderArtifactTrail, type ArtifactTrail } from './artifact-trail';
+import { collectArtifactTrail, emptyTrail, renderTrailCounted, type ArtifactTrail } from './artifact-trail';
 import {
   formatTaskList,
   MEMORY_PREFIX,
@@ -29,7 +29,7 @@ import {
 import { messageText, type ContextItem, type NoteItem, type OpenError, type UserMessageItem } from './items';
 import { callFactsOf } from './item-facts';
 import { collectOpenErrors, renderOpenErrors } from './open-errors';
-import { countItemTokens } from './token-accounting';
+import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
 import { maxTokens, type Tokenizer } from './tokenizer';
 
 /** Item types only a compaction writes, replaced by each one. */
@@ -213,6 +213,7 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     suffix: string,
     content: string,
     carried?: NoteItem['carried'],
+    contentTokens?: number,
   ): NoteItem => {
     const item: NoteItem = {
       id: `${idPrefix}:${suffix}`,
@@ -225,7 +226,12 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
       ephemeral: false,
       ...(carried ? { carried } : {}),
     };
-    return { ...item, tokens: countItemTokens(item, tokenizer) };
+    // A user message costs its content and the framing (no name): no need to count again.
+    const tokens =
+      contentTokens === undefined
+        ? countItemTokens(item, tokenizer)
+        : contentTokens + MESSAGE_OVERHEAD_TOKENS;
+    return { ...item, tokens };
   };
 
   const carried: ContextItem[] = [];
@@ -256,8 +262,16 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     used += item.tokens;
   }
   if (trail.files.length > 0 || trail.commands.length > 0) {
-    const text = renderArtifactTrail(trail, Math.max(budget - used, 60), tokenizer);
-    carried.unshift(note('ARTIFACT_TRAIL', 'artifact-trail', text, { kind: 'artifact_trail', ...trail }));
+    const rendered = renderTrailCounted(trail, Math.max(budget - used, 60), tokenizer);
+    carried.unshift(
+      note(
+        'ARTIFACT_TRAIL',
+        'artifact-trail',
+        rendered.text,
+        { kind: 'artifact_trail', ...trail },
+        rendered.tokens,
+      ),
+    );
   }
 
   const notes = derivedNotes(items, idPrefix)
