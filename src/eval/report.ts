@@ -101,9 +101,9 @@ const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;'
  */
 export function evalSvg(rows: readonly EvalRow[]): string {
   const sessions = [...new Set(rows.map((r) => r.session))];
-  const width = 860;
+  const width = 920;
   const chartHeight = 300;
-  const m = { left: 70, right: 150, top: 36, bottom: 40 };
+  const m = { left: 70, right: 210, top: 36, bottom: 40 };
   const charts = sessions.map((session, index) => {
     const mine = rows.filter((r) => r.session === session);
     const top = index * (chartHeight + 20);
