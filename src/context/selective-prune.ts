@@ -204,8 +204,6 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
         if (ctx.total() <= goal) return;
         const item = unit.originals[i] as ContextItem;
         if (unit.cuts[i]) continue;
-        // The latest call stays as the model wrote it; only its fresh results may be cut.
-        if (unit.protected && item.type !== 'TOOL_RESULT') continue;
         let cut = planCut(item, config, tokenizer);
         if (!cut) continue;
         // A result's preview grows to what the goal leaves room for (arguments keep the seed's size).

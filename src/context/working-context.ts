@@ -16,9 +16,9 @@
  * Protected units are never removed: pinned content; the latest tool call and its results, which
  * the model has not seen yet (a call whose result is not in yet would get it with no call; a result
  * that just came in must reach the next request with its call); and the current round's user
- * message when it fits the window with the header (DESIGN.md §5 invariants). Only the latest tool
- * call's results that are in may be cut (a preview), when nothing else brings the context under
- * the goal.
+ * message when it fits the window with the header (DESIGN.md §5 invariants). A latest tool call
+ * whose results are all in may be cut (previews), last, when nothing else brings the context under
+ * the goal; one still waiting for a result is never cut.
  *
  * Pure module.
  */

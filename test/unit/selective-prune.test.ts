@@ -596,7 +596,7 @@ describe('never touched: the header, pinned items, the latest tool block', () =>
     expect(out.items.at(-1)).toBe(items.at(-1));
   });
 
-  it('the latest call with its fresh results stays; only the results may be cut', () => {
+  it('the latest call with its fresh results stays; cut, last, only when nothing else is left', () => {
     const f = itemsFactory(o200k);
     const [call, result] = f.block('write_file', words(2000), words(5000, 'x'));
     const items = conversation(f.user('task'), f.block('bash', { command: 'ls' }, 'out'), call, result);
@@ -605,9 +605,19 @@ describe('never touched: the header, pinned items, the latest tool block', () =>
       selectiveRules: { TOOL_RESULT: { strategy: 'truncate', keepRecent: 0, priority: 2 } },
     });
     const out = prune(items, ALL_THE_WAY, dropEverything);
-    expect(ids(out.items)).toStrictEqual([ids(items)[0], call.id, `${result.id}~cut200`]);
-    expect(out.items[1]).toBe(items[3]);
-    expect(out.stats).toMatchObject({ toolCallsTruncated: 0, toolResultsTruncated: 1, toolBlocksDropped: 1 });
+    expect(ids(out.items)).toStrictEqual([ids(items)[0], `${call.id}~cut200`, `${result.id}~cut200`]);
+    expect(out.stats).toMatchObject({ toolCallsTruncated: 1, toolResultsTruncated: 1, toolBlocksDropped: 1 });
+    // While something older can be cut, it stays as it is.
+    const older = f.block('bash', { command: 'cat log' }, words(3000, 'y'));
+    const withOlder = conversation(f.user('task'), older, call, result);
+    const roomy = prune(withOlder, sumTokens(withOlder) - 1000, dropEverything);
+    expect(ids(roomy.items)).toStrictEqual([
+      ids(withOlder)[0],
+      older[0].id,
+      `${older[1].id}~cut1979`,
+      call.id,
+      result.id,
+    ]);
   });
 });
 
