@@ -61,7 +61,8 @@ export interface EvalRow {
   compactions: number;
   skipped: number;
   loopGuardPauses: number;
-  /** Tokens after each committed compaction, as a share of the window. */
+  /** Tokens before and after each committed compaction, as a share of the window. */
+  before: Spread;
   after: Spread;
   /** Committed compactions at or under the target. */
   targetMet: number;
@@ -180,6 +181,7 @@ export async function runEval(options: EvalOptions): Promise<EvalRow[]> {
         compactions: committed.length,
         skipped: judged.length - committed.length + replay.skipped,
         loopGuardPauses: replay.pauses,
+        before: spread(committed.map((j) => j.tokensBefore / window)),
         after: spread(committed.map((j) => j.tokensAfter / window)),
         targetMet: committed.filter((j) => j.tokensAfter <= target).length,
         fillChecked: fill.length,
