@@ -257,7 +257,7 @@ describe('windows', () => {
     for (let i = 0; i < 3; i++) await conv.send(`question ${i}`);
     const records = await conv.compactions();
     expect(records.map((r) => r.status)).toEqual(records.map(() => 'skipped'));
-    expect(records[0]?.reason).toMatch(/^header_exceeds_target: the header alone is \d+ tokens/);
+    expect(records[0]?.reason).toMatch(/^header_exceeds_target: the header and carried state are \d+ tokens/);
     expect(records.slice(1).every((r) => r.reason?.startsWith('loop_guard'))).toBe(true);
     // Only the first ran as a compaction child; the others were skipped without running.
     expect((await conv.fullHistory()).children).toHaveLength(1);

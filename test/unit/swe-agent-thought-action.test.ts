@@ -10,6 +10,10 @@ import { exportSession, ImportError, importSession, type ImportedSession } from 
 import { parseSweAgentAction } from '../../src/context/importers/swe-agent';
 import type { ContextItem } from '../../src/context/items';
 import { pairToolCalls, unansweredCalls } from '../../src/context/tool-pairs';
+import { collectArtifactTrail } from '../../src/context/artifact-trail';
+import { finishCompaction, planCompaction } from '../../src/context/compaction-plan';
+import { parseCompactionConfig } from '../../src/context/config';
+import { contextText } from '../../src/eval/metrics';
 import { fakeTokenizer } from '../support/items-factory';
 
 const STATE = (file: string) => `(Open file: ${file})\n(Current directory: /shapes)\nbash-$`;
@@ -173,6 +177,26 @@ describe('importing a thought/action trajectory', () => {
   it('keeps the task as the only real user message', () => {
     const real = items.filter((item) => item.type === 'USER_MESSAGE' && !item.isMeta);
     expect(real.map(at)).toStrictEqual([2]);
+  });
+
+  it('puts the files its actions open, create and edit in the artifact trail, and a compaction keeps them', () => {
+    expect(collectArtifactTrail(items).files.map((file) => [file.path, file.ops])).toStrictEqual([
+      ['src/shapes/rect.py', ['read', 'edit']],
+      ['check_area.py', ['write', 'search']],
+    ]);
+    const config = parseCompactionConfig({ maxContextTokens: 600, summarizer: 'extractive' });
+    const plan = planCompaction({
+      items,
+      config,
+      tokenizer: fakeTokenizer,
+      trigger: 'manual',
+      compactionId: 't',
+    });
+    expect(plan.steps.length).toBeGreaterThan(0);
+    const out = contextText(finishCompaction(plan, null));
+    for (const path of ['src/shapes/rect.py', 'check_area.py']) expect(out).toContain(path);
+    // Rounds follow the steps, so round-based settings reach into the trajectory.
+    expect(new Set(items.map((item) => item.round)).size).toBeGreaterThan(5);
   });
 
   it('gives the same items for the same text (deterministic ids, call ids included)', () => {
