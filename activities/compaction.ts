@@ -149,15 +149,15 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             );
           }
           const baseItems = await store.getVersionItems(input.conversationId, comp.baseVersion);
-          const prunedItems = await store.getVersionItems(input.conversationId, input.prunedVersion);
           const known = new Set(baseItems.map((i) => i.id));
-          // The git diff stat the prune staged (planning with it as the context's keeps it as it is).
-          const stat = prunedItems.filter((i) => i.type === 'GIT_DIFF_STAT' && !known.has(i.id));
+          // The git diff stat the prune wrote, if it wrote one: planning with it as the context's
+          // keeps it as it is; without one, the prune found none (not a git repository, no change).
+          const stat = await store.getItemsIfPresent([policy.gitDiffStatItemId(input.compactionId)]);
           // The summary joins the conversation's context: counted in its model's encoding.
           const tokenizer = deps.tokens.forModel(input.model ?? input.summaryModel);
           const plan = planOf(
             { trigger: comp.trigger as policy.TriggerKind, compactionId: input.compactionId },
-            { baseItems: [...baseItems, ...stat], gitDiffStat: undefined },
+            { baseItems: [...baseItems, ...stat], gitDiffStat: stat.length > 0 ? undefined : null },
             config,
             tokenizer,
           );

@@ -35,6 +35,13 @@ import { maxTokens, type Tokenizer } from './tokenizer';
 /** Item types only a compaction writes, replaced by each one. */
 export const CARRIED_TYPES = ['ARTIFACT_TRAIL', 'OPEN_ERRORS', 'GIT_DIFF_STAT'] as const;
 
+const GIT_DIFF_STAT_SUFFIX = 'git-diff-stat';
+
+/** The id of the git diff stat item a compaction writes (`idPrefix`: the compaction's id). */
+export function gitDiffStatItemId(idPrefix: string): string {
+  return `${idPrefix}:${GIT_DIFF_STAT_SUFFIX}`;
+}
+
 /** The first line of the git diff stat item. */
 export const GIT_DIFF_STAT_HEADING = '[Workspace changes] git diff --stat at the last compaction';
 
@@ -255,7 +262,7 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   } else if (input.gitDiffStat !== null && input.gitDiffStat.trim().length > 0) {
     const item = note(
       'GIT_DIFF_STAT',
-      'git-diff-stat',
+      GIT_DIFF_STAT_SUFFIX,
       fitStat(input.gitDiffStat, Math.max(quarter, 40), tokenizer),
     );
     carried.push(item);
