@@ -89,8 +89,8 @@ export async function realSessionFigure(env: BenchEnv, maxRounds: number | null)
         `model: the session's own assistant turns and tool results), window ${WINDOW.toLocaleString('en-US')}, extractive ` +
         `summarizer (no LLM), in ${fmt(seconds)} s. Items kept verbatim: originals in the context after the compaction; ` +
         '"cut" are tool calls/results kept with their bodies truncated. Compacted span: items of the context before that are ' +
-        'in the context after in no form. Paths: files read or modified by tool calls in the span (src/context/artifact-trail.ts); ' +
-        '"in summary": the path appears verbatim in the summary text.',
+        'in the context after in no form. Paths: files the tool calls of the span touched (src/context/artifact-trail.ts); ' +
+        '"in context": the path appears verbatim in the context after the compaction (carried state, summary or kept items).',
       `**${rows.length} compactions, ${(saved * 100).toFixed(0)} % of tokens saved on average, ${kept} of ${touched} touched paths ` +
         `(${touched > 0 ? ((kept / touched) * 100).toFixed(0) : 'n/a'} %) are in the context after the compaction.**`,
     ],
