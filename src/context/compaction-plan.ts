@@ -88,6 +88,10 @@ export interface CompactionPlan {
   stats: PruneStats;
   /** Set when the plan cannot reach the goal even removing everything it may. */
   overTarget: boolean;
+  /** The most items the compacted context may hold (the events trigger's threshold, scaled like tokens). */
+  itemGoal: number;
+  /** Whether the item goal, not the tokens, made the plan remove more (the context is then under the target). */
+  itemBound: boolean;
   /**
    * Set when an automatic compaction cannot help: the header, carried state and smallest summary
    * alone are over the target. The compaction is skipped with this reason.
@@ -161,6 +165,10 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     ? Math.min(target, headerTokens + summaryBudget + Math.floor(conversation / 2))
     : target;
   work.reserveSummary(summaryBudget);
+  // The events trigger counts items: a compaction leaves as few of them, relative to its threshold,
+  // as it leaves tokens relative to the window's trigger (else it would fire again at once).
+  const itemGoal = Math.floor((config.eventsThreshold * config.targetRatio) / config.triggerRatio);
+  work.limitItems(itemGoal);
 
   const taskType = detectTaskType(items);
   const chain = fullStrategyChain(taskType);
@@ -168,7 +176,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const steps: PlanStep[] = [];
   let prunedUnits: Set<WorkingUnit> | null = null;
   for (const step of stepsFor({ items, config, tokenizer, trigger: input.trigger, chain, stats })) {
-    if (work.total() <= goal) break;
+    if (work.reached(goal)) break;
     if (!step.prune && prunedUnits === null) prunedUnits = new Set(work.removedUnits());
     step.run(work, goal);
     if (step.prune) stats.rulesApplied.push(step.name);
@@ -203,6 +211,8 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     summaryBudget,
     stats,
     overTarget: work.total() > goal,
+    itemGoal,
+    itemBound: work.itemBound,
     impossible,
     work,
     config,
@@ -230,6 +240,7 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
   const refill = new Set<WorkingUnit>();
   if (summary && work.removedAny) {
     let room = plan.goalTokens - (work.headerTokens + work.conversationTokens() + summary.tokens);
+    let items = work.itemCount();
     const removed = work.removedUnits().filter((u) => u.kind !== 'orphan');
     for (let i = removed.length - 1; i >= 0; i--) {
       const unit = removed[i] as WorkingUnit;
@@ -244,9 +255,10 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
         });
       }
       // The newest removed units, contiguous: a question comes back with its answer or not at all.
-      if (unit.tokens > room) break;
+      if (unit.tokens > room || items + unit.originals.length > plan.itemGoal) break;
       refill.add(unit);
       room -= unit.tokens;
+      items += unit.originals.length;
     }
   }
   return work.contextItems(summary, { keep: (u) => !u.removed || refill.has(u) });

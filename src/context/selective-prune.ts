@@ -230,7 +230,7 @@ function removeOldest(
 ): void {
   const removable = candidates.slice(0, Math.max(0, candidates.length - keep));
   for (const unit of removable) {
-    if (ctx.total() <= goal) return;
+    if (ctx.reached(goal)) return;
     ctx.remove(unit);
     countRemoval(unit, stats);
   }
@@ -341,7 +341,7 @@ export function selectivePrune(
   const ctx = new WorkingContext(input, { window: config.maxContextTokens, summaryReserve: null });
   const tokensBefore = input.reduce((n, i) => n + i.tokens, 0);
   for (const step of pruneSteps(input, config, tokenizer, stats)) {
-    if (ctx.total() <= targetTokens) break;
+    if (ctx.reached(targetTokens)) break;
     step.run(ctx, targetTokens);
     stats.rulesApplied.push(step.name);
   }

@@ -173,7 +173,7 @@ export function strategyStep(
   return (ctx: WorkingContext, goal: number) => {
     const kept = ctx.units.filter((u) => !u.removed);
     for (const group of strategyGroups(strategy, kept, config, keepRecentRounds)) {
-      if (ctx.total() <= goal) return;
+      if (ctx.reached(goal)) return;
       for (const unit of group) {
         ctx.remove(unit);
       }

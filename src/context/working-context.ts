@@ -75,6 +75,9 @@ export class WorkingContext {
   /** The context window the protections were decided for. */
   readonly windowTokens: number;
   private keptTokens = 0;
+  private keptItems = 0;
+  private itemLimit = Infinity;
+  private itemsBinding = false;
   private removedCount = 0;
   /** Index in the context of each item, to put things back in order. */
   private readonly order = new Map<string, number>();
@@ -124,6 +127,7 @@ export class WorkingContext {
         protection: pinned ? 'pinned' : null,
       });
       this.keptTokens += tokens;
+      this.keptItems += unit.items.length;
     }
     this.headerTokens = this.header.reduce((n, i) => n + i.tokens, 0);
     this.summaryTokens = this.summaries.reduce((n, i) => n + i.tokens, 0);
@@ -185,6 +189,30 @@ export class WorkingContext {
     return this.headerTokens + this.keptTokens + summary;
   }
 
+  /** Items the context would have now (the new summary counted as one once anything is removed). */
+  itemCount(): number {
+    const summaries = this.summaryReserve !== null && this.removedAny ? 1 : this.summaries.length;
+    return this.header.length + this.keptItems + summaries;
+  }
+
+  /** The most items the context may have at the goal (the events trigger counts items). */
+  limitItems(items: number): void {
+    this.itemLimit = items;
+  }
+
+  /** Whether the context is at or under `goal` tokens and at or under its item limit. */
+  reached(goal: number): boolean {
+    const tokens = this.total() <= goal;
+    const items = this.itemCount() <= this.itemLimit;
+    if (tokens && !items) this.itemsBinding = true;
+    return tokens && items;
+  }
+
+  /** Whether the item limit, with the tokens already at the goal, made a step go on. */
+  get itemBound(): boolean {
+    return this.itemsBinding;
+  }
+
   /** Tokens of the kept conversation units. */
   conversationTokens(): number {
     return this.keptTokens;
@@ -205,6 +233,7 @@ export class WorkingContext {
     if (unit.removed || unit.protected) return;
     unit.removed = true;
     this.keptTokens -= unit.tokens;
+    this.keptItems -= unit.originals.length;
     this.removedCount++;
   }
 

@@ -862,3 +862,51 @@ describe('dropOldestRounds (seed 004, a declined compaction)', () => {
     ]);
   });
 });
+
+describe('planCompaction: the events trigger counts items, so a compaction leaves few enough', () => {
+  // Many tiny rounds: 4 items and ~20 tokens each; the events threshold, not the tokens, fills up.
+  const f = itemsFactory(createTokenCounter({ encoding: 'o200k_base' }));
+  const tiny = (n: number) =>
+    conversation(
+      f.system('You are terse.'),
+      Array.from({ length: n }, (_, i) => [
+        f.user(`q${i}`),
+        ...f.block('read_file', { path: `f${i}.ts` }, `x${i}`),
+        f.assistant(`a${i}`),
+      ]),
+    );
+
+  it('an events compaction ends at eventsThreshold × targetRatio / triggerRatio items (437 by default)', () => {
+    const items = tiny(200);
+    expect(items.length).toBeGreaterThanOrEqual(700);
+    // Just over the target in tokens: the tokens alone would take a few rounds out.
+    const config = parseCompactionConfig({ maxContextTokens: Math.floor(sumTokens(items) * 1.8) });
+    const plan = planCompaction({
+      items,
+      config,
+      tokenizer: f.tokenizer,
+      trigger: 'events',
+      compactionId: 'e',
+    });
+    expect(plan.itemGoal).toBe(437);
+    expect(plan.itemBound).toBe(true);
+    const summary = { ...f.summary('summary'), tokens: 100 } as CompactionSummaryItem;
+    const out = finishCompaction(plan, summary);
+    expect(out.length).toBeLessThanOrEqual(437);
+  });
+
+  it('a token compaction of the same context leaves it under the events threshold too', () => {
+    const items = tiny(200);
+    const config = parseCompactionConfig({ maxContextTokens: 5_000 });
+    const plan = planCompaction({
+      items,
+      config,
+      tokenizer: f.tokenizer,
+      trigger: 'precheck',
+      compactionId: 'p',
+    });
+    const out = finishCompaction(plan, { ...f.summary('summary'), tokens: 100 } as CompactionSummaryItem);
+    expect(out.length).toBeLessThan(config.eventsThreshold);
+    expect(sumTokens(out)).toBeLessThanOrEqual(targetTokens(config));
+  });
+});
