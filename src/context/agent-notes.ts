@@ -7,6 +7,7 @@
  * Pure module.
  */
 import { messageText, type CallNote, type ChatMessage, type Task } from './items';
+import { parseArguments } from './tool-facts';
 
 export type { CallNote, Task } from './items';
 
@@ -50,17 +51,6 @@ const TASK_LIST_KEYS = ['tasks', 'todos', 'plan', 'items', 'steps'];
 const TASK_TITLE_KEYS = ['title', 'content', 'step', 'task', 'description', 'text', 'name'];
 const NOTE_KEYS = ['note', 'text', 'content', 'memory', 'fact'];
 
-function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
-}
-
 function firstString(obj: Record<string, unknown>, keys: readonly string[]): string | null {
   for (const key of keys) {
     const value = obj[key];
@@ -79,7 +69,7 @@ export function noteOfToolCall(name: string, argumentsText: string): CallNote | 
   const isPin = PIN_TOOL.test(name);
   if (!isTask && !isMemory && !isPin) return null;
   if (!argumentsText.trimStart().startsWith('{')) return null;
-  const args = parseObject(argumentsText);
+  const args = parseArguments(argumentsText);
   if (!args) return null;
   if (isTask) {
     for (const key of TASK_LIST_KEYS) {

@@ -55,7 +55,8 @@ const READ_TOOL = /(read|view|open|cat|get_file|show|head|tail)/;
 const LIST_TOOL = /(list|^ls$|_ls$|dir|tree|glob)/;
 const SEARCH_TOOL = /(search|grep|find|^rg$|query|lookup)/;
 
-function parseArguments(text: string): Record<string, unknown> | null {
+/** A tool call's arguments as a JSON object, or null when they are not one. */
+export function parseArguments(text: string): Record<string, unknown> | null {
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('{')) return null;
   try {
