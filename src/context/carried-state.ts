@@ -31,6 +31,7 @@ import { callFactsOf } from './item-facts';
 import { collectOpenErrors, renderOpenErrors } from './open-errors';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
 import { maxTokens, type Tokenizer } from './tokenizer';
+import type { ToolPairs } from './tool-pairs';
 
 /** Item types only a compaction writes, replaced by each one. */
 export const CARRIED_TYPES = ['ARTIFACT_TRAIL', 'OPEN_ERRORS', 'GIT_DIFF_STAT'] as const;
@@ -58,6 +59,8 @@ export interface CarriedStateInput {
    * repository, or no workspace), undefined keeps the one the context has.
    */
   gitDiffStat?: string | null | undefined;
+  /** The items' tool pairs, when the caller has them already. */
+  pairs?: ToolPairs;
 }
 
 export interface CarriedState {
@@ -211,7 +214,7 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const { items, tokenizer, idPrefix } = input;
   const previous = previousData(items);
   const trail = collectArtifactTrail(items, previous.trail);
-  const openErrors = collectOpenErrors(items, previous.errors);
+  const openErrors = collectOpenErrors(items, previous.errors, input.pairs);
   const round = items.reduce((max, item) => Math.max(max, item.round), 0);
   const budget = Math.max(0, input.budgetTokens);
   const quarter = Math.floor(budget / 4);

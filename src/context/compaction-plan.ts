@@ -35,7 +35,8 @@ import {
 } from './selective-prune';
 import { strategyStep } from './strategies';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
-import type { Tokenizer } from './tokenizer';
+import { countingOnce, type Tokenizer } from './tokenizer';
+import { pairToolCalls } from './tool-pairs';
 import { isAutomatic, type TriggerKind } from './triggers';
 import { WorkingContext, type WorkingUnit } from './working-context';
 
@@ -141,19 +142,23 @@ function stepsFor(plan: {
 
 /** Plans a compaction (see the module comment). Never modifies its input. */
 export function planCompaction(input: PlanInput): CompactionPlan {
-  const { config, tokenizer } = input;
+  const { config } = input;
+  const tokenizer = countingOnce(input.tokenizer);
   const tokensBefore = sumTokens(input.items);
   const target = targetTokens(config);
+  // The carried notes add no tool call or result: one pairing serves both.
+  const pairs = pairToolCalls(input.items);
   const carried = buildCarriedState({
     items: input.items,
     tokenizer,
     budgetTokens: Math.floor(config.carriedStateRatio * target),
     idPrefix: input.compactionId,
     gitDiffStat: input.gitDiffStat,
+    pairs,
   });
   const items = carried.items;
   // Measure the header and summaries first: the summary's budget depends on them.
-  const work = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: null });
+  const work = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: null, pairs });
   const headerTokens = work.headerTokens;
   const conversation = work.conversationTokens() + work.summaryTokens;
   const underAlready = tokensBefore <= target;

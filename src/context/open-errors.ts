@@ -12,7 +12,7 @@
  */
 import type { AssistantMessageItem, ContextItem, OpenError } from './items';
 import { callFactsOf, resultErrorOf } from './item-facts';
-import { pairToolCalls } from './tool-pairs';
+import { pairToolCalls, type ToolPairs } from './tool-pairs';
 
 /** Open errors kept by the carried state: the most recent ones. */
 export const OPEN_ERRORS_LIMIT = 8;
@@ -25,8 +25,8 @@ export const OPEN_ERRORS_LIMIT = 8;
 export function collectOpenErrors(
   items: readonly ContextItem[],
   previous: readonly OpenError[] = [],
+  pairs: ToolPairs = pairToolCalls(items),
 ): OpenError[] {
-  const pairs = pairToolCalls(items);
   const calls = new Map<string, AssistantMessageItem>();
   for (const item of items) if (item.type === 'ASSISTANT_MESSAGE') calls.set(item.id, item);
   let open: OpenError[] = [...previous];

@@ -34,6 +34,26 @@ export interface Tokenizer {
 }
 
 /**
+ * The same tokenizer, counting each text once: one compaction's planning counts the same message
+ * at every step and preview size. For one plan only: it holds on to every text it counted.
+ */
+export function countingOnce(tokenizer: Tokenizer): Tokenizer {
+  const counts = new Map<string, number>();
+  return {
+    countText(text) {
+      let tokens = counts.get(text);
+      if (tokens === undefined) {
+        tokens = tokenizer.countText(text);
+        counts.set(text, tokens);
+      }
+      return tokens;
+    },
+    truncate: (text, maxTokens) => tokenizer.truncate(text, maxTokens),
+    prefix: (text, maxTokens) => tokenizer.prefix(text, maxTokens),
+  };
+}
+
+/**
  * The most tokens a text can have under any {@link Tokenizer}: its UTF-8 bytes (a token is at
  * least one byte). Cheap: lets a caller skip counting a text that fits a budget whatever it holds.
  */

@@ -9,7 +9,7 @@
  * Pure module.
  */
 import type { ContextItem } from './items';
-import { pairToolCalls } from './tool-pairs';
+import { pairToolCalls, type ToolPairs } from './tool-pairs';
 
 export interface Unit {
   /** `block`: assistant tool calls + results; `item`: anything else; `orphan`: a result without its call. */
@@ -29,9 +29,11 @@ export function sumTokens(items: readonly ContextItem[]): number {
   return total;
 }
 
-/** Groups items into units, ordered by their first item. Every item is in exactly one unit. */
-export function groupUnits(items: readonly ContextItem[]): Unit[] {
-  const pairs = pairToolCalls(items);
+/**
+ * Groups items into units, ordered by their first item. Every item is in exactly one unit.
+ * `pairs`: the items' tool pairs when the caller has them already.
+ */
+export function groupUnits(items: readonly ContextItem[], pairs: ToolPairs = pairToolCalls(items)): Unit[] {
   const blockOf = new Map<string, Unit>();
   const units: Unit[] = [];
   items.forEach((item, i) => {

@@ -25,6 +25,7 @@
 import type { ContextItem } from './items';
 import { headerRoles, isRoundStart } from './segments';
 import { groupUnits, type Unit } from './tool-blocks';
+import type { ToolPairs } from './tool-pairs';
 
 /** A cut form decided on counts; its text is written when the context is read. */
 export interface PlannedCut {
@@ -63,6 +64,8 @@ export interface WorkingContextOptions {
    * summaries). Null: no summary will be written; the previous summaries stay.
    */
   summaryReserve: number | null;
+  /** The items' tool pairs, when the caller has them already (the carried notes do not change them). */
+  pairs?: ToolPairs;
 }
 
 export class WorkingContext {
@@ -106,7 +109,7 @@ export class WorkingContext {
         this.header.push(item);
       }
     });
-    for (const unit of groupUnits(items)) {
+    for (const unit of groupUnits(items, options.pairs)) {
       const first = unit.items[0] as ContextItem;
       if (unit.items.every((i) => header.has(i.id))) continue;
       if (unit.kind === 'item' && first.type === 'COMPACTION_SUMMARY') {
