@@ -65,6 +65,9 @@ function fakeSummary(items: readonly ContextItem[], tokens: number): CompactionS
   };
 }
 
+/** Runs of each approach before the timed ones: the JIT has compiled its code by then, for each alike. */
+const WARM_UP = 3;
+
 export async function peersFigure(reps: number): Promise<Figure> {
   const tokenizer = tokenCounterForModel('gpt-4o');
   let prepare: PrepareCompaction | null = null;
@@ -140,10 +143,10 @@ export async function peersFigure(reps: number): Promise<Figure> {
         try {
           const times: number[] = [];
           let outcome: Outcome = { keptIds: [], summaryTokens: 0 };
-          for (let r = 0; r < reps + 1; r++) {
+          for (let r = 0; r < reps + WARM_UP; r++) {
             const t = now();
             outcome = await decide();
-            if (r > 0) times.push(outcome.decideMs ?? now() - t);
+            if (r >= WARM_UP) times.push(outcome.decideMs ?? now() - t);
           }
           const kept = outcome.keptIds
             .map((id) => byId.get(id))
@@ -187,7 +190,7 @@ export async function peersFigure(reps: number): Promise<Figure> {
         `window − budget; trimMessages gets maxTokens = budget (it does not summarize). Summaries are a fixed fake of ${SUMMARY_TOKENS} ` +
         'tokens (no model call); "tokens kept" counts every kept item with our stored o200k counts, plus that summary. ' +
         'pi estimates tokens itself (chars / 4), trimMessages is given our counts. Time to decide: median of ' +
-        `${reps} runs (conversion to each format not included); ours is \`planCompaction\` (carried state, every step, ` +
+        `${reps} runs after ${WARM_UP} warm-up runs of the same approach on the same input (conversion to each format not included); ours is \`planCompaction\` (carried state, every step, ` +
         "what to summarize); the writing of the compacted context (cut previews) is given in the note. pi's " +
         `\`prepareCompaction\` is not exported from the package's ` +
         'entry point (only `findCutPoint` is), so it is loaded from its module file. System prompt and tool definitions count as kept for all.',
