@@ -3,11 +3,19 @@
  * search_text, write_file; and the agent-side notes of seed 001: remember (a memory note),
  * update_tasks (the task list), pin (content never compacted).
  */
-import { mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { formatTaskList, type Task } from '../../src/context/agent-notes';
 import { ToolError, type AgentTool } from './registry';
-import { displayPath, resolveInWorkspace } from './workspace-path';
+import {
+  displayPath,
+  escapeControl,
+  listDir,
+  openEntry,
+  openWorkspaceDir,
+  openWorkspaceFile,
+  quoted,
+  readTextChunks,
+  type OpenDir,
+} from './workspace-path';
 
 /** Characters of file content returned at most (the model is told when it was cut). */
 export const MAX_READ_CHARS = 200_000;
@@ -35,8 +43,54 @@ function int(args: Record<string, unknown>, key: string): number | undefined {
   return value;
 }
 
-function isBinary(buffer: Buffer): boolean {
-  return buffer.subarray(0, 8000).includes(0);
+/**
+ * The lines `offset`..`offset + limit` of a text arriving in pieces (all of it without either),
+ * kept up to MAX_READ_CHARS characters: reading stops there.
+ */
+class LineWindow {
+  private line = 1;
+  private readonly first: number;
+  private readonly last: number;
+  private kept = '';
+  /** Set when more was selected than could be kept. */
+  cut = false;
+
+  constructor(offset: number | undefined, limit: number | undefined) {
+    this.first = Math.max(1, offset ?? 1);
+    this.last = limit === undefined ? Infinity : this.first + limit - 1;
+  }
+
+  /** Takes a piece; false once nothing more is wanted. */
+  take(piece: string): boolean {
+    let from = 0;
+    while (from <= piece.length && this.line <= this.last) {
+      const newline = piece.indexOf('\n', from);
+      const end = newline === -1 ? piece.length : newline;
+      if (this.line >= this.first) {
+        const keep = piece.slice(from, this.line === this.last || newline === -1 ? end : end + 1);
+        if (!this.keep(keep)) return false;
+      }
+      if (newline === -1) return true;
+      from = newline + 1;
+      this.line++;
+    }
+    return this.line <= this.last;
+  }
+
+  private keep(text: string): boolean {
+    const room = MAX_READ_CHARS - this.kept.length;
+    if (text.length > room) {
+      this.kept += text.slice(0, room);
+      this.cut = true;
+      return false;
+    }
+    this.kept += text;
+    return true;
+  }
+
+  text(): string {
+    return this.kept;
+  }
 }
 
 const readFileTool: AgentTool = {
@@ -52,27 +106,21 @@ const readFileTool: AgentTool = {
     required: ['path'],
   },
   async run(args, ctx) {
-    const path = await resolveInWorkspace(ctx.workspace, str(args, 'path'));
+    const path = str(args, 'path');
     const offset = int(args, 'offset');
     const limit = int(args, 'limit');
-    const info = await stat(path).catch(() => {
-      throw new ToolError(`file "${String(args.path)}" does not exist`);
-    });
-    if (info.isDirectory()) throw new ToolError(`"${String(args.path)}" is a directory; use list_directory`);
-    const buffer = await readFile(path);
-    if (isBinary(buffer)) throw new ToolError(`"${String(args.path)}" is a binary file`);
-    let text = buffer.toString('utf8');
-    if (offset !== undefined || limit !== undefined) {
-      const lines = text.split('\n');
-      const start = Math.max(0, (offset ?? 1) - 1);
-      text = lines.slice(start, limit === undefined ? undefined : start + limit).join('\n');
-    }
-    if (text.length > MAX_READ_CHARS) {
+    const file = await openWorkspaceFile(ctx.workspace, path, { directoryHint: '; use list_directory' });
+    try {
+      // The file is read in chunks and no further than what is returned.
+      const window = new LineWindow(offset, limit);
+      await readTextChunks(file, (piece) => window.take(piece), `${quoted(path)} is a binary file`);
+      if (!window.cut) return { content: window.text() };
       return {
-        content: `${text.slice(0, MAX_READ_CHARS)}\n[cut: the file has ${text.length} characters; use offset/limit]`,
+        content: `${window.text()}\n[cut at ${MAX_READ_CHARS} characters: the file has ${file.size} bytes; use offset/limit]`,
       };
+    } finally {
+      await file.handle.close();
     }
-    return { content: text };
   },
 };
 
@@ -86,11 +134,20 @@ const listDirectoryTool: AgentTool = {
     },
   },
   async run(args, ctx) {
-    const dir = await resolveInWorkspace(ctx.workspace, str(args, 'path', false) ?? '.');
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => {
-      throw new ToolError(`directory "${String(args.path ?? '.')}" does not exist`);
+    const path = str(args, 'path', false) ?? '.';
+    const dir = await openWorkspaceDir(ctx.workspace, path).catch((err) => {
+      if (err instanceof ToolError && /does not exist$/.test(err.message))
+        throw new ToolError(`directory ${quoted(path)} does not exist`);
+      throw err;
     });
-    const names = entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+    let entries;
+    try {
+      entries = await listDir(dir);
+    } finally {
+      await dir.handle.close();
+    }
+    // A name may hold any byte but "/" and NUL: escaped, it cannot forge another entry.
+    const names = entries.map((e) => escapeControl(e.isDirectory() ? `${e.name}/` : e.name)).sort();
     const shown = names.slice(0, MAX_LIST_ENTRIES);
     const more =
       names.length > shown.length ? `\n[${names.length - shown.length} more entries not shown]` : '';
@@ -114,8 +171,7 @@ const searchTextTool: AgentTool = {
   async run(args, ctx) {
     const pattern = str(args, 'pattern') as string;
     if (pattern.length === 0) throw new ToolError('pattern must not be empty');
-    const start = await resolveInWorkspace(ctx.workspace, str(args, 'path', false) ?? '.');
-    const root = await realpath(ctx.workspace as string);
+    const path = str(args, 'path', false) ?? '.';
     const max = Math.min(int(args, 'max_results') ?? MAX_SEARCH_RESULTS, MAX_SEARCH_RESULTS);
     let matcher: (line: string) => boolean;
     if (args.regex === true) {
@@ -129,33 +185,54 @@ const searchTextTool: AgentTool = {
     } else {
       matcher = (line) => line.includes(pattern);
     }
+    const start = await openWorkspaceDir(ctx.workspace, path).catch((err) => {
+      if (err instanceof ToolError && /does not exist$/.test(err.message))
+        throw new ToolError(`${quoted(path)} does not exist`);
+      throw err;
+    });
     const results: string[] = [];
-    const walk = async (dir: string): Promise<void> => {
-      if (results.length >= max) return;
-      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-      entries.sort((a, b) => a.name.localeCompare(b.name));
+    const searchFile = async (dir: OpenDir, name: string): Promise<void> => {
+      // Opened without following a link; anything but a regular file is passed over.
+      const file = await openEntry(dir, name, 'file');
+      if (file === null || !('size' in file)) return;
+      try {
+        if (file.size > MAX_SEARCH_FILE_BYTES) return;
+        const buffer = await file.handle.readFile();
+        if (buffer.subarray(0, 8000).includes(0)) return;
+        const lines = buffer.toString('utf8').split('\n');
+        const shown = displayPath(dir.root, file.path);
+        for (let i = 0; i < lines.length && results.length < max; i++) {
+          const line = lines[i] ?? '';
+          if (matcher(line)) results.push(`${shown}:${i + 1}: ${line.slice(0, 300)}`);
+        }
+      } finally {
+        await file.handle.close();
+      }
+    };
+    const walk = async (dir: OpenDir): Promise<void> => {
+      const entries = await listDir(dir).catch(() => []);
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const entry of entries) {
         if (results.length >= max) return;
-        const full = join(dir, entry.name);
         if (entry.isDirectory()) {
-          if (!SKIPPED_DIRS.has(entry.name)) await walk(full);
-        } else if (entry.isFile()) {
-          const info = await stat(full);
-          if (info.size > MAX_SEARCH_FILE_BYTES) continue;
-          const buffer = await readFile(full);
-          if (isBinary(buffer)) continue;
-          const lines = buffer.toString('utf8').split('\n');
-          for (let i = 0; i < lines.length && results.length < max; i++) {
-            const line = lines[i] ?? '';
-            if (matcher(line)) results.push(`${displayPath(root, full)}:${i + 1}: ${line.slice(0, 300)}`);
+          if (SKIPPED_DIRS.has(entry.name)) continue;
+          const sub = await openEntry(dir, entry.name, 'dir');
+          if (sub === null || 'size' in sub) continue;
+          try {
+            await walk(sub);
+          } finally {
+            await sub.handle.close();
           }
+        } else if (entry.isFile()) {
+          await searchFile(dir, entry.name);
         }
       }
     };
-    const info = await stat(start).catch(() => null);
-    if (!info) throw new ToolError(`"${String(args.path ?? '.')}" does not exist`);
-    if (info.isDirectory()) await walk(start);
-    else throw new ToolError(`"${String(args.path)}" is not a directory`);
+    try {
+      await walk(start);
+    } finally {
+      await start.handle.close();
+    }
     if (results.length === 0) return { content: `no match for ${JSON.stringify(pattern)}` };
     return { content: results.join('\n') + (results.length >= max ? `\n[stopped at ${max} results]` : '') };
   },
@@ -170,15 +247,18 @@ const writeFileTool: AgentTool = {
     required: ['path', 'content'],
   },
   async run(args, ctx) {
-    const path = await resolveInWorkspace(ctx.workspace, str(args, 'path'));
+    const path = str(args, 'path');
     const content = str(args, 'content') as string;
-    await mkdir(dirname(path), { recursive: true });
-    // The parent may have been created just now: check again that it did not lead outside.
-    await resolveInWorkspace(ctx.workspace, str(args, 'path'));
-    const existing = await stat(path).catch(() => null);
-    if (existing?.isDirectory()) throw new ToolError(`"${String(args.path)}" is a directory`);
-    await writeFile(path, content, 'utf8');
-    return { content: `wrote ${content.length} characters to ${String(args.path)}` };
+    // Created (with its directories) relative to directories checked to be inside the workspace,
+    // never through a link it did not check; emptied only once open and checked.
+    const file = await openWorkspaceFile(ctx.workspace, path, { write: true });
+    try {
+      await file.handle.truncate(0);
+      await file.handle.writeFile(content, 'utf8');
+    } finally {
+      await file.handle.close();
+    }
+    return { content: `wrote ${content.length} characters to ${escapeControl(String(path))}` };
   },
 };
 

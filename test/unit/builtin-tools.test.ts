@@ -72,7 +72,7 @@ describe('file tools', () => {
     writeFileSync(join(ws, 'big.txt'), 'x'.repeat(300_000));
     const out = await run('read_file', { path: 'big.txt' });
     expect(out.content.length).toBeLessThan(201_000);
-    expect(out.content).toMatch(/\[cut: the file has 300000 characters/);
+    expect(out.content).toMatch(/\[cut at 200000 characters: the file has 300000 bytes; use offset\/limit\]/);
   });
 
   it('lists a directory with a slash on directories', async () => {
