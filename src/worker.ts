@@ -30,6 +30,8 @@ export interface WorkerOptions {
   payloadCodecs?: PayloadCodec[];
   /** Graceful shutdown: how long in-flight activities get before they are handed back. */
   shutdownGraceTime?: string;
+  /** After this long the worker stops even if activities ignore their cancellation (default: none). */
+  shutdownForceTime?: string;
 }
 
 /**
@@ -87,5 +89,6 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     dataConverter: options.payloadCodecs ? { payloadCodecs: options.payloadCodecs } : dataConverterFromEnv(),
     activities,
     shutdownGraceTime: (options.shutdownGraceTime ?? '10s') as '10s',
+    ...(options.shutdownForceTime ? { shutdownForceTime: options.shutdownForceTime as '10s' } : {}),
   });
 }

@@ -199,6 +199,7 @@ export function compactionConfigFromYaml(text: string, path: string): Record<str
 const OTHER_DC_VARIABLES = new Set([
   'DC_DATA_DIR',
   'DC_PG_PORT',
+  'DC_SHUTDOWN_GRACE',
   'DC_ALLOW_INSECURE_DB',
   // payload encryption (src/infra/codec.ts)
   'DC_PAYLOAD_KEY',

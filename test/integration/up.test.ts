@@ -7,7 +7,7 @@
  * start on the same data continues the same conversation.
  */
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,8 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { freePort } from '../../src/infra/postgres';
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
-import { waitFor, words } from '../support/conversation-env';
-import { ROOT, runCli, userEnv, type Run } from '../support/cli-process';
+import { words } from '../support/conversation-env';
+import { spawnUp, type RunningUp } from '../support/up-process';
+import { runCli, type Run } from '../support/cli-process';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'dc-up-'));
 let llm: FakeOpenAI;
@@ -26,23 +27,10 @@ const children: ChildProcessWithoutNullStreams[] = [];
 /** The key `up` is given: it must reach the LLM and nothing the user sees (issue 8). */
 const UP_API_KEY = `sk-up-${randomUUID().replace(/-/g, '')}`;
 
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  output(): string;
-  /** Waits until the output matches; returns the match. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
-  exited: Promise<number | null>;
-}
-
-/** `up` in a process of its own (node itself, so that SIGINT reaches it, not a wrapper). */
-async function startUp(): Promise<Running> {
-  const child = spawn(
-    process.execPath,
+/** `up` in a process of its own, chatting with the fake (node itself, so that SIGINT reaches it). */
+async function startUp(): Promise<RunningUp> {
+  const running = spawnUp(
     [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'up',
       '--data-dir',
       dataDir,
       '--workflow-bundle',
@@ -53,38 +41,14 @@ async function startUp(): Promise<Running> {
       '8000',
     ],
     {
-      cwd: ROOT,
-      env: userEnv({
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: UP_API_KEY,
-        TEMPORAL_PORT: String(await freePort()),
-        TEMPORAL_UI_PORT: String(await freePort()),
-      }),
-      stdio: ['pipe', 'pipe', 'pipe'],
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: UP_API_KEY,
+      TEMPORAL_PORT: String(await freePort()),
+      TEMPORAL_UI_PORT: String(await freePort()),
     },
   );
-  children.push(child);
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return {
-    child,
-    output: () => output,
-    waitFor: async (pattern, timeoutMs = 30_000) => {
-      const text = await waitFor(
-        async () => {
-          if (child.exitCode !== null) throw new Error(`up exited (${child.exitCode}):\n${output}`);
-          return output;
-        },
-        (o) => pattern.test(o),
-        timeoutMs,
-        `${pattern} in the output of up:\n${output}`,
-      );
-      return text.match(pattern) as RegExpMatchArray;
-    },
-    exited,
-  };
+  children.push(running.child);
+  return running;
 }
 
 /** Another shell's CLI command, with the variables `up` printed. */
@@ -159,7 +123,7 @@ describe('npm start with an LLM endpoint', () => {
     first.child.stdin.end();
     expect(await first.exited).toBe(0);
     expect(first.output()).toMatch(
-      /chat ended: stopping the worker, Temporal and PostgreSQL\.\.\.\nstopped\./,
+      /chat ended: stopping the worker, Temporal and PostgreSQL \(at most 10 s; Ctrl-C again to stop at once\)\.\.\.\nstopped\./,
     );
     expect(first.output()).not.toMatch(/\[INFO\]/);
 
@@ -181,7 +145,9 @@ describe('npm start with an LLM endpoint', () => {
     expect(JSON.stringify(last.body.messages)).toContain('what was said so far');
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
-    expect(second.output()).toMatch(/SIGINT: stopping the worker, Temporal and PostgreSQL\.\.\.\nstopped\./);
+    expect(second.output()).toMatch(
+      /SIGINT: stopping the worker, Temporal and PostgreSQL \(at most 10 s; Ctrl-C again to stop at once\)\.\.\.\nstopped\./,
+    );
     // Everything both processes printed (chat, logs, errors) is free of the API key.
     for (const run of [first, second]) expect(run.output()).not.toContain(UP_API_KEY);
   });

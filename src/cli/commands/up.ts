@@ -34,6 +34,23 @@ export interface UpOptions {
   chat?: UpChatFlags;
   /** A prebuilt workflow bundle (bundleWorkflowCode output) instead of bundling at start. */
   workflowBundle?: string;
+  /** How long the first Ctrl-C may take, in ms (default {@link DEFAULT_SHUTDOWN_GRACE_MS}). */
+  shutdownGraceMs?: number;
+}
+
+/** The first Ctrl-C stops everything within this (`DC_SHUTDOWN_GRACE`, seconds). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * How the grace is shared: in-flight activities get half of it, then are cancelled (Temporal
+ * retries them at the next start); the worker is stopped regardless at 70 %; the rest is for the
+ * dev server and PostgreSQL. Past the grace, everything is stopped at once.
+ */
+function shutdownTimes(graceMs: number): { activities: string; force: string } {
+  return {
+    activities: `${Math.max(100, Math.floor(graceMs * 0.5))}ms`,
+    force: `${Math.max(200, Math.floor(graceMs * 0.7))}ms`,
+  };
 }
 
 /** The file in the data directory that names the conversation the chat continues. */
@@ -123,6 +140,33 @@ export async function up(options: UpOptions): Promise<void> {
   }
   const log = (line: string): void => console.log(line);
   log(`durable-compaction: starting (data in ${dataDir})`);
+  const { assertPortsFree, claimDataDir, portHolder, postmasterPid } = await import('../../infra/stack-lock');
+  const embeddedPg = !process.env.DATABASE_URL;
+  const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
+  const pgDataDir = embeddedPg ? join(dataDir, 'postgres') : null;
+  // One stack per data directory (a killed stack's servers are stopped here), then every port
+  // this one needs, before anything starts.
+  const claim = await claimDataDir(dataDir, pgDataDir, log);
+  try {
+    const { portInUse } = await import('../../infra/postgres');
+    await assertPortsFree(
+      [
+        ...(embeddedTemporal
+          ? [
+              { port: options.temporalPort, what: 'Temporal', setting: 'TEMPORAL_PORT' },
+              { port: options.uiPort, what: 'Web UI', setting: 'TEMPORAL_UI_PORT' },
+            ]
+          : []),
+        ...(embeddedPg && options.pgPort !== undefined
+          ? [{ port: options.pgPort, what: 'PostgreSQL', setting: 'DC_PG_PORT' }]
+          : []),
+      ],
+      portInUse,
+    );
+  } catch (err) {
+    claim.release();
+    throw err;
+  }
   const { connectPostgres } = await import('../../infra/postgres');
   const { connectTemporal } = await import('../../infra/temporal');
   const { createWorker, DEFAULT_TASK_QUEUE } = await import('../../worker');
@@ -133,10 +177,13 @@ export async function up(options: UpOptions): Promise<void> {
   } catch {
     // a runtime is already installed: keep its logger
   }
-  const postgres = await connectPostgres({
-    dataDir: process.env.DATABASE_URL ? undefined : join(dataDir, 'postgres'),
-    port: options.pgPort,
-  });
+  let postgres;
+  try {
+    postgres = await connectPostgres({ dataDir: pgDataDir ?? undefined, port: options.pgPort });
+  } catch (err) {
+    claim.release();
+    throw err;
+  }
   log(
     `  PostgreSQL   ${postgres.displayUrl}${postgres.embedded ? ` (embedded, data ${postgres.dataDir})` : ''}`,
   );
@@ -150,20 +197,27 @@ export async function up(options: UpOptions): Promise<void> {
     });
   } catch (err) {
     await postgres.shutdown();
+    claim.release();
     throw err;
   }
+  // The dev server is this stack's: a later start stops it if this process is killed.
+  const temporalPid = temporal.embedded ? portHolder(options.temporalPort)?.pid : undefined;
+  if (temporalPid !== undefined) claim.recordTemporal(temporalPid);
   log(
     `  Temporal     ${temporal.address}${temporal.embedded ? ` (embedded dev server, ${join(dataDir, 'temporal', 'temporal.db')})` : ''}`,
   );
   if (temporal.uiUrl) log(`  Web UI       ${temporal.uiUrl}`);
   if (temporal.codecEndpoint)
     log(`  Codec        ${temporal.codecEndpoint} (the Web UI decrypts payloads here)`);
+  const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   let worker;
   try {
     worker = await createWorker({
       connection: temporal.nativeConnection,
       pool: postgres.pool,
       taskQueue: DEFAULT_TASK_QUEUE,
+      shutdownGraceTime: shutdownTimes(graceMs).activities,
+      shutdownForceTime: shutdownTimes(graceMs).force,
       ...(options.workflowBundle
         ? { workflowBundle: { code: readFileSync(options.workflowBundle, 'utf8') } }
         : {}),
@@ -171,6 +225,7 @@ export async function up(options: UpOptions): Promise<void> {
   } catch (err) {
     await temporal.shutdown().catch(() => undefined);
     await postgres.shutdown().catch(() => undefined);
+    claim.release();
     throw err;
   }
   const running = worker.run();
@@ -192,15 +247,32 @@ export async function up(options: UpOptions): Promise<void> {
     await running.catch(() => undefined);
     await temporal.shutdown().catch(() => undefined);
     await postgres.shutdown().catch(() => undefined);
+    claim.release();
+  };
+  // At once (a second Ctrl-C, or the grace spent): the servers are signalled, not waited for;
+  // PostgreSQL's immediate shutdown loses nothing committed. The next start cleans up the rest.
+  const stopNow = (why: string): never => {
+    log(`\n${why}: stopping Temporal and PostgreSQL at once`);
+    if (temporalPid !== undefined) signal(temporalPid, 'SIGKILL');
+    const postmaster = pgDataDir && postgres.embedded ? postmasterPid(pgDataDir) : null;
+    if (postmaster !== null) signal(postmaster, 'SIGQUIT');
+    claim.release();
+    process.exit(130);
   };
   const stop = async (why: string): Promise<void> => {
     if (stopping) return;
-    log(`\n${why}: stopping the worker, Temporal and PostgreSQL...`);
+    log(
+      `\n${why}: stopping the worker, Temporal and PostgreSQL (at most ${graceMs / 1000} s; Ctrl-C again to stop at once)...`,
+    );
+    setTimeout(() => stopNow(`not stopped within ${graceMs / 1000} s`), graceMs).unref();
     await shutdownAll();
     log('stopped. Start again with `npm start`; the data is kept.');
     process.exit(0);
   };
-  onStopSignal((signal) => void stop(signal));
+  onStopSignal(
+    (sig) => void stop(sig),
+    (sig) => stopNow(`${sig} again`),
+  );
 
   try {
     if (chatInput) {
@@ -265,6 +337,25 @@ export async function up(options: UpOptions): Promise<void> {
   await running;
 }
 
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/** `DC_SHUTDOWN_GRACE` (seconds, may be fractional) in ms. */
+export function shutdownGraceFromEnv(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_SHUTDOWN_GRACE_MS;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
+    throw new UsageError(
+      `DC_SHUTDOWN_GRACE must be a number of seconds between 0 and 3600 (got ${JSON.stringify(value)})`,
+    );
+  return Math.round(seconds * 1000);
+}
+
 export function registerUp(program: Command): void {
   program
     .command('up')
@@ -296,6 +387,7 @@ export function registerUp(program: Command): void {
           demo,
           chat,
           ...(workflowBundle ? { workflowBundle } : {}),
+          shutdownGraceMs: shutdownGraceFromEnv(process.env.DC_SHUTDOWN_GRACE),
           temporalPort: intOption('TEMPORAL_PORT', process.env.TEMPORAL_PORT, 7233),
           uiPort: intOption('TEMPORAL_UI_PORT', process.env.TEMPORAL_UI_PORT, 8233),
           pgPort: process.env.DC_PG_PORT ? intOption('DC_PG_PORT', process.env.DC_PG_PORT, 5433) : undefined,
