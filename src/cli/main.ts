@@ -15,6 +15,14 @@ import { registerStart } from './commands/start';
 import { registerUp } from './commands/up';
 import { registerWorker } from './commands/worker';
 
+// `durable-compaction … | head`: the reader went away; nothing more to say, and no stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+}
+
 const program = new Command();
 program
   .name('durable-compaction')

@@ -37,7 +37,7 @@ import type { ConversationStatus, SendMessageResult } from '../../workflows/defi
 import { isSummaryRequest, step } from '../support/fake-openai';
 import { startConversationEnv, waitFor, words, type ConversationEnv } from '../support/conversation-env';
 import { testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
-import { runCli, type Run } from '../support/cli-process';
+import { runCli, spawnCli, type Run } from '../support/cli-process';
 
 let env: ConversationEnv;
 const settings = { namespace: 'default', uiBase: 'http://localhost:8233' };
@@ -67,12 +67,16 @@ function replied(outcome: SendOutcome): SendMessageResult {
  * A command as a user runs it: its own process, against the run's Temporal server and PostgreSQL,
  * starting conversations on the task queue of this file's worker.
  */
-function cli(args: string[]): Promise<Run> {
-  return runCli(args, {
+function cli(args: string[], stdin?: string | Buffer): Promise<Run> {
+  return runCli(args, cliEnv(), 90_000, stdin);
+}
+
+function cliEnv(): Record<string, string> {
+  return {
     TEMPORAL_ADDRESS: testTemporalAddress(),
     DATABASE_URL: testDatabaseUrl(),
     TASK_QUEUE: env.taskQueue,
-  });
+  };
 }
 
 /** Expects exit 2 and one line on stderr matching `message`, nothing on stdout. */
@@ -419,5 +423,66 @@ describe('import', () => {
     // The model saw the imported conversation.
     const request = env.llm.chatRequests().find((r) => r.body.messages?.at(-1)?.content === 'carry on');
     expect(request?.body.messages?.length).toBe(exported.request.messages.length + 1);
+  });
+});
+
+describe('long messages, stdin, bytes that are not UTF-8, a closed pipe (issue 22)', () => {
+  it("send --file and send - carry a 150,000-character message past the shell's argument limit", async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text('read it all'));
+    const id = await start({ id: uniqueId('long'), window: 128_000 });
+    const long = `${'lorem ipsum '.repeat(12_500)}MARK-END`;
+    expect(long.length).toBeGreaterThan(131_072);
+    const file = join(dir, 'long-message.txt');
+    writeFileSync(file, long);
+    const viaFile = await cli(['send', id, '--file', file]);
+    expect(viaFile.stderr).toBe('');
+    expect(viaFile.code).toBe(0);
+    expect(viaFile.stdout).toMatch(/^read it all$/m);
+    const viaStdin = await cli(['send', id, '-'], long);
+    expect(viaStdin.code).toBe(0);
+    const asked = env.llm.chatRequests().map((r) => r.body.messages?.at(-1)?.content);
+    expect(asked).toEqual([long, long]);
+    refused(
+      await cli(['send', id, 'text', '--file', file]),
+      'error: give the message as an argument or with --file, not both',
+    );
+    refused(
+      await cli(['send', id]),
+      'error: missing message: give it as an argument, with --file <path>, or - for standard input',
+    );
+    const bad = join(dir, 'latin1.txt');
+    writeFileSync(bad, Buffer.from([0x68, 0x69, 0x20, 0xe9, 0x74, 0xe9]));
+    refused(
+      await cli(['send', id, '--file', bad]),
+      /^error: .*latin1\.txt is not valid UTF-8: byte 0xe9 at offset 3 /,
+    );
+  });
+
+  it('import refuses bytes that are not UTF-8 with their offset, or takes them with --lossy', async () => {
+    const file = join(dir, 'not-utf8.json');
+    const before = '{"messages":[{"role":"user","content":"caf';
+    const json = Buffer.concat([Buffer.from(before), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')]);
+    writeFileSync(file, json);
+    refused(
+      await cli(['import', file]),
+      `error: ${file} is not valid UTF-8: byte 0xc3 at offset ${before.length} (convert it to UTF-8, or pass --lossy to replace invalid bytes with U+FFFD)`,
+    );
+    const lossy = await cli(['import', file, '--lossy', '--json']);
+    expect(lossy.code).toBe(0);
+    expect(JSON.parse(lossy.stdout)).toMatchObject({ items: 1 });
+  });
+
+  it('output piped into a reader that goes away ends quietly', async () => {
+    const id = await start({ id: uniqueId('pipe') });
+    env.llm.reset();
+    env.llm.script(step.text('x'.repeat(2_000_000)));
+    expect((await cli(['send', id, 'a big answer please'])).code).toBe(0);
+    // `export … | head -c 100`: the reader closes after its first chunk.
+    const { child, output } = spawnCli(['export', id], cliEnv());
+    child.stdout?.once('data', () => child.stdout?.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(output.stderr).toBe('');
+    expect(code).toBe(0);
   });
 });

@@ -25,12 +25,17 @@ export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 /** Starts a CLI command; `output` fills as it prints (and gets the exit code at the end). */
-export function spawnCli(args: string[], env: Record<string, string>): { child: ChildProcess; output: Run } {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string | Buffer,
+): { child: ChildProcess; output: Run } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
     env: userEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (stdin !== undefined) child.stdin?.end(stdin);
   const output: Run = { code: null, stdout: '', stderr: '' };
   child.stdout?.on('data', (d: Buffer) => (output.stdout += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output.stderr += d.toString()));
@@ -39,8 +44,13 @@ export function spawnCli(args: string[], env: Record<string, string>): { child: 
 }
 
 /** Runs a CLI command to its end (killed, and an error, after `timeoutMs`). */
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 90_000): Promise<Run> {
-  const { child, output } = spawnCli(args, env);
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+  stdin?: string | Buffer,
+): Promise<Run> {
+  const { child, output } = spawnCli(args, env, stdin);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

@@ -3,7 +3,6 @@
  * (OpenAI chat JSON/JSONL, SWE-agent `.traj`, pi JSONL) into a new conversation in the store, so
  * it can be inspected, exported, or continued by starting the workflow on its id.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import {
   ImportError,
@@ -19,6 +18,7 @@ import { tokenCounterForModel } from '../../tokens';
 import { action, newConversationId, printJson, UsageError, withStore } from '../client';
 import { formatTokens } from '../format';
 import { checkConversationId, DEFAULT_MODEL } from '../start-options';
+import { readTextInput } from '../text-input';
 
 export interface ImportOptions {
   file: string;
@@ -28,6 +28,8 @@ export interface ImportOptions {
   id?: string;
   /** Whose tokenizer counts the items. Default gpt-4o. */
   model?: string;
+  /** Accept bytes that are not UTF-8 (replaced with U+FFFD); default: refused with their offset. */
+  lossy?: boolean;
 }
 
 export interface ImportResult {
@@ -54,14 +56,9 @@ export function parseSessionFormat(value: string | undefined): SessionFormat | u
  */
 export function readSession(
   file: string,
-  options: { format?: SessionFormat; conversationId: string; model: string },
+  options: { format?: SessionFormat; conversationId: string; model: string; lossy?: boolean },
 ): ImportedSession {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
+  const text = readTextInput(file, options.lossy);
   const importOptions = {
     tokenizer: tokenCounterForModel(options.model),
     idPrefix: `${options.conversationId}:`,
@@ -100,6 +97,7 @@ export function prepareImport(options: ImportOptions): PreparedImport {
     conversationId,
     model: options.model ?? DEFAULT_MODEL,
     ...(options.format ? { format: options.format } : {}),
+    ...(options.lossy ? { lossy: true } : {}),
   });
   if (session.items.length === 0) throw new UsageError(`cannot import ${options.file}: it holds no messages`);
   return { conversationId, file: options.file, session };
@@ -145,29 +143,36 @@ export function registerImport(program: Command): void {
     .option('--id <id>', 'conversation id (default: a generated one)')
     .option('--model <name>', `count tokens with this model's encoding (default ${DEFAULT_MODEL})`)
     .option('--json', 'print the result as JSON')
+    .option('--lossy', 'accept a file that is not valid UTF-8, replacing bad bytes with U+FFFD')
     .addHelpText(
       'after',
       '\nNeeds DATABASE_URL. Continue the conversation with `start --id <id>` (its stored system prompt and\n' +
         'tools are kept).\nExit codes: 0 imported, 1 failure, 2 bad file (line and field named) or id taken.',
     )
     .action(
-      action(async (file: string, opts: { format?: string; id?: string; model?: string; json?: boolean }) => {
-        const format = parseSessionFormat(opts.format);
-        const prepared = prepareImport({
-          file,
-          ...(format ? { format } : {}),
-          ...(opts.id !== undefined ? { id: opts.id } : {}),
-          ...(opts.model !== undefined ? { model: opts.model } : {}),
-        });
-        const result = await withStore((store) => saveImport(store, prepared), { migrate: true });
-        if (opts.json) printJson(result);
-        else {
-          console.log(result.conversationId);
-          console.log(
-            `  ${result.format} session: ${result.items} items, ${formatTokens(result.tokens)} tokens (version ${result.version})`,
-          );
-          console.log(`  continue it: durable-compaction start --id ${result.conversationId}`);
-        }
-      }),
+      action(
+        async (
+          file: string,
+          opts: { format?: string; id?: string; model?: string; json?: boolean; lossy?: boolean },
+        ) => {
+          const format = parseSessionFormat(opts.format);
+          const prepared = prepareImport({
+            file,
+            ...(format ? { format } : {}),
+            ...(opts.id !== undefined ? { id: opts.id } : {}),
+            ...(opts.model !== undefined ? { model: opts.model } : {}),
+            ...(opts.lossy ? { lossy: true } : {}),
+          });
+          const result = await withStore((store) => saveImport(store, prepared), { migrate: true });
+          if (opts.json) printJson(result);
+          else {
+            console.log(result.conversationId);
+            console.log(
+              `  ${result.format} session: ${result.items} items, ${formatTokens(result.tokens)} tokens (version ${result.version})`,
+            );
+            console.log(`  continue it: durable-compaction start --id ${result.conversationId}`);
+          }
+        },
+      ),
     );
 }

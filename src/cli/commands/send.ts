@@ -22,6 +22,7 @@ import {
 import { formatPhase, formatSendResult } from '../format';
 import { withProgress } from '../progress';
 import { newUpdateId } from '../../update-ids';
+import { readTextInput } from '../text-input';
 
 export interface SendOptions {
   id: string;
@@ -89,12 +90,30 @@ export function printPhase(status: ConversationStatus): void {
   if (line) console.error(`… ${line}`);
 }
 
+/**
+ * The message from the argument, `--file`, or standard input (`-`): one of them. A long message
+ * goes through a file or a pipe, past the shell's limit on arguments.
+ * @throws UsageError for none or both, or a file that cannot be read or is not UTF-8
+ */
+export function messageFrom(argument: string | undefined, file: string | undefined): string {
+  if (argument !== undefined && file !== undefined)
+    throw new UsageError('give the message as an argument or with --file, not both');
+  if (file !== undefined) return readTextInput(file);
+  if (argument === '-') return readTextInput('-');
+  if (argument === undefined)
+    throw new UsageError(
+      'missing message: give it as an argument, with --file <path>, or - for standard input',
+    );
+  return argument;
+}
+
 export function registerSend(program: Command): void {
   program
     .command('send')
     .description('send a message (the sendMessage Update); print the reply, token usage and compactions')
     .argument('<id>', 'conversation id')
-    .argument('<message>', 'the user message')
+    .argument('[message]', 'the user message (- reads it from standard input)')
+    .option('--file <path>', 'read the message from a file (UTF-8; - for standard input)')
     .option('--json', 'print the round result as JSON')
     .addHelpText(
       'after',
@@ -103,7 +122,8 @@ export function registerSend(program: Command): void {
         'Exit codes: 0 answered or queued, 1 the round failed, 2 bad input (nothing sent).',
     )
     .action(
-      action(async (id: string, message: string, opts: { json?: boolean }) => {
+      action(async (id: string, argument: string | undefined, opts: { json?: boolean; file?: string }) => {
+        const message = messageFrom(argument, opts.file);
         const outcome = await withClient((client) =>
           sendMessage(client, { id, message, ...(opts.json ? {} : { onStatus: printPhase }) }),
         );
