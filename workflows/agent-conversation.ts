@@ -231,6 +231,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     awaitingApproval,
     ended,
     runs,
+    maxInputChars: config.maxInputChars,
   });
 
   const publish = (): void => {

@@ -177,6 +177,8 @@ export interface ConversationStatus {
   awaitingApproval: { trigger: TriggerKind; tokens: number } | null;
   ended: boolean;
   runs: number;
+  /** The longest user message accepted, in characters (config `maxInputChars`; absent before it was reported). */
+  maxInputChars?: number;
 }
 
 // ---- the compaction child workflow ---------------------------------------------------------

@@ -15,7 +15,7 @@ import {
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { ConfigError } from '../context/config';
 import { ImportError } from '../context/importers';
-import { describeError, InfraError } from '../infra/errors';
+import { describeError, InfraError, innermostCause } from '../infra/errors';
 import { parseTemporalAddress } from '../infra/temporal';
 import type { ConversationStore } from '../store';
 import { statusQuery, type ConversationStatus } from '../../workflows/definitions';
@@ -216,9 +216,8 @@ export function explainUpdateFailure(err: unknown): Error {
 }
 
 function innermost(err: Error | undefined): Error | undefined {
-  let current = err;
-  while (current?.cause instanceof Error) current = current.cause;
-  return current;
+  const root = innermostCause(err);
+  return root instanceof Error ? root : err;
 }
 
 /** 2 for bad input (usage, config file, session file), 1 for everything else. */

@@ -23,9 +23,32 @@ export class InfraError extends Error {
 const NO_KEY_HINT =
   'the conversation is encrypted: set DC_PAYLOAD_KEY (and DC_PAYLOAD_OLD_KEYS) to the key the workers use';
 
-/** The line printed for any error at an entry point. */
+/** The innermost error of `err`'s cause chain (itself when it has no cause). */
+export function innermostCause(err: unknown): unknown {
+  let current = err;
+  for (let depth = 0; depth < 20 && current instanceof Error && current.cause !== undefined; depth++)
+    current = current.cause;
+  return current;
+}
+
+/**
+ * The line printed for any error at an entry point. A wrapper's message ("Workflow Update
+ * failed", "Failed to describe workflow") says what was being done; the innermost cause says why
+ * (the server's status, the store's or the model's error, already redacted where it is made): both
+ * are printed, the cause's first line after a colon, unless the message already holds it.
+ */
 export function describeError(err: unknown): string {
-  const line = err instanceof InfraError ? err.userMessage : err instanceof Error ? err.message : String(err);
+  let line = err instanceof InfraError ? err.userMessage : err instanceof Error ? err.message : String(err);
+  const root = innermostCause(err);
+  const reason = (root instanceof Error ? root.message : root === err ? '' : String(root))
+    .split('\n')[0]
+    ?.trim();
+  if (root !== err && reason && !line.includes(reason)) {
+    line =
+      err instanceof InfraError && err.hint
+        ? `${err.message}: ${reason} — ${err.hint}`
+        : `${line}: ${reason}`;
+  }
   return /Unknown encoding: binary\/encrypted/.test(line) ? `${line} — ${NO_KEY_HINT}` : line;
 }
 

@@ -5,12 +5,15 @@
  * with a UsageError (exit 2) that changes nothing.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttp2Server } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/client';
+import { describeError } from '../../src/infra/errors';
 import { chat } from '../../src/cli/commands/chat';
 import {
   compactConversation,
@@ -484,5 +487,57 @@ describe('long messages, stdin, bytes that are not UTF-8, a closed pipe (issue 2
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(output.stderr).toBe('');
     expect(code).toBe(0);
+  });
+});
+
+describe('errors keep their cause (issue 22)', () => {
+  it('a Temporal address that answers HTTP 404: the gRPC status is named', async () => {
+    const server = createHttp2Server((_req, res) => {
+      res.writeHead(404);
+      res.end('not here');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const r = await runCli(['status', 'some-conversation'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(
+        'error: Failed to describe workflow: 12 UNIMPLEMENTED: Received HTTP status code 404',
+      );
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a 3 MB message is refused before anything is sent, naming the limit', async () => {
+    env.llm.reset();
+    const id = await start({ id: uniqueId('huge') });
+    const file = join(dir, 'three-mb.txt');
+    writeFileSync(file, 'abc '.repeat(750_000));
+    // Refused before anything is sent, by the conversation's limit (the workflow's own words).
+    refused(
+      await cli(['send', id, '--file', file]),
+      'error: message is too long: 3000000 characters, the limit is 200000 (maxInputChars)',
+    );
+    // Under a limit raised past the payload's, the size itself is named.
+    const config = join(dir, 'raised.yaml');
+    writeFileSync(config, 'context_compaction:\n  maxInputChars: 5000000\n');
+    const raised = await start({ id: uniqueId('huge-raised'), config });
+    refused(
+      await cli(['send', raised, '--file', file]),
+      /^error: message is too long: 3000000 bytes, the limit is 1500000 \(a message travels in a Temporal payload, at most 2 MB\)$/,
+    );
+    expect(env.llm.chatRequests()).toHaveLength(0);
+  });
+
+  it('an Update the server fails: its reason is named, not only "Workflow Update failed"', () => {
+    const err = new Error('Workflow Update failed', {
+      cause: new Error(
+        '9 FAILED_PRECONDITION: Unable to perform workflow execution update due to unexpected workflow task failure.',
+      ),
+    });
+    expect(describeError(err)).toBe(
+      'Workflow Update failed: 9 FAILED_PRECONDITION: Unable to perform workflow execution update due to unexpected workflow task failure.',
+    );
   });
 });

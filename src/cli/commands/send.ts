@@ -50,6 +50,29 @@ export function queuedMessage(id: string, trigger: string, how: 'cli' | 'chat' =
 }
 
 /**
+ * A message travels in the Update's payload, which Temporal limits to 2 MB (its blob size limit;
+ * larger ones fail the workflow task): refused above this, before anything is sent.
+ */
+export const MAX_MESSAGE_BYTES = 1_500_000;
+
+/**
+ * Refuses a message the conversation would refuse (`maxInputChars`) or that could not travel,
+ * before anything is sent.
+ * @throws UsageError naming the size and the limit
+ */
+export function checkMessageSize(message: string, maxInputChars: number | undefined): void {
+  if (maxInputChars !== undefined && message.length > maxInputChars)
+    throw new UsageError(
+      `message is too long: ${message.length} characters, the limit is ${maxInputChars} (maxInputChars)`,
+    );
+  const bytes = Buffer.byteLength(message, 'utf8');
+  if (bytes > MAX_MESSAGE_BYTES)
+    throw new UsageError(
+      `message is too long: ${bytes} bytes, the limit is ${MAX_MESSAGE_BYTES} (a message travels in a Temporal payload, at most 2 MB)`,
+    );
+}
+
+/**
  * Sends one message and waits for the round's result; while a compaction awaits approval, queues
  * it instead (the round runs once the compaction is decided). Refused (nothing sent) when the
  * message is empty or the conversation is unknown or ended.
@@ -62,6 +85,7 @@ export async function sendMessage(client: Client, options: SendOptions): Promise
   const handle = client.workflow.getHandle(id);
   const status = await queryStatus(client, id);
   if (status.ended) throw new UsageError(`conversation ${id} has ended`);
+  checkMessageSize(message, status.maxInputChars);
   try {
     if (status.awaitingApproval) {
       // Waiting here would wait on a person: hand the message to the workflow's queue and return.
