@@ -48,6 +48,7 @@ import {
   type ConversationEvent,
   type ConversationStatus,
   type Phase,
+  type RestoreResult,
   type SendMessageResult,
   type TriggerKind,
   type UsageInfo,
@@ -195,8 +196,12 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   const runs = (carried?.runs ?? 0) + 1;
 
   const inbox: QueuedMessage[] = [];
-  const manualRequests: { id: string; focus: string | null }[] = [];
-  const outcomes = new Map<string, Outcome<SendMessageResult | CompactionBrief>>();
+  /**
+   * Manual compactions and restores, in the order asked: the main loop runs them one at a time,
+   * never during a compaction or a round, and before it ends (`end` waits for them).
+   */
+  const manualRequests: { id: string; focus: string | null; restore?: number }[] = [];
+  const outcomes = new Map<string, Outcome<SendMessageResult | CompactionBrief | RestoreResult>>();
 
   const pushEvent = (event: ConversationEvent): void => {
     if (event.type === 'compaction_meta' && !config.emitCompactionMetaEvents) return;
@@ -341,22 +346,38 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     },
   );
 
+  const restore = async (version: number): Promise<RestoreResult> => {
+    const totals = await store.restoreVersion.executeWithOptions(
+      { ...storeOptions, summary: `restore v${version}` },
+      [{ conversationId, version, idemKey: uuid4() }],
+    );
+    applyTotals(totals);
+    pushEvent({ type: 'restored', version, activeVersion: totals.version, tokens: totals.tokens });
+    publish();
+    return { version, activeVersion: totals.version, tokens: totals.tokens };
+  };
+
   setHandler(
     restoreUpdate,
     async ({ version }) => {
-      await condition(() => phase === 'idle' || ended);
-      const totals = await store.restoreVersion.executeWithOptions(
-        { ...storeOptions, summary: `restore v${version}` },
-        [{ conversationId, version, idemKey: uuid4() }],
-      );
-      applyTotals(totals);
-      pushEvent({ type: 'restored', version, activeVersion: totals.version, tokens: totals.tokens });
-      publish();
-      return { version, activeVersion: totals.version, tokens: totals.tokens };
+      if (!patched('restore-in-turn')) {
+        // Before: ran as soon as the conversation was idle or ending, even during a compaction.
+        await condition(() => phase === 'idle' || ended);
+        return restore(version);
+      }
+      const id = uuid4();
+      manualRequests.push({ id, focus: null, restore: version });
+      await condition(() => outcomes.has(id));
+      const outcome = outcomes.get(id);
+      outcomes.delete(id);
+      if (!outcome) throw ApplicationFailure.nonRetryable('lost the outcome of the restore', 'INTERNAL');
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value as RestoreResult;
     },
     {
       validator: ({ version }): void => {
         if (!Number.isInteger(version) || version < 1) throw new Error('version must be a positive integer');
+        if (ended) throw new Error('the conversation has ended');
       },
     },
   );
@@ -778,6 +799,14 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   for (;;) {
     await condition(() => ended || inbox.length > 0 || manualRequests.length > 0);
     const manual = manualRequests.shift();
+    if (manual?.restore !== undefined) {
+      try {
+        outcomes.set(manual.id, { ok: true, value: await restore(manual.restore) });
+      } catch (err) {
+        outcomes.set(manual.id, { ok: false, error: asApplicationFailure(err, 'RESTORE_FAILED') });
+      }
+      continue;
+    }
     if (manual) {
       phase = 'compacting';
       try {

@@ -239,10 +239,13 @@ export const approveCompactionUpdate = defineUpdate<
   { decision: 'approved' | 'rejected' },
   [{ approve: boolean }]
 >('approveCompaction');
-export const restoreUpdate = defineUpdate<
-  { version: number; activeVersion: number; tokens: number },
-  [{ version: number }]
->('restore');
+/** What a restore did: the version asked for, made active again as `activeVersion`. */
+export interface RestoreResult {
+  version: number;
+  activeVersion: number;
+  tokens: number;
+}
+export const restoreUpdate = defineUpdate<RestoreResult, [{ version: number }]>('restore');
 export const endUpdate = defineUpdate<{ rounds: number }, []>('end');
 /** Fire-and-forget input (no reply); queued like `sendMessage`. */
 export const userMessageSignal = defineSignal<[string]>('userMessage');
