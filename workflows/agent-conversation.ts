@@ -49,6 +49,7 @@ import {
   type ConversationStatus,
   type Phase,
   type RestoreResult,
+  type RunningCompaction,
   type SendMessageResult,
   type TriggerKind,
   type UsageInfo,
@@ -196,6 +197,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   const runs = (carried?.runs ?? 0) + 1;
 
   const inbox: QueuedMessage[] = [];
+  /** The compaction child running now (the `status` Query names it; its `progress` Query says where it is). */
+  let runningCompaction: RunningCompaction | null = null;
   /**
    * Manual compactions and restores, in the order asked: the main loop runs them one at a time,
    * never during a compaction or a round, and before it ends (`end` waits for them).
@@ -237,6 +240,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     ended,
     runs,
     maxInputChars: config.maxInputChars,
+    compaction: runningCompaction,
   });
 
   const publish = (): void => {
@@ -403,9 +407,11 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     pushEvent({ type: 'pre_compact', seq, trigger, round: rounds, tokens: contextTokens, detail });
     publish();
     let result: CompactionResult;
+    const childId = `${conversationId}/compaction-${seq}`;
+    runningCompaction = { workflowId: childId, seq, trigger };
     try {
       result = await executeChild(compaction, {
-        workflowId: `${conversationId}/compaction-${seq}`,
+        workflowId: childId,
         staticSummary: `${trigger} compaction #${seq}: ${formatTokens(contextTokens)} tokens (${pct}% of ${formatTokens(window)})`,
         staticDetails: detail,
         args: [
@@ -453,6 +459,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
         itemCount,
         events: [],
       };
+    } finally {
+      runningCompaction = null;
     }
     for (const e of result.events) pushEvent(e);
     if (result.status === 'committed') {

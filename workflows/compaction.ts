@@ -17,6 +17,8 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  setCurrentDetails,
+  setHandler,
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
 import type {
@@ -28,7 +30,13 @@ import type {
 } from '../activities/types';
 import { parseCompactionConfig } from '../src/context/config';
 import { bothWays } from './activity-options';
-import type { CompactionInput, CompactionResult, ConversationEvent } from './definitions';
+import {
+  compactionProgressQuery,
+  type CompactionInput,
+  type CompactionProgress,
+  type CompactionResult,
+  type ConversationEvent,
+} from './definitions';
 
 /** Pruning is deterministic and cheap: retry it freely. */
 const pruneOptions: ActivityOptions = {
@@ -107,7 +115,42 @@ export function describeFailure(err: unknown): string {
   return String(cause);
 }
 
+/** The child's current details in the Web UI: where it is, in a few lines of markdown. */
+export function progressDetails(p: CompactionProgress): string {
+  const tokens =
+    p.tokensBefore === null
+      ? ''
+      : ` · ${p.tokensBefore.toLocaleString('en-US')} → ${(p.tokensAfter ?? p.tokensBefore).toLocaleString('en-US')} tokens`;
+  const lines = [`**${p.trigger} compaction #${p.seq}** · ${p.phase}${tokens}`];
+  if (p.step) lines.push(`Step: ${p.step}`);
+  if (p.summaryCalls > 0) lines.push(`Summary calls ended: ${p.summaryCalls}`);
+  if (p.outcome)
+    lines.push(`Outcome: ${p.outcome.status}${p.outcome.reason ? ` (${p.outcome.reason})` : ''}`);
+  return lines.join('\n\n');
+}
+
 export async function compaction(input: CompactionInput): Promise<CompactionResult> {
+  // Where it is, for the `progress` Query and the Web UI's current details (no history of its own).
+  const progress: CompactionProgress = {
+    seq: input.seq,
+    trigger: input.trigger,
+    phase: 'prune',
+    step: null,
+    tokensBefore: null,
+    tokensAfter: null,
+    prunedTokens: null,
+    summaryCalls: 0,
+    outcome: null,
+    phaseStartedAt: Date.now(),
+  };
+  const report = (change: Partial<CompactionProgress>): void => {
+    if (change.phase && change.phase !== progress.phase) progress.phaseStartedAt = Date.now();
+    Object.assign(progress, change);
+    setCurrentDetails(progressDetails(progress));
+  };
+  setHandler(compactionProgressQuery, () => progress);
+  report({});
+
   // The parent validated the same configuration; the defaults fill what it left out.
   const config = parseCompactionConfig(input.config);
   const started = Date.now();
@@ -127,6 +170,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     const tokensBefore = pruned?.tokensBefore ?? 0;
     const tokensAfter = status === 'committed' ? (totals?.tokens ?? tokensBefore) : tokensBefore;
     timings.totalMs = Date.now() - started;
+    report({ phase: 'done', tokensAfter, outcome: { status, reason } });
     return {
       compactionId: input.compactionId,
       seq: input.seq,
@@ -156,6 +200,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     reason: string,
     outcome: 'rolled_back' | 'skipped' = 'rolled_back',
   ): Promise<void> => {
+    report({ phase: 'rollback' });
     // Compensation runs even when the compaction was cancelled, and cannot itself be cancelled.
     await CancellationScope.nonCancellable(async () => {
       await compensation.discardStaged.executeWithOptions(
@@ -186,6 +231,11 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       [pruneInput],
     );
     timings.pruneMs = Date.now() - t;
+    report({
+      tokensBefore: pruned.tokensBefore,
+      tokensAfter: pruned.tokensAfter,
+      prunedTokens: pruned.tokensAfter,
+    });
     events.push({
       type: 'compaction_meta',
       seq: input.seq,
@@ -203,6 +253,10 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     }
 
     failedPhase = 'summary';
+    report({
+      phase: 'summary',
+      step: input.mode === 'drop_oldest' ? 'drop_oldest' : (pruned.chain[0] ?? null),
+    });
     // Recorded in the input, so a history replays the way it ran (absent before the option).
     const summaryBy = input.summaryCalls === 'local' ? summary.local : summary.activity;
     t = Date.now();
@@ -239,6 +293,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       const skipsEmptySteps = storeStepsLocal || patched('summary-skips-empty-steps');
       for (let i = 0; i < steps.length;) {
         const step = steps[i] as SummaryStep;
+        report({ step: nameOf(step) });
         const then = skipsEmptySteps ? steps.slice(i + 1) : [];
         const r = await summaryBy.call.summarize.executeWithOptions(
           {
@@ -264,6 +319,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
         );
         i += (r.stepIndex ?? 0) + 1;
         strategy = r.strategy ?? nameOf(steps[i - 1] as SummaryStep);
+        report({ step: strategy, summaryCalls: progress.summaryCalls + 1, tokensAfter: r.tokensAfter });
         attempts += r.attempts;
         chosen = r;
         // The pure plan ran every step it needed in that one call (src/context/compaction-plan.ts).
@@ -288,6 +344,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     }
 
     failedPhase = 'commit';
+    report({ phase: 'commit', tokensAfter: chosen.tokensAfter });
     t = Date.now();
     const commitBy = storeStepsLocal ? commit.local : commit.activity;
     const totals = await commitBy.call.commitCompaction.executeWithOptions(

@@ -179,6 +179,36 @@ export interface ConversationStatus {
   runs: number;
   /** The longest user message accepted, in characters (config `maxInputChars`; absent before it was reported). */
   maxInputChars?: number;
+  /** The compaction child running now (its `progress` Query says where it is), or null. */
+  compaction?: RunningCompaction | null;
+}
+
+/** A compaction child while it runs, as the parent knows it. */
+export interface RunningCompaction {
+  workflowId: string;
+  seq: number;
+  trigger: TriggerKind;
+}
+
+/** Where a compaction child is (its `progress` Query, issue 23). */
+export interface CompactionProgress {
+  seq: number;
+  trigger: TriggerKind;
+  phase: 'prune' | 'summary' | 'commit' | 'rollback' | 'done';
+  /** The strategy chain's step the summary call runs from, e.g. `tool_blocks` or `full(keep 2)`. */
+  step: string | null;
+  /** The context's tokens before the compaction (known once the prune ran). */
+  tokensBefore: number | null;
+  /** Its tokens after the steps so far: after the prune, then after the summary, then committed. */
+  tokensAfter: number | null;
+  /** Its tokens after the prune alone. */
+  prunedTokens: number | null;
+  /** Summary calls that have ended (answered or failed after their retries). */
+  summaryCalls: number;
+  /** How it ended (phase `done`): committed, rolled back or skipped, with the reason. */
+  outcome: { status: 'committed' | 'rolled_back' | 'skipped'; reason: string | null } | null;
+  /** When this phase began (workflow time, ms since the epoch). */
+  phaseStartedAt: number;
 }
 
 // ---- the compaction child workflow ---------------------------------------------------------
@@ -250,4 +280,6 @@ export const endUpdate = defineUpdate<{ rounds: number }, []>('end');
 /** Fire-and-forget input (no reply); queued like `sendMessage`. */
 export const userMessageSignal = defineSignal<[string]>('userMessage');
 export const statusQuery = defineQuery<ConversationStatus>('status');
+/** The compaction child's progress (phase, step, tokens so far). */
+export const compactionProgressQuery = defineQuery<CompactionProgress>('progress');
 export const eventsQuery = defineQuery<ConversationEvent[], [{ since?: number } | undefined]>('events');

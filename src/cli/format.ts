@@ -5,6 +5,7 @@ import type {
   ConversationStatus,
   SendMessageResult,
 } from '../../workflows/definitions';
+import { formatCompactionProgress, type CompactionProgressView } from './compaction-progress';
 
 /** A token count as people read it: `41,200`. */
 export function formatTokens(x: number): string {
@@ -78,7 +79,13 @@ export function formatSendResult(conversationId: string, result: SendMessageResu
 }
 
 /** What the phase of a conversation means to someone waiting on it; null for idle. */
-export function formatPhase(status: Pick<ConversationStatus, 'phase' | 'awaitingApproval'>): string | null {
+export function formatPhase(
+  status: Pick<ConversationStatus, 'phase' | 'awaitingApproval'> & {
+    compactionProgress?: CompactionProgressView | null;
+  },
+): string | null {
+  if (status.phase === 'compacting' && status.compactionProgress)
+    return formatCompactionProgress(status.compactionProgress);
   switch (status.phase) {
     case 'starting':
       return 'starting…';
@@ -100,7 +107,10 @@ export function formatPhase(status: Pick<ConversationStatus, 'phase' | 'awaiting
 }
 
 /** `status` as lines. `now` decides whether a cooldown is still running. */
-export function formatStatus(status: ConversationStatus, now: number = Date.now()): string[] {
+export function formatStatus(
+  status: ConversationStatus & { compactionProgress?: CompactionProgressView | null },
+  now: number = Date.now(),
+): string[] {
   const lines = [
     `${status.conversationId} · ${status.ended ? 'ended' : status.phase}${status.runs > 1 ? ` · run ${status.runs}` : ''}`,
     `  context      ${formatUsage(status.contextTokens, status.window)} (${status.itemCount} items, version ${status.activeVersion})`,
@@ -110,6 +120,10 @@ export function formatStatus(status: ConversationStatus, now: number = Date.now(
   if (status.cooldownActive && status.cooldownUntil !== null)
     lines.push(
       `  cooldown     automatic compaction resumes in ${Math.max(0, Math.ceil((status.cooldownUntil - now) / 1000))} s`,
+    );
+  if (status.compaction)
+    lines.push(
+      `  running      ${status.compactionProgress ? formatCompactionProgress(status.compactionProgress, now) : `compaction #${status.compaction.seq} (${status.compaction.trigger})`} · ${status.compaction.workflowId}`,
     );
   if (status.pausedReason) lines.push(`  paused       automatic compaction: ${status.pausedReason}`);
   if (status.awaitingApproval)

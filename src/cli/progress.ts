@@ -4,6 +4,21 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { statusQuery, type ConversationStatus } from '../../workflows/definitions';
+import { compactionProgress, type CompactionProgressView } from './compaction-progress';
+
+/** The status, with where the running compaction is (its child's progress) while one runs. */
+export type WatchedStatus = ConversationStatus & { compactionProgress?: CompactionProgressView | null };
+
+/** What makes a new progress line: the phase, and where a running compaction is (not the clock). */
+function progressKey(status: WatchedStatus): string {
+  const p = status.compactionProgress;
+  const a = p?.summaryAttempt;
+  return [
+    status.phase,
+    status.awaitingApproval?.trigger ?? '',
+    p ? `${p.seq}|${p.phase}|${p.step}|${p.tokensAfter}|${a?.attempt ?? ''}|${a?.lastFailure ?? ''}` : '',
+  ].join('|');
+}
 
 /** How often the status is polled while waiting. */
 export const PROGRESS_POLL_MS = 500;
@@ -19,7 +34,7 @@ export interface PhaseWatcher {
  */
 export function watchPhases(
   handle: WorkflowHandle,
-  onChange: (status: ConversationStatus) => void,
+  onChange: (status: WatchedStatus) => void,
   intervalMs = PROGRESS_POLL_MS,
 ): PhaseWatcher {
   let stopped = false;
@@ -28,8 +43,10 @@ export function watchPhases(
   let inFlight: Promise<void> = Promise.resolve();
   const poll = async (): Promise<void> => {
     try {
-      const status = await handle.query(statusQuery);
-      const key = `${status.phase}|${status.awaitingApproval?.trigger ?? ''}`;
+      const status: WatchedStatus = await handle.query(statusQuery);
+      if (status.phase === 'compacting' && status.compaction)
+        status.compactionProgress = await compactionProgress(handle.client, status.compaction);
+      const key = progressKey(status);
       if (!stopped && key !== last) {
         last = key;
         onChange(status);
@@ -57,7 +74,7 @@ export function watchPhases(
 /** Runs `work` while watching the phases of `handle`; the watcher stops when `work` settles. */
 export async function withProgress<T>(
   handle: WorkflowHandle,
-  onChange: ((status: ConversationStatus) => void) | undefined,
+  onChange: ((status: WatchedStatus) => void) | undefined,
   work: () => Promise<T>,
 ): Promise<T> {
   if (!onChange) return work();

@@ -108,7 +108,7 @@ describe('npm start with an LLM endpoint', () => {
     await first.waitFor(/^fourth answer$/m);
     first.child.stdin.write('/compact\n');
     await first.waitFor(/^compaction #1 \(manual, .+\): [\d,]+ → [\d,]+ tokens, saved \d+%$/m, 60_000);
-    expect(first.output()).toContain('… compacting…');
+    expect(first.output()).toMatch(/^… compaction #1 \(manual\): prune [\d,]+ → [\d,]+ · summary/m);
 
     // Another shell, with what `up` printed: status (Temporal) and inspect (PostgreSQL).
     const [status, inspect] = await Promise.all([cli(['status', id!], vars), cli(['inspect', id!], vars)]);

@@ -99,7 +99,12 @@ describe('bad infrastructure settings end with one clear line and a non-zero exi
   it('a PostgreSQL port in use', () => {
     const r = run(['up', '--no-demo', '--data-dir', '/tmp/dc-cli-errors'], { DC_PG_PORT: String(busyPort) });
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toMatch(new RegExp(`port ${busyPort} is in use`));
+    // Named with what holds it (this test's process), before anything started.
+    expect(r.stderr.trim()).toMatch(
+      new RegExp(
+        `port ${busyPort} \\(PostgreSQL\\) is in use by pid ${process.pid} \\(.*; choose another with DC_PG_PORT`,
+      ),
+    );
   });
 
   it('DEBUG adds the stack trace', () => {

@@ -23,7 +23,8 @@ import {
   withClient,
 } from '../client';
 import { formatCompaction, formatStatus, formatTokens } from '../format';
-import { withProgress } from '../progress';
+import { withProgress, type WatchedStatus } from '../progress';
+import { compactionProgress } from '../compaction-progress';
 import { printPhase } from './send';
 
 type OnStatus = ((status: ConversationStatus) => void) | undefined;
@@ -69,12 +70,13 @@ export async function decideCompaction(
 }
 
 /** The `status` Query; an ended conversation answers too (from its closed workflow). */
-export async function conversationStatus(
-  client: Client,
-  options: { id: string },
-): Promise<ConversationStatus> {
+export async function conversationStatus(client: Client, options: { id: string }): Promise<WatchedStatus> {
   await describeConversation(client, options.id);
-  return queryStatus(client, options.id);
+  const status: WatchedStatus = await queryStatus(client, options.id);
+  // A compaction running: where its child is.
+  if (status.compaction)
+    status.compactionProgress = await compactionProgress(client.workflow, status.compaction);
+  return status;
 }
 
 /**
