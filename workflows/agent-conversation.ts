@@ -673,6 +673,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     let usage: UsageInfo | null = null;
     let overflowRetried = false;
     let prechecked = false;
+    let compactionsBeforeReply = 0;
     const maxSteps = input.maxStepsPerRound ?? 25;
     for (let step = 0; step < maxSteps; step++) {
       if (!pendingUser && !prechecked) compactions.push(...(await maybeCompact('before_model_call')));
@@ -731,6 +732,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       if (skipOnly) compactions.push(...(await maybeCompact('before_model_call')));
       if (res.kind === 'turn_end') break;
       last = { itemId, result: res };
+      compactionsBeforeReply = compactions.length;
       if (res.usage) {
         usage = res.usage;
         lastReportedTokens = res.usage.totalTokens;
@@ -777,6 +779,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       contextTokens,
       window,
       compactions,
+      compactionsBeforeReply,
     };
   };
 

@@ -155,6 +155,11 @@ export interface SendMessageResult {
   contextTokens: number;
   window: number;
   compactions: CompactionBrief[];
+  /**
+   * How many of `compactions` ran before the model wrote the reply (the rest ran after it, on its
+   * usage): a client shows those first. Absent from results of rounds before it was reported.
+   */
+  compactionsBeforeReply?: number;
 }
 
 export type Phase = 'starting' | 'idle' | 'model' | 'tool' | 'compacting' | 'awaiting_approval' | 'ended';

@@ -66,14 +66,21 @@ export async function runDemo(options: {
       args: [message],
     });
     log(`round ${i + 1}: ${message.slice(0, 70)}`);
-    log(`  ↳ ${result.reply.slice(0, 90)}  [${formatUsage(result.contextTokens, result.window)}]`);
     const events: ConversationEvent[] = await handle.query(eventsQuery, { since: seen });
     seen += events.length;
-    for (const event of events) {
+    // The compactions that ran before the reply was written are printed before it.
+    const beforeReply = new Set(
+      result.compactions.slice(0, result.compactionsBeforeReply ?? 0).map((c) => c.seq),
+    );
+    const ranBefore = (event: ConversationEvent): boolean => 'seq' in event && beforeReply.has(event.seq);
+    const print = (event: ConversationEvent): void => {
       const line = formatEvent(event);
       if (line) log(`  ${line}`);
       if (event.type === 'context_compacted') compactions++;
-    }
+    };
+    events.filter(ranBefore).forEach(print);
+    log(`  ↳ ${result.reply.slice(0, 90)}  [${formatUsage(result.contextTokens, result.window)}]`);
+    events.filter((e) => !ranBefore(e)).forEach(print);
   }
   await handle.executeUpdate(endUpdate);
   log(`done: ${recording.userMessages.length} rounds, ${compactions} compactions.`);

@@ -70,11 +70,14 @@ export function formatCompaction(brief: CompactionBrief): string {
 
 /** What `send` prints for a round: the reply, the token usage, the compactions it ran. */
 export function formatSendResult(conversationId: string, result: SendMessageResult): string[] {
-  const lines = [result.reply === '' ? '(no reply text)' : result.reply];
+  // The compactions that ran before the reply was written come before it, the others after.
+  const before = result.compactionsBeforeReply ?? 0;
+  const lines = result.compactions.slice(0, before).map(formatCompaction);
+  lines.push(result.reply === '' ? '(no reply text)' : result.reply);
   if (result.replyTruncated)
     lines.push(`… (reply shortened; the whole text: durable-compaction export ${conversationId})`);
   lines.push(`tokens: ${formatUsage(result.contextTokens, result.window)}`);
-  for (const brief of result.compactions) lines.push(formatCompaction(brief));
+  for (const brief of result.compactions.slice(before)) lines.push(formatCompaction(brief));
   return lines;
 }
 

@@ -132,4 +132,23 @@ describe('a running compaction tells where it is', () => {
     ).toBe(true);
     expect(output.stdout).toMatch(/^compaction #1 \(manual, .+\): [\d,]+ → [\d,]+ tokens, saved \d+%$/m);
   });
+
+  it('a round says which of its compactions ran before the reply was written', async () => {
+    env.llm.reset();
+    const conv = await env.startConversation({ config: { maxContextTokens: 4_000 } });
+    const results = [];
+    for (let i = 0; i < 6; i++) results.push(await conv.send(words(1_100, `b${i}w`)));
+    let before = 0;
+    for (const r of results) {
+      const n = r.compactionsBeforeReply ?? -1;
+      expect(n).toBeGreaterThanOrEqual(0);
+      // One model call a round: before it the prechecks, after it the checks on its usage.
+      expect(
+        r.compactions.slice(0, n).every((c) => c.trigger === 'precheck' || c.trigger === 'overflow'),
+      ).toBe(true);
+      expect(r.compactions.slice(n).every((c) => c.trigger === 'check')).toBe(true);
+      before += n;
+    }
+    expect(before).toBeGreaterThan(0);
+  });
 });

@@ -162,6 +162,11 @@ describe('the demo of npm start', () => {
       log: (line) => lines.push(line),
     });
     expect(compactions).toBeGreaterThanOrEqual(3);
+    // A compaction that ran before a round's reply is printed before it (between the round's line
+    // and its "↳" reply line), one that ran after it after.
+    const blocks = lines.join('\n').split(/\n(?=round \d+: )/);
+    const beforeReply = blocks.filter((b) => /^ {2}\S.*\n(.*\n)* {2}↳ /m.test(b.slice(b.indexOf('\n') + 1)));
+    expect(beforeReply.length, lines.join('\n')).toBeGreaterThan(0);
     const { items } = await env.store.getActiveContext(conversationId);
     const text = contextText(items);
     const session = importSession(readFileSync(SAMPLE_SESSION, 'utf8'), {

@@ -90,6 +90,25 @@ describe('formatting', () => {
     ]);
   });
 
+  it('a compaction that ran before the reply was written is printed before it', () => {
+    const lines = formatSendResult('conv-1', {
+      round: 3,
+      replyItemId: 'r',
+      reply: 'Done.',
+      usage: null,
+      contextTokens: 41_200,
+      window: 128_000,
+      compactions: [brief({ seq: 2 }), brief({ seq: 3, trigger: 'check' })],
+      compactionsBeforeReply: 1,
+    });
+    expect(lines).toEqual([
+      'compaction #2 (precheck, summary-2): 3,400 → 1,190 tokens, saved 65%',
+      'Done.',
+      'tokens: 41,200 / 128,000 · 32%',
+      'compaction #3 (check, summary-2): 3,400 → 1,190 tokens, saved 65%',
+    ]);
+  });
+
   const status: ConversationStatus = {
     conversationId: 'conv-1',
     phase: 'awaiting_approval',
