@@ -37,6 +37,9 @@ import {
   compactUpdate,
   endUpdate,
   eventsQuery,
+  eventsPageQuery,
+  compactionMetaSignal,
+  type EventsPage,
   restoreUpdate,
   sendMessageUpdate,
   statusQuery,
@@ -190,6 +193,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   let pausedAtRound: number | null =
     carried?.pausedAtRound ?? (carried?.pausedReason ? carried.rounds : null);
   let events: ConversationEvent[] = carried?.recentEvents ?? [];
+  /** Events pushed since the conversation began: `events` holds the last ones, up to this. */
+  let eventsTotal = carried?.eventsTotal ?? events.length;
   let lastCompaction: CompactionBrief | null = null;
   let ended = false;
   let awaitingApproval: { trigger: TriggerKind; tokens: number } | null = null;
@@ -209,6 +214,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   const pushEvent = (event: ConversationEvent): void => {
     if (event.type === 'compaction_meta' && !config.emitCompactionMetaEvents) return;
     events.push(event);
+    eventsTotal += 1;
     if (events.length > MAX_EVENTS) events = events.slice(-MAX_EVENTS);
   };
 
@@ -275,6 +281,15 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   // ---- handlers ----
   setHandler(statusQuery, status);
   setHandler(eventsQuery, (opts) => events.slice(Math.max(0, opts?.since ?? 0)));
+  setHandler(eventsPageQuery, (opts): EventsPage => {
+    const base = eventsTotal - events.length;
+    const from = Math.max(base, Math.min(eventsTotal, Math.floor(opts?.since ?? 0)));
+    return { from, events: events.slice(from - base), next: eventsTotal };
+  });
+  // A running compaction's meta events, as they happen (the child sends them when asked to).
+  setHandler(compactionMetaSignal, (event) => {
+    if (event.type === 'compaction_meta') pushEvent(event);
+  });
 
   setHandler(
     sendMessageUpdate,
@@ -872,6 +887,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
         pausedReason,
         pausedAtRound,
         recentEvents: events.slice(-20),
+        eventsTotal,
         runs,
       };
       await continueAsNew<typeof agentConversation>({ ...input, systemPrompt: undefined, carried: next });

@@ -15,10 +15,12 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  getExternalWorkflowHandle,
   patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
 import type {
@@ -28,9 +30,10 @@ import type {
   SummarizeResult,
   SummaryStep,
 } from '../activities/types';
-import { parseCompactionConfig } from '../src/context/config';
+import { parseCompactionConfig, type CompactionConfig } from '../src/context/config';
 import { bothWays } from './activity-options';
 import {
+  compactionMetaSignal,
   compactionProgressQuery,
   type CompactionInput,
   type CompactionProgress,
@@ -130,6 +133,30 @@ export function progressDetails(p: CompactionProgress): string {
 }
 
 export async function compaction(input: CompactionInput): Promise<CompactionResult> {
+  // The parent validated the same configuration; the defaults fill what it left out.
+  const config = parseCompactionConfig(input.config);
+  // With `emitCompactionMetaEvents`, each meta event reaches the parent as it happens (a signal),
+  // not with the result (children recorded before this returned them at the end).
+  const parent = workflowInfo().parent;
+  const live = config.emitCompactionMetaEvents && parent !== undefined && patched('meta-events-live');
+  // One at a time: signals sent together may arrive in any order.
+  let sent: Promise<void> = Promise.resolve();
+  const emit = (event: ConversationEvent): void => {
+    if (!live || !parent) return;
+    const to = getExternalWorkflowHandle(parent.workflowId);
+    sent = sent.then(() => to.signal(compactionMetaSignal, event)).catch(() => undefined);
+  };
+  const result = await runCompaction(input, config, emit);
+  // Every event is delivered before the parent reads the result.
+  await sent;
+  return live ? { ...result, events: [] } : result;
+}
+
+async function runCompaction(
+  input: CompactionInput,
+  config: CompactionConfig,
+  emit: (event: ConversationEvent) => void,
+): Promise<CompactionResult> {
   // Where it is, for the `progress` Query and the Web UI's current details (no history of its own).
   const progress: CompactionProgress = {
     seq: input.seq,
@@ -151,10 +178,12 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
   setHandler(compactionProgressQuery, () => progress);
   report({});
 
-  // The parent validated the same configuration; the defaults fill what it left out.
-  const config = parseCompactionConfig(input.config);
   const started = Date.now();
   const events: ConversationEvent[] = [];
+  const meta = (event: ConversationEvent): void => {
+    events.push(event);
+    emit(event);
+  };
   const timings = { pruneMs: 0, summaryMs: 0, commitMs: 0, totalMs: 0 };
   let pruned: PruneResult | undefined;
   let chosen: SummarizeResult | undefined;
@@ -208,12 +237,12 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
         [{ compactionId: input.compactionId, reason, outcome }],
       );
     });
-    events.push({ type: 'compaction_meta', seq: input.seq, phase: 'rollback', reason });
+    meta({ type: 'compaction_meta', seq: input.seq, phase: 'rollback', reason });
   };
 
   try {
     let t = Date.now();
-    events.push({ type: 'compaction_meta', seq: input.seq, phase: 'selective_start' });
+    meta({ type: 'compaction_meta', seq: input.seq, phase: 'selective_start' });
     const pruneInput: PruneInput = {
       conversationId: input.conversationId,
       compactionId: input.compactionId,
@@ -236,7 +265,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       tokensAfter: pruned.tokensAfter,
       prunedTokens: pruned.tokensAfter,
     });
-    events.push({
+    meta({
       type: 'compaction_meta',
       seq: input.seq,
       phase: 'selective_done',
@@ -260,7 +289,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     // Recorded in the input, so a history replays the way it ran (absent before the option).
     const summaryBy = input.summaryCalls === 'local' ? summary.local : summary.activity;
     t = Date.now();
-    events.push({
+    meta({
       type: 'compaction_meta',
       seq: input.seq,
       phase: 'summary_start',
@@ -330,7 +359,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     }
     timings.summaryMs = Date.now() - t;
     if (!chosen) throw ApplicationFailure.nonRetryable('no summary strategy ran', 'NO_STRATEGY');
-    events.push({
+    meta({
       type: 'compaction_meta',
       seq: input.seq,
       phase: 'summary_done',
@@ -352,7 +381,7 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
       [{ compactionId: input.compactionId, stagedVersion: chosen.stagedVersion }],
     );
     timings.commitMs = Date.now() - t;
-    events.push({
+    meta({
       type: 'compaction_meta',
       seq: input.seq,
       phase: 'commit',

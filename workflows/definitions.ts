@@ -41,6 +41,8 @@ export interface CarriedState {
   /** The round the loop guard paused automatic compaction at (absent in runs before it was kept). */
   pausedAtRound?: number | null;
   recentEvents: ConversationEvent[];
+  /** Events pushed since the conversation began (the cursor of `eventsPage`; absent before it was kept). */
+  eventsTotal?: number;
   runs: number;
 }
 
@@ -285,6 +287,19 @@ export const endUpdate = defineUpdate<{ rounds: number }, []>('end');
 /** Fire-and-forget input (no reply); queued like `sendMessage`. */
 export const userMessageSignal = defineSignal<[string]>('userMessage');
 export const statusQuery = defineQuery<ConversationStatus>('status');
+/** A page of events from a cursor that holds across continue-as-new (see `eventsPageQuery`). */
+export interface EventsPage {
+  /** The cursor of the first event returned (earlier ones are gone when it is above `since`). */
+  from: number;
+  events: ConversationEvent[];
+  /** The cursor to ask from next time. */
+  next: number;
+}
+/** Events from cursor `since` (0: the oldest kept); the conversation keeps its last 100. */
+export const eventsPageQuery = defineQuery<EventsPage, [{ since?: number } | undefined]>('eventsPage');
+/** A compaction child's meta event, sent to its parent as it happens (`emitCompactionMetaEvents`). */
+export const compactionMetaSignal = defineSignal<[ConversationEvent]>('compactionMeta');
+
 /** The compaction child's progress (phase, step, tokens so far). */
 export const compactionProgressQuery = defineQuery<CompactionProgress>('progress');
 export const eventsQuery = defineQuery<ConversationEvent[], [{ since?: number } | undefined]>('events');

@@ -6,6 +6,7 @@ import { registerChat } from './commands/chat';
 import { registerCodecServer } from './commands/codec-server';
 import { registerControl } from './commands/control';
 import { registerEval } from './commands/eval';
+import { registerEvents } from './commands/events';
 import { registerExport } from './commands/export';
 import { registerImport } from './commands/import';
 import { registerInspect } from './commands/inspect';
@@ -40,6 +41,7 @@ registerControl(program);
 registerExport(program);
 registerImport(program);
 registerInspect(program);
+registerEvents(program);
 registerEval(program);
 registerCodecServer(program);
 

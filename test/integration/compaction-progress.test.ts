@@ -151,4 +151,49 @@ describe('a running compaction tells where it is', () => {
     }
     expect(before).toBeGreaterThan(0);
   });
+
+  it('events --follow, a real process, prints each phase while the compaction runs', async () => {
+    const conv = await conversationWithHistory({ emitCompactionMetaEvents: true });
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('what was said', { delayMs: 3_000 }));
+    const { child, output } = spawnCli(['events', conv.id, '--follow', '--json'], {
+      TEMPORAL_ADDRESS: testTemporalAddress(),
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const phases = (): string[] =>
+      output.stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { type: string; phase?: string })
+        .map((e) => e.phase ?? e.type);
+    const compacting = conv.compact();
+    // While the summary call still runs, the phases so far are already printed.
+    await waitFor(
+      async () => phases(),
+      (p) => p.includes('summary_start'),
+      30_000,
+      'summary_start printed',
+    );
+    const child1 = env.client.workflow.getHandle(`${conv.id}/compaction-1`);
+    expect((await child1.query(compactionProgressQuery)).phase).toBe('summary');
+    expect(phases()).toEqual(['pre_compact', 'selective_start', 'selective_done', 'summary_start']);
+    expect((await compacting).status).toBe('committed');
+    await conv.end();
+    // The conversation ended: --follow prints what is left and stops.
+    expect(await exited).toBe(0);
+    expect(phases()).toEqual([
+      'pre_compact',
+      'selective_start',
+      'selective_done',
+      'summary_start',
+      'summary_done',
+      'commit',
+      'context_compacted',
+    ]);
+    const cursors = output.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { cursor: number }).cursor);
+    expect(cursors).toEqual(cursors.map((_, i) => i));
+  });
 });

@@ -15,6 +15,7 @@ import { ConversationStore } from '../../src/store';
 import { connectTemporal, type TemporalHandle } from '../../src/infra/temporal';
 import { importSession } from '../../src/context/importers';
 import { sendMessageUpdate, compactUpdate, type AgentConversationInput } from '../../workflows/definitions';
+import { readEvents } from '../../src/cli/commands/events';
 import { isSummaryRequest, startFakeOpenAI, step, type RecordedRequest } from '../support/fake-openai';
 import {
   allHistories,
@@ -191,6 +192,50 @@ describe('continue-as-new', () => {
     const last = env.llm.chatRequests().at(-1);
     const userTexts = (last?.body.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
     expect(userTexts).toEqual(Array.from({ length: 12 }, (_, i) => `message ${i}`));
+  });
+
+  it('the events cursor holds across continue-as-new: nothing read twice, nothing skipped', async () => {
+    env.llm.reset();
+    env.llm.setDefault(step.text('ok'));
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('the talk so far'));
+    const conv = await env.startConversation({
+      config: { maxContextTokens: 64_000, emitCompactionMetaEvents: true },
+    });
+    const read: { cursor: number; type: string; seq?: number; phase?: string }[] = [];
+    let cursor = 0;
+    const readNew = async (): Promise<void> => {
+      cursor = await readEvents(env.client, {
+        id: conv.id,
+        since: cursor,
+        onEvent: (event, at) =>
+          read.push({
+            cursor: at,
+            type: event.type,
+            ...('seq' in event ? { seq: event.seq } : {}),
+            ...(event.type === 'compaction_meta' ? { phase: event.phase } : {}),
+          }),
+      });
+    };
+    for (let i = 0; i < 12; i++) {
+      await conv.send(`message ${i} ${words(60, `e${i}w`)}`);
+      if (i % 3 === 2) await conv.compact();
+      await readNew();
+    }
+    expect((await conv.status()).runs).toBeGreaterThan(1);
+    // Cursors 0, 1, 2, … with no gap and no repeat, across every run.
+    expect(read.map((e) => e.cursor)).toEqual(read.map((_, i) => i));
+    // Each of the four compactions: its events once, its meta phases in order.
+    for (let seq = 1; seq <= 4; seq++) {
+      expect(read.filter((e) => e.seq === seq).map((e) => e.phase ?? e.type)).toEqual([
+        'pre_compact',
+        'selective_start',
+        'selective_done',
+        'summary_start',
+        'summary_done',
+        'commit',
+        'context_compacted',
+      ]);
+    }
   });
 });
 
