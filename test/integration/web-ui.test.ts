@@ -60,6 +60,21 @@ async function openWorkflow(
   return text;
 }
 
+/** Waits until the page's text shows every expected string; screenshots it. */
+async function waitForText(page: Page, expected: string[], shot: string): Promise<string> {
+  let text = '';
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    // Markdown (summaries, current details) is rendered in frames of its own.
+    const texts = await Promise.all(page.frames().map((f) => f.innerText('body').catch(() => '')));
+    text = texts.join('\n');
+    if (expected.every((e) => text.includes(e))) break;
+    await page.waitForTimeout(500);
+  }
+  await page.screenshot({ path: join(OUT, `${shot}.png`), fullPage: true });
+  return text;
+}
+
 describe('the Web UI', () => {
   it('shows the conversation, its compaction child with activities and summaries, and the cooldown timer', async () => {
     env.llm.reset();
@@ -105,4 +120,23 @@ describe('the Web UI', () => {
     expect(child).toMatch(/commit v\d+/);
     await page.close();
   });
+
+  it("shows a running compaction's current details: its phase, step and tokens", async () => {
+    env.llm.reset();
+    // A summary that takes long enough to look at the page while it runs.
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('slow summary', { delayMs: 10_000 }));
+    const conv = await env.startConversation({ name: 'web-ui-live', config: { maxContextTokens: 20_000 } });
+    for (let i = 0; i < 3; i++) await conv.send(words(300, `l${i}x`));
+    const compacting = conv.compact();
+    await conv.waitForStatus((s) => Boolean(s.compaction));
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+    await openWorkflow(page, `${conv.id}/compaction-1`, ['User Metadata'], 'compaction-running-page');
+    // Current details are on the User Metadata tab.
+    await page.getByText('User Metadata', { exact: true }).first().click();
+    const text = await waitForText(page, ['manual compaction #1', 'summary ·'], 'compaction-running');
+    expect(text).toMatch(/manual compaction #1 · summary · [\d,]+ → [\d,]+ tokens/);
+    expect(text).toMatch(/Step: \S+/);
+    await page.close();
+    expect((await compacting).status).toBe('committed');
+  }, 120_000);
 });
