@@ -211,6 +211,16 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   const manualRequests: { id: string; focus: string | null; restore?: number }[] = [];
   const outcomes = new Map<string, Outcome<SendMessageResult | CompactionBrief | RestoreResult>>();
 
+  /** Waits for the main loop to settle request `id`; its value, or its failure thrown. */
+  const outcomeOf = async <T>(id: string, what: string): Promise<T> => {
+    await condition(() => outcomes.has(id));
+    const outcome = outcomes.get(id);
+    outcomes.delete(id);
+    if (!outcome) throw ApplicationFailure.nonRetryable(`lost the outcome of the ${what}`, 'INTERNAL');
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value as T;
+  };
+
   const pushEvent = (event: ConversationEvent): void => {
     if (event.type === 'compaction_meta' && !config.emitCompactionMetaEvents) return;
     events.push(event);
@@ -296,12 +306,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     async (text: string): Promise<SendMessageResult> => {
       const id = uuid4();
       inbox.push({ id, text, awaited: true });
-      await condition(() => outcomes.has(id));
-      const outcome = outcomes.get(id);
-      outcomes.delete(id);
-      if (!outcome) throw ApplicationFailure.nonRetryable('lost the outcome of the round', 'INTERNAL');
-      if (!outcome.ok) throw outcome.error;
-      return outcome.value as SendMessageResult;
+      return outcomeOf<SendMessageResult>(id, 'round');
     },
     {
       validator: (text: string): void => {
@@ -333,12 +338,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     async (opts): Promise<CompactionBrief> => {
       const id = uuid4();
       manualRequests.push({ id, focus: opts?.focus?.trim() || null });
-      await condition(() => outcomes.has(id));
-      const outcome = outcomes.get(id);
-      outcomes.delete(id);
-      if (!outcome) throw ApplicationFailure.nonRetryable('lost the outcome of the compaction', 'INTERNAL');
-      if (!outcome.ok) throw outcome.error;
-      return outcome.value as CompactionBrief;
+      return outcomeOf<CompactionBrief>(id, 'compaction');
     },
     {
       validator: (opts): void => {
@@ -386,12 +386,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       }
       const id = uuid4();
       manualRequests.push({ id, focus: null, restore: version });
-      await condition(() => outcomes.has(id));
-      const outcome = outcomes.get(id);
-      outcomes.delete(id);
-      if (!outcome) throw ApplicationFailure.nonRetryable('lost the outcome of the restore', 'INTERNAL');
-      if (!outcome.ok) throw outcome.error;
-      return outcome.value as RestoreResult;
+      return outcomeOf<RestoreResult>(id, 'restore');
     },
     {
       validator: ({ version }): void => {
