@@ -9,6 +9,7 @@ import {
   displayPath,
   escapeControl,
   listDir,
+  looksBinary,
   openEntry,
   openWorkspaceDir,
   openWorkspaceFile,
@@ -135,11 +136,7 @@ const listDirectoryTool: AgentTool = {
   },
   async run(args, ctx) {
     const path = str(args, 'path', false) ?? '.';
-    const dir = await openWorkspaceDir(ctx.workspace, path).catch((err) => {
-      if (err instanceof ToolError && /does not exist$/.test(err.message))
-        throw new ToolError(`directory ${quoted(path)} does not exist`);
-      throw err;
-    });
+    const dir = await openWorkspaceDir(ctx.workspace, path, 'directory');
     let entries;
     try {
       entries = await listDir(dir);
@@ -185,20 +182,16 @@ const searchTextTool: AgentTool = {
     } else {
       matcher = (line) => line.includes(pattern);
     }
-    const start = await openWorkspaceDir(ctx.workspace, path).catch((err) => {
-      if (err instanceof ToolError && /does not exist$/.test(err.message))
-        throw new ToolError(`${quoted(path)} does not exist`);
-      throw err;
-    });
+    const start = await openWorkspaceDir(ctx.workspace, path, '');
     const results: string[] = [];
     const searchFile = async (dir: OpenDir, name: string): Promise<void> => {
       // Opened without following a link; anything but a regular file is passed over.
       const file = await openEntry(dir, name, 'file');
-      if (file === null || !('size' in file)) return;
+      if (file === null) return;
       try {
         if (file.size > MAX_SEARCH_FILE_BYTES) return;
         const buffer = await file.handle.readFile();
-        if (buffer.subarray(0, 8000).includes(0)) return;
+        if (looksBinary(buffer)) return;
         const lines = buffer.toString('utf8').split('\n');
         const shown = displayPath(dir.root, file.path);
         for (let i = 0; i < lines.length && results.length < max; i++) {
@@ -217,7 +210,7 @@ const searchTextTool: AgentTool = {
         if (entry.isDirectory()) {
           if (SKIPPED_DIRS.has(entry.name)) continue;
           const sub = await openEntry(dir, entry.name, 'dir');
-          if (sub === null || 'size' in sub) continue;
+          if (sub === null) continue;
           try {
             await walk(sub);
           } finally {

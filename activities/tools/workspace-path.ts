@@ -94,10 +94,16 @@ interface Checked {
   /** The path as the model gave it, quoted for messages. */
   shown: string;
   what: string;
+  /** What to say when a directory on the way, or the path itself, is not there. */
+  missing: string;
 }
 
-/** Checks a path's text and finds the workspace (see the module comment). */
-async function check(workspace: string | null, path: unknown, what: string): Promise<Checked> {
+/**
+ * Checks a path's text and finds the workspace (see the module comment). `missing` names the
+ * path in "does not exist" (`directory`, `file`; empty: the path alone).
+ */
+async function check(workspace: string | null, path: unknown, missing = 'path'): Promise<Checked> {
+  const what = 'path';
   if (!workspace) throw new ToolError('this conversation has no workspace, so file tools are not available');
   if (typeof path !== 'string' || path.length === 0)
     throw new ToolError(`${what} must be a non-empty string`);
@@ -111,7 +117,14 @@ async function check(workspace: string | null, path: unknown, what: string): Pro
   const target = resolve(root, path);
   if (!inside(root, target)) throw new ToolError(`${what} ${shown} is outside the workspace`);
   const rel = relative(root, target);
-  return { root, parts: rel === '' ? [] : rel.split(sep), shown, what };
+  const noun = missing ? `${missing} ` : '';
+  return {
+    root,
+    parts: rel === '' ? [] : rel.split(sep),
+    shown,
+    what,
+    missing: `${noun}${shown} does not exist`,
+  };
 }
 
 function throughLink(c: Checked): ToolError {
@@ -191,7 +204,7 @@ async function walkDirs(c: Checked, parts: readonly string[], create: boolean): 
       if (create)
         await mkdir(at(dir, name)).catch((err) => (code(err) === 'EEXIST' ? undefined : Promise.reject(err)));
       const next = await openIn(c, dir, name, O_RDONLY | O_DIRECTORY);
-      if (next === null) throw new ToolError(`${c.what} ${c.shown} does not exist`);
+      if (next === null) throw new ToolError(c.missing);
       await dir.handle.close();
       dir = { handle: next.handle, path: next.path, root: c.root };
     }
@@ -202,13 +215,16 @@ async function walkDirs(c: Checked, parts: readonly string[], create: boolean): 
   }
 }
 
-/** A directory of the workspace, open (the caller closes it). */
+/**
+ * A directory of the workspace, open (the caller closes it). `missing` names it in "does not
+ * exist" (default `path`; empty: the path alone).
+ */
 export async function openWorkspaceDir(
   workspace: string | null,
   path: unknown,
-  what = 'path',
+  missing = 'path',
 ): Promise<OpenDir> {
-  const c = await check(workspace, path, what);
+  const c = await check(workspace, path, missing);
   return walkDirs(c, c.parts, false);
 }
 
@@ -235,16 +251,13 @@ function kindOf(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): 
 export async function openWorkspaceFile(
   workspace: string | null,
   path: unknown,
-  options: { write?: boolean; what?: string; directoryHint?: string } = {},
+  options: { write?: boolean; directoryHint?: string } = {},
 ): Promise<OpenFile> {
-  const c = await check(workspace, path, options.what ?? 'path');
+  // A read names the file as missing; a write creates its directories (only a race loses one).
+  const c = await check(workspace, path, options.write ? 'path' : 'file');
   const name = c.parts.at(-1);
   if (name === undefined) throw new ToolError(`${c.shown} is a directory${options.directoryHint ?? ''}`);
-  const dir = await walkDirs(c, c.parts.slice(0, -1), options.write === true).catch((err) => {
-    if (!options.write && err instanceof ToolError && /does not exist$/.test(err.message))
-      throw new ToolError(`file ${c.shown} does not exist`);
-    throw err;
-  });
+  const dir = await walkDirs(c, c.parts.slice(0, -1), options.write === true);
   try {
     const flags = (options.write ? O_WRONLY | O_CREAT : O_RDONLY) | O_NONBLOCK;
     const file = await openIn(c, dir, name, flags).catch((err) => {
@@ -276,11 +289,13 @@ export async function listDir(dir: OpenDir): Promise<Dirent[]> {
  * An entry of an open directory, opened without following a link (search walks the tree this
  * way). Null when it is gone, a link, or not of the kind asked.
  */
+export async function openEntry(dir: OpenDir, name: string, kind: 'file'): Promise<OpenFile | null>;
+export async function openEntry(dir: OpenDir, name: string, kind: 'dir'): Promise<OpenDir | null>;
 export async function openEntry(
   dir: OpenDir,
   name: string,
   kind: 'file' | 'dir',
-): Promise<OpenDir | (OpenFile & { handle: FileHandle }) | null> {
+): Promise<OpenDir | OpenFile | null> {
   const flags = kind === 'dir' ? O_RDONLY | O_DIRECTORY | O_NONBLOCK : O_RDONLY | O_NONBLOCK;
   let handle: FileHandle;
   try {
