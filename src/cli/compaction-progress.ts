@@ -10,6 +10,7 @@ import { optionalTsToMs } from '@temporalio/common/lib/time';
 import {
   compactionProgressQuery,
   type CompactionProgress,
+  type ConversationStatus,
   type RunningCompaction,
 } from '../../workflows/definitions';
 
@@ -27,6 +28,9 @@ export interface CompactionProgressView extends CompactionProgress {
   workflowId: string;
   summaryAttempt: SummaryAttempt | null;
 }
+
+/** The status, with where the running compaction is (its child's progress) while one runs. */
+export type WatchedStatus = ConversationStatus & { compactionProgress?: CompactionProgressView | null };
 
 const SUMMARY_ACTIVITIES = new Set(['summarize', 'dropOldestRounds']);
 
@@ -60,43 +64,4 @@ export async function compactionProgress(
     // It ended between the parent's status and this query: nothing to show.
     return null;
   }
-}
-
-function n(tokens: number): string {
-  return Math.round(tokens).toLocaleString('en-US');
-}
-
-/**
- * One line: `compaction #3 (check): prune 28,758 → 14,900 · summary attempt 2/3 (429 …, retrying
- * in 2 s)`. `now` decides the wait shown.
- */
-export function formatCompactionProgress(p: CompactionProgressView, now: number = Date.now()): string {
-  const steps: string[] = [];
-  if (p.phase === 'prune') steps.push('prune…');
-  else if (p.tokensBefore !== null)
-    steps.push(`prune ${n(p.tokensBefore)} → ${n(p.prunedTokens ?? p.tokensAfter ?? p.tokensBefore)}`);
-  if (p.phase === 'summary') {
-    const a = p.summaryAttempt;
-    let summary = `summary${p.step ? ` (${p.step})` : ''}`;
-    if (a && a.attempt > 1) {
-      const wait =
-        a.nextAttemptAt !== null && a.nextAttemptAt > now
-          ? `, retrying in ${Math.ceil((a.nextAttemptAt - now) / 1000)} s`
-          : '';
-      summary += ` attempt ${a.attempt}/${a.maximumAttempts || '∞'}${a.lastFailure ? ` (${a.lastFailure}${wait})` : wait ? ` (${wait.slice(2)})` : ''}`;
-    } else summary += '…';
-    steps.push(summary);
-  }
-  if (p.phase === 'commit') steps.push(`committing ${n(p.tokensAfter ?? 0)}…`);
-  if (p.phase === 'rollback') steps.push('rolling back…');
-  if (p.phase === 'done' && p.outcome) {
-    const after = p.tokensAfter ?? 0;
-    const before = p.tokensBefore ?? after;
-    steps.push(
-      p.outcome.status === 'committed'
-        ? `committed → ${n(after)} (saved ${before > 0 ? Math.round(((before - after) / before) * 100) : 0} %)`
-        : `${p.outcome.status.replace('_', ' ')}${p.outcome.reason ? `: ${p.outcome.reason}` : ''}`,
-    );
-  }
-  return `compaction #${p.seq} (${p.trigger}): ${steps.join(' · ')}`;
 }

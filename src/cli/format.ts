@@ -1,11 +1,6 @@
 /** How the CLI shows usage and compaction events. */
-import type {
-  CompactionBrief,
-  ConversationEvent,
-  ConversationStatus,
-  SendMessageResult,
-} from '../../workflows/definitions';
-import { formatCompactionProgress, type CompactionProgressView } from './compaction-progress';
+import type { CompactionBrief, ConversationEvent, SendMessageResult } from '../../workflows/definitions';
+import type { CompactionProgressView, WatchedStatus } from './compaction-progress';
 
 /** A token count as people read it: `41,200`. */
 export function formatTokens(x: number): string {
@@ -83,9 +78,7 @@ export function formatSendResult(conversationId: string, result: SendMessageResu
 
 /** What the phase of a conversation means to someone waiting on it; null for idle. */
 export function formatPhase(
-  status: Pick<ConversationStatus, 'phase' | 'awaitingApproval'> & {
-    compactionProgress?: CompactionProgressView | null;
-  },
+  status: Pick<WatchedStatus, 'phase' | 'awaitingApproval' | 'compactionProgress'>,
 ): string | null {
   if (status.phase === 'compacting' && status.compactionProgress)
     return formatCompactionProgress(status.compactionProgress);
@@ -110,10 +103,7 @@ export function formatPhase(
 }
 
 /** `status` as lines. `now` decides whether a cooldown is still running. */
-export function formatStatus(
-  status: ConversationStatus & { compactionProgress?: CompactionProgressView | null },
-  now: number = Date.now(),
-): string[] {
+export function formatStatus(status: WatchedStatus, now: number = Date.now()): string[] {
   const lines = [
     `${status.conversationId} · ${status.ended ? 'ended' : status.phase}${status.runs > 1 ? ` · run ${status.runs}` : ''}`,
     `  context      ${formatUsage(status.contextTokens, status.window)} (${status.itemCount} items, version ${status.activeVersion})`,
@@ -134,4 +124,39 @@ export function formatStatus(
   if (status.queued > 0)
     lines.push(`  queued       ${status.queued} message${status.queued === 1 ? '' : 's'}`);
   return lines;
+}
+
+/**
+ * One line: `compaction #3 (check): prune 28,758 → 14,900 · summary attempt 2/3 (429 …, retrying
+ * in 2 s)`. `now` decides the wait shown.
+ */
+export function formatCompactionProgress(p: CompactionProgressView, now: number = Date.now()): string {
+  const steps: string[] = [];
+  if (p.phase === 'prune') steps.push('prune…');
+  else if (p.tokensBefore !== null)
+    steps.push(`prune ${n(p.tokensBefore)} → ${n(p.prunedTokens ?? p.tokensAfter ?? p.tokensBefore)}`);
+  if (p.phase === 'summary') {
+    const a = p.summaryAttempt;
+    let summary = `summary${p.step ? ` (${p.step})` : ''}`;
+    if (a && a.attempt > 1) {
+      const wait =
+        a.nextAttemptAt !== null && a.nextAttemptAt > now
+          ? `, retrying in ${Math.ceil((a.nextAttemptAt - now) / 1000)} s`
+          : '';
+      summary += ` attempt ${a.attempt}/${a.maximumAttempts || '∞'}${a.lastFailure ? ` (${a.lastFailure}${wait})` : wait ? ` (${wait.slice(2)})` : ''}`;
+    } else summary += '…';
+    steps.push(summary);
+  }
+  if (p.phase === 'commit') steps.push(`committing ${n(p.tokensAfter ?? 0)}…`);
+  if (p.phase === 'rollback') steps.push('rolling back…');
+  if (p.phase === 'done' && p.outcome) {
+    const after = p.tokensAfter ?? 0;
+    const before = p.tokensBefore ?? after;
+    steps.push(
+      p.outcome.status === 'committed'
+        ? `committed → ${n(after)} (saved ${before > 0 ? Math.round(((before - after) / before) * 100) : 0} %)`
+        : `${p.outcome.status.replace('_', ' ')}${p.outcome.reason ? `: ${p.outcome.reason}` : ''}`,
+    );
+  }
+  return `compaction #${p.seq} (${p.trigger}): ${steps.join(' · ')}`;
 }

@@ -3,11 +3,8 @@
  * phase (model, tools, compacting, awaiting approval), so a long round is not a silent wait.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { statusQuery, type ConversationStatus } from '../../workflows/definitions';
-import { compactionProgress, type CompactionProgressView } from './compaction-progress';
-
-/** The status, with where the running compaction is (its child's progress) while one runs. */
-export type WatchedStatus = ConversationStatus & { compactionProgress?: CompactionProgressView | null };
+import { statusQuery } from '../../workflows/definitions';
+import { compactionProgress, type WatchedStatus } from './compaction-progress';
 
 /** What makes a new progress line: the phase, and where a running compaction is (not the clock). */
 function progressKey(status: WatchedStatus): string {

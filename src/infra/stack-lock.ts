@@ -16,6 +16,7 @@ import {
   closeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { InfraError } from './errors';
 
 /** What `/proc` says of a process, or null when it is gone. */
@@ -161,10 +162,6 @@ export function postmasterPid(pgDataDir: string): number | null {
   } catch {
     return null;
   }
-}
-
-async function sleep(ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**

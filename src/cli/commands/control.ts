@@ -23,8 +23,8 @@ import {
   withClient,
 } from '../client';
 import { formatCompaction, formatStatus, formatTokens } from '../format';
-import { withProgress, type WatchedStatus } from '../progress';
-import { compactionProgress } from '../compaction-progress';
+import { withProgress } from '../progress';
+import { compactionProgress, type WatchedStatus } from '../compaction-progress';
 import { printPhase } from './send';
 
 type OnStatus = ((status: ConversationStatus) => void) | undefined;

@@ -6,6 +6,7 @@
  * printed twice or skipped.
  */
 import type { Client } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { eventsPageQuery, type ConversationEvent } from '../../../workflows/definitions';
 import { action, describeConversation, UsageError, withClient } from '../client';
@@ -40,7 +41,7 @@ export async function readEvents(client: Client, options: FollowOptions): Promis
     page.events.forEach((event, i) => options.onEvent(event, page.from + i));
     cursor = page.next;
     if (!options.follow || !running || options.stopped?.()) return cursor;
-    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? FOLLOW_POLL_MS));
+    await sleep(options.pollMs ?? FOLLOW_POLL_MS);
     if (options.stopped?.()) return cursor;
   }
 }

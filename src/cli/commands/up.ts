@@ -147,8 +147,8 @@ export async function up(options: UpOptions): Promise<void> {
   // One stack per data directory (a killed stack's servers are stopped here), then every port
   // this one needs, before anything starts.
   const claim = await claimDataDir(dataDir, pgDataDir, log);
+  const { connectPostgres, portInUse } = await import('../../infra/postgres');
   try {
-    const { portInUse } = await import('../../infra/postgres');
     await assertPortsFree(
       [
         ...(embeddedTemporal
@@ -167,7 +167,6 @@ export async function up(options: UpOptions): Promise<void> {
     claim.release();
     throw err;
   }
-  const { connectPostgres } = await import('../../infra/postgres');
   const { connectTemporal } = await import('../../infra/temporal');
   const { createWorker, DEFAULT_TASK_QUEUE } = await import('../../worker');
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
@@ -210,14 +209,15 @@ export async function up(options: UpOptions): Promise<void> {
   if (temporal.codecEndpoint)
     log(`  Codec        ${temporal.codecEndpoint} (the Web UI decrypts payloads here)`);
   const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  const shutdown = shutdownTimes(graceMs);
   let worker;
   try {
     worker = await createWorker({
       connection: temporal.nativeConnection,
       pool: postgres.pool,
       taskQueue: DEFAULT_TASK_QUEUE,
-      shutdownGraceTime: shutdownTimes(graceMs).activities,
-      shutdownForceTime: shutdownTimes(graceMs).force,
+      shutdownGraceTime: shutdown.activities,
+      shutdownForceTime: shutdown.force,
       ...(options.workflowBundle
         ? { workflowBundle: { code: readFileSync(options.workflowBundle, 'utf8') } }
         : {}),
