@@ -168,10 +168,8 @@ async function runCompaction(
     prunedTokens: null,
     summaryCalls: 0,
     outcome: null,
-    phaseStartedAt: Date.now(),
   };
   const report = (change: Partial<CompactionProgress>): void => {
-    if (change.phase && change.phase !== progress.phase) progress.phaseStartedAt = Date.now();
     Object.assign(progress, change);
     setCurrentDetails(progressDetails(progress));
   };

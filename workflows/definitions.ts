@@ -214,8 +214,6 @@ export interface CompactionProgress {
   summaryCalls: number;
   /** How it ended (phase `done`): committed, rolled back or skipped, with the reason. */
   outcome: { status: 'committed' | 'rolled_back' | 'skipped'; reason: string | null } | null;
-  /** When this phase began (workflow time, ms since the epoch). */
-  phaseStartedAt: number;
 }
 
 // ---- the compaction child workflow ---------------------------------------------------------

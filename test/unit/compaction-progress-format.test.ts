@@ -14,7 +14,6 @@ const base: CompactionProgressView = {
   prunedTokens: null,
   summaryCalls: 0,
   outcome: null,
-  phaseStartedAt: 0,
   summaryAttempt: null,
 };
 const pruned = { tokensBefore: 28_758, tokensAfter: 14_900, prunedTokens: 14_900 };
