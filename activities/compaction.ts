@@ -11,6 +11,7 @@ import type { CompactionConfig } from '../src/context/config';
 import type { CompactionSummaryItem, ContextItem } from '../src/context/items';
 import { llmBoundary, requestSummary } from '../src/llm';
 import type { ActivityDeps } from './deps';
+import { CLAIM } from '../workflows/definitions';
 import { storeBoundary } from './failures';
 import { faultPoint } from './faults';
 import { withHeartbeat } from './heartbeat';
@@ -214,6 +215,8 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
           });
           const summaryText = summaryItem ? String(summaryItem.message.content) : '';
           return {
+            // The summary's preview is conversation text: by reference (see CLAIM).
+            ...(summaryText !== '' ? CLAIM : {}),
             stagedVersion: staged.version,
             tokensAfter: staged.tokens,
             underTarget: staged.tokens <= plan.targetTokens,

@@ -10,6 +10,7 @@ import { hasPin } from '../src/context/agent-notes';
 import { withFacts } from '../src/context/item-facts';
 import { decideCompaction } from '../src/context/compaction-decision';
 import { chatCompletion, llmBoundary } from '../src/llm';
+import { CLAIM } from '../workflows/definitions';
 import { storeBoundary } from './failures';
 import { withHeartbeat } from './heartbeat';
 import type { ActivityDeps } from './deps';
@@ -34,10 +35,15 @@ function baseFields(id: string, round: number) {
   return { id, round, isMeta: false, pinned: false, ephemeral: false, tokens: 0 };
 }
 
-/** The reply as the workflow gets it: its first `chars` characters, nothing when there is no text. */
-function preview(text: string, chars: number): Pick<CallModelResult, 'reply' | 'replyTruncated'> {
+/**
+ * The reply as the workflow gets it: its first `chars` characters, nothing when there is no text;
+ * marked as conversation text (by reference, see CLAIM).
+ */
+function preview(text: string, chars: number): Pick<CallModelResult, '$claim' | 'reply' | 'replyTruncated'> {
   if (text === '') return {};
-  return text.length > chars ? { reply: text.slice(0, chars), replyTruncated: true } : { reply: text };
+  return text.length > chars
+    ? { ...CLAIM, reply: text.slice(0, chars), replyTruncated: true }
+    : { ...CLAIM, reply: text };
 }
 
 /** A call's result without a model answer (end of a recorded round, or a precheck that fires). */

@@ -4,7 +4,7 @@
  */
 import type { TriggerObservation } from '../src/context/compaction-decision';
 import type { TriggerKind } from '../src/context/triggers';
-import type { ModelSettings, UsageInfo } from '../workflows/definitions';
+import type { Claimed, ModelSettings, UsageInfo } from '../workflows/definitions';
 
 /** Totals of the active context after a write. */
 export interface Totals {
@@ -13,7 +13,7 @@ export interface Totals {
   itemCount: number;
 }
 
-export interface InitConversationInput {
+export interface InitConversationInput extends Claimed {
   conversationId: string;
   systemPrompt: string;
   tools: string[];
@@ -80,7 +80,7 @@ export interface ToolCallRef {
  * answer's item id is the workflow's `itemId`: not echoed (results recorded before this change
  * carry it too; nothing reads it).
  */
-export interface CallModelResult {
+export interface CallModelResult extends Claimed {
   /**
    * Absent: the model answered. `turn_end`: the recorded session has no more assistant turns in
    * this round. `precheck`: the model was not called, a precheck trigger fires (see
@@ -133,7 +133,7 @@ export interface RestoreInput {
 
 // ---- compaction ----------------------------------------------------------------------------
 
-export interface PruneInput {
+export interface PruneInput extends Claimed {
   conversationId: string;
   compactionId: string;
   seq: number;
@@ -168,7 +168,7 @@ export interface PruneResult {
   impossible: string | null;
 }
 
-export interface SummarizeInput {
+export interface SummarizeInput extends Claimed {
   conversationId: string;
   compactionId: string;
   /** The staged version written by selectivePrune: every strategy starts from it. */
@@ -195,7 +195,7 @@ export interface SummaryStep {
   keepRecentRounds: number | null;
 }
 
-export interface SummarizeResult {
+export interface SummarizeResult extends Claimed {
   /** The step that ran: 0 for `strategy`, i + 1 for `then[i]` (absent: 0). */
   stepIndex?: number;
   stagedVersion: number;

@@ -14,7 +14,8 @@ import { connectPostgres, type PostgresHandle } from '../src/infra/postgres';
 import { connectTemporal, type TemporalHandle } from '../src/infra/temporal';
 import { ConversationStore } from '../src/store';
 import { bundleWorkflows, createWorker } from '../src/worker';
-import { sendMessageUpdate, type AgentConversationInput } from '../workflows/definitions';
+import { CLAIM, messageBody, sendMessageUpdate, type AgentConversationInput } from '../workflows/definitions';
+import { payloadCodecsFor } from '../src/infra/codec';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
 import { spawnWorker, workerStarted } from '../test/support/cli-process';
 
@@ -62,10 +63,8 @@ export async function startBenchEnv(): Promise<BenchEnv> {
   } catch {
     // installed already
   }
-  const [temporal, postgres] = await Promise.all([
-    connectTemporal({ ui: false }),
-    connectPostgres({ poolSize: 4 }),
-  ]);
+  const postgres = await connectPostgres({ poolSize: 4 });
+  const temporal = await connectTemporal({ ui: false, payloadCodecs: payloadCodecsFor(postgres.pool) });
   const bundle = await bundleWorkflows();
   // Thousands of whole-context requests over a long run: keep only the recent ones in memory.
   const llm = await startFakeOpenAI({ apiKey: API_KEY, maxRecorded: 100 });
@@ -141,12 +140,12 @@ export async function startBenchEnv(): Promise<BenchEnv> {
       const handle = await client.workflow.start('agentConversation', {
         workflowId: id,
         taskQueue,
-        args: [input],
+        args: [{ ...CLAIM, ...input }],
       });
       return {
         id,
         firstRunId: handle.firstExecutionRunId,
-        send: (text) => handle.executeUpdate(sendMessageUpdate, { args: [text] }),
+        send: (text) => handle.executeUpdate(sendMessageUpdate, { args: [messageBody(text)] }),
       };
     },
     async close() {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Pool } from 'pg';
 import type { PayloadCodec } from '@temporalio/common';
 import { createActivities, type CreateActivitiesOptions } from '../activities';
-import { dataConverterFromEnv } from './infra/codec';
+import { payloadCodecsFor } from './infra/codec';
 
 export const DEFAULT_TASK_QUEUE = 'durable-compaction';
 /** The workflows' entry file (an explicit path: vitest's `require.resolve` does not resolve `.ts`). */
@@ -26,7 +26,10 @@ export interface WorkerOptions {
   tools?: CreateActivitiesOptions['tools'];
   /** Replace or add activities (tests inject faults this way). */
   activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
-  /** Payload codecs (default: AES-GCM when DC_PAYLOAD_KEY is set, see src/infra/codec.ts). */
+  /**
+   * Payload codecs (default: the claim check on `pool`, then AES-GCM when DC_PAYLOAD_KEY is set;
+   * see src/infra/codec.ts).
+   */
   payloadCodecs?: PayloadCodec[];
   /** Graceful shutdown: how long in-flight activities get before they are handed back. */
   shutdownGraceTime?: string;
@@ -86,7 +89,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowBundle,
     buildId: workerBuildId(workflowBundle),
-    dataConverter: options.payloadCodecs ? { payloadCodecs: options.payloadCodecs } : dataConverterFromEnv(),
+    dataConverter: { payloadCodecs: options.payloadCodecs ?? payloadCodecsFor(options.pool) },
     activities,
     shutdownGraceTime: (options.shutdownGraceTime ?? '10s') as '10s',
     ...(options.shutdownForceTime ? { shutdownForceTime: options.shutdownForceTime as '10s' } : {}),

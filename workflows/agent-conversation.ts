@@ -34,6 +34,7 @@ import { checkConversationId, ConversationIdError } from '../src/context/convers
 import { compaction } from './compaction';
 import {
   approveCompactionUpdate,
+  CLAIM,
   compactUpdate,
   endUpdate,
   eventsQuery,
@@ -56,6 +57,7 @@ import {
   type SendMessageResult,
   type TriggerKind,
   type UsageInfo,
+  bodyText,
 } from './definitions';
 import { CONVERSATION_SEARCH_ATTRIBUTES } from './search-attributes';
 import { bothWays } from './activity-options';
@@ -303,17 +305,16 @@ export async function agentConversation(input: AgentConversationInput): Promise<
 
   setHandler(
     sendMessageUpdate,
-    async (text: string): Promise<SendMessageResult> => {
+    async (body): Promise<SendMessageResult> => {
       const id = uuid4();
-      inbox.push({ id, text, awaited: true });
+      inbox.push({ id, text: bodyText(body) ?? '', awaited: true });
       return outcomeOf<SendMessageResult>(id, 'round');
     },
     {
-      validator: (text: string): void => {
+      validator: (body): void => {
         if (ended) throw new Error('the conversation has ended');
-        if (typeof text !== 'string' || text.trim().length === 0) {
-          throw new Error('message is empty: send some text');
-        }
+        const text = bodyText(body);
+        if (text === null || text.trim().length === 0) throw new Error('message is empty: send some text');
         if (text.length > config.maxInputChars) {
           throw new Error(
             `message is too long: ${text.length} characters, the limit is ${config.maxInputChars} (maxInputChars)`,
@@ -323,11 +324,10 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     },
   );
 
-  setHandler(userMessageSignal, (text: string) => {
-    if (ended || typeof text !== 'string' || text.trim().length === 0 || text.length > config.maxInputChars) {
-      log.warn('ignored an invalid userMessage signal', {
-        length: typeof text === 'string' ? text.length : -1,
-      });
+  setHandler(userMessageSignal, (body) => {
+    const text = bodyText(body);
+    if (ended || text === null || text.trim().length === 0 || text.length > config.maxInputChars) {
+      log.warn('ignored an invalid userMessage signal', { length: text?.length ?? -1 });
       return;
     }
     inbox.push({ id: uuid4(), text, awaited: false });
@@ -426,6 +426,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
         staticDetails: detail,
         args: [
           {
+            // A focus is the user's text: by reference (see CLAIM).
+            ...(opts.focus ? CLAIM : {}),
             conversationId,
             compactionId,
             seq,
@@ -781,6 +783,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       }
     }
     return {
+      ...CLAIM,
       round,
       replyItemId: last?.itemId ?? null,
       reply: last?.result.reply ?? '',
@@ -802,6 +805,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       { ...storeOptions, summary: 'create conversation' },
       [
         {
+          // The system prompt is text: by reference (see CLAIM).
+          ...CLAIM,
           conversationId,
           systemPrompt: input.systemPrompt ?? '',
           tools: input.tools ?? [],
@@ -833,7 +838,9 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       try {
         const brief = await runCompaction(
           'manual',
-          manual.focus ? `manual, focus: ${manual.focus}` : 'manual',
+          // The focus is the user's text: it travels by reference in the child's input, never in
+          // the event or the child's details, which history keeps as they are.
+          manual.focus ? `manual, with a focus (${manual.focus.length} characters)` : 'manual',
           {
             focus: manual.focus,
           },
@@ -870,6 +877,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       await condition(allHandlersFinished);
       if (inbox.length > 0 || manualRequests.length > 0) continue;
       const next: CarriedState = {
+        ...CLAIM,
         rounds,
         compactionSeq,
         lastCompactionRound,

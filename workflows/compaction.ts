@@ -33,6 +33,7 @@ import type {
 import { parseCompactionConfig, type CompactionConfig } from '../src/context/config';
 import { bothWays } from './activity-options';
 import {
+  CLAIM,
   compactionMetaSignal,
   compactionProgressQuery,
   type CompactionInput,
@@ -198,7 +199,10 @@ async function runCompaction(
     const tokensAfter = status === 'committed' ? (totals?.tokens ?? tokensBefore) : tokensBefore;
     timings.totalMs = Date.now() - started;
     report({ phase: 'done', tokensAfter, outcome: { status, reason } });
+    const summaryPreview = status === 'committed' ? (chosen?.summaryPreview ?? '') : '';
     return {
+      // The summary's preview is conversation text: by reference (see CLAIM).
+      ...(summaryPreview !== '' ? CLAIM : {}),
       compactionId: input.compactionId,
       seq: input.seq,
       status,
@@ -211,7 +215,7 @@ async function runCompaction(
         tokensBefore > 0 ? Math.round(((tokensBefore - tokensAfter) / tokensBefore) * 1e4) / 1e4 : 0,
       itemsCompacted: status === 'committed' ? (chosen?.itemsCompacted ?? 0) : 0,
       summaryItemId: status === 'committed' ? (chosen?.summaryItemId ?? null) : null,
-      summaryPreview: status === 'committed' ? (chosen?.summaryPreview ?? '') : '',
+      summaryPreview,
       attempts,
       reason,
       failedPhase: status === 'rolled_back' ? failedPhase : null,
@@ -242,6 +246,8 @@ async function runCompaction(
     let t = Date.now();
     meta({ type: 'compaction_meta', seq: input.seq, phase: 'selective_start' });
     const pruneInput: PruneInput = {
+      // A focus is the user's text: by reference (see CLAIM).
+      ...(input.focus ? CLAIM : {}),
       conversationId: input.conversationId,
       compactionId: input.compactionId,
       seq: input.seq,
@@ -330,6 +336,7 @@ async function runCompaction(
           },
           [
             {
+              ...(input.focus ? CLAIM : {}),
               conversationId: input.conversationId,
               compactionId: input.compactionId,
               prunedVersion: pruned.stagedVersion,

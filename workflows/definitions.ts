@@ -1,14 +1,45 @@
 /**
  * Messages of the agent conversation and compaction workflows: their inputs, results, Updates and
  * Queries. Everything here travels through workflow history, so it holds ids, counts and short
- * metadata — never message bodies (DESIGN.md §2), apart from the user's own input and a capped
- * preview of the reply.
+ * metadata — never message bodies (DESIGN.md §2). What does carry conversation text (the user's
+ * message, a reply's preview, a summary's preview, a compaction's focus) is marked with
+ * {@link CLAIM}: the claim-check codec (src/infra/claim-check.ts) stores such a payload in
+ * PostgreSQL and history holds only its reference.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TriggerKind } from '../src/context/triggers';
 
 /** What fired a compaction (DESIGN.md §3): one definition, in the pure policy. */
 export type { TriggerKind };
+
+/**
+ * The mark of a payload that carries conversation text: the claim-check codec sends every payload
+ * whose JSON has this key by reference, whatever its size. Spread it into the value
+ * (`{ ...CLAIM, reply }`); without a claim-check codec it is an ignored field.
+ */
+export const CLAIM = { $claim: true } as const;
+export type Claimed = { $claim?: true };
+
+/**
+ * A user message as clients send it (`sendMessage`, `userMessage`): marked, so its text goes by
+ * reference. A bare string is accepted too (older clients; it travels inline).
+ */
+export interface MessageBody extends Claimed {
+  text: string;
+}
+
+/** A message as our clients send it. */
+export function messageBody(text: string): MessageBody {
+  return { ...CLAIM, text };
+}
+
+/** The text of a message in either form; null when it is neither. */
+export function bodyText(input: unknown): string | null {
+  if (typeof input === 'string') return input;
+  if (typeof input === 'object' && input !== null && typeof (input as MessageBody).text === 'string')
+    return (input as MessageBody).text;
+  return null;
+}
 
 /** Which model answers the agent's turns. */
 export interface ModelSettings {
@@ -25,7 +56,7 @@ export interface ModelSettings {
 }
 
 /** State carried across continue-as-new: ids, counters and cooldown state only. */
-export interface CarriedState {
+export interface CarriedState extends Claimed {
   rounds: number;
   compactionSeq: number;
   lastCompactionRound: number;
@@ -46,7 +77,7 @@ export interface CarriedState {
   runs: number;
 }
 
-export interface AgentConversationInput {
+export interface AgentConversationInput extends Claimed {
   conversationId: string;
   /** The system prompt; only on the first run (a continued run finds it in the store). */
   systemPrompt?: string;
@@ -147,7 +178,7 @@ export type MetaPhase =
   | 'commit'
   | 'cooldown';
 
-export interface SendMessageResult {
+export interface SendMessageResult extends Claimed {
   round: number;
   replyItemId: string | null;
   /** The reply, cut to a preview length when long (`replyTruncated`); the whole text is in the store. */
@@ -218,7 +249,7 @@ export interface CompactionProgress {
 
 // ---- the compaction child workflow ---------------------------------------------------------
 
-export interface CompactionInput {
+export interface CompactionInput extends Claimed {
   conversationId: string;
   compactionId: string;
   seq: number;
@@ -242,7 +273,7 @@ export interface CompactionInput {
   summaryCalls?: 'local' | 'task_queue';
 }
 
-export interface CompactionResult {
+export interface CompactionResult extends Claimed {
   compactionId: string;
   seq: number;
   status: 'committed' | 'rolled_back' | 'skipped';
@@ -268,8 +299,10 @@ export interface CompactionResult {
 
 // ---- Updates, Queries, Signals -------------------------------------------------------------
 
-export const sendMessageUpdate = defineUpdate<SendMessageResult, [string]>('sendMessage');
-export const compactUpdate = defineUpdate<CompactionBrief, [{ focus?: string } | undefined]>('compact');
+export const sendMessageUpdate = defineUpdate<SendMessageResult, [MessageBody | string]>('sendMessage');
+export const compactUpdate = defineUpdate<CompactionBrief, [({ focus?: string } & Claimed) | undefined]>(
+  'compact',
+);
 export const approveCompactionUpdate = defineUpdate<
   { decision: 'approved' | 'rejected' },
   [{ approve: boolean }]
@@ -283,7 +316,7 @@ export interface RestoreResult {
 export const restoreUpdate = defineUpdate<RestoreResult, [{ version: number }]>('restore');
 export const endUpdate = defineUpdate<{ rounds: number }, []>('end');
 /** Fire-and-forget input (no reply); queued like `sendMessage`. */
-export const userMessageSignal = defineSignal<[string]>('userMessage');
+export const userMessageSignal = defineSignal<[MessageBody | string]>('userMessage');
 export const statusQuery = defineQuery<ConversationStatus>('status');
 /** A page of events from a cursor that holds across continue-as-new (see `eventsPageQuery`). */
 export interface EventsPage {

@@ -12,14 +12,13 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, type PayloadCodec } from '@temporalio/common';
 import { ConfigError } from '../context/config';
 import { ImportError } from '../context/importers';
 import { describeError, InfraError, innermostCause } from '../infra/errors';
 import { parseTemporalAddress } from '../infra/temporal';
 import type { ConversationStore } from '../store';
 import { statusQuery, type ConversationStatus } from '../../workflows/definitions';
-import { dataConverterFromEnv } from '../infra/codec';
 
 /** Bad input from the user: one line, exit code 2, nothing changed. */
 export class UsageError extends Error {
@@ -79,10 +78,38 @@ export async function connectClient(
       { cause: err },
     );
   }
+  const codecs = await clientCodecs();
   return {
-    client: new Client({ connection, namespace: settings.namespace, dataConverter: dataConverterFromEnv() }),
-    close: () => connection.close(),
+    client: new Client({
+      connection,
+      namespace: settings.namespace,
+      dataConverter: { payloadCodecs: codecs.payloadCodecs },
+    }),
+    close: async () => {
+      await connection.close();
+      await codecs.close();
+    },
   };
+}
+
+/**
+ * A client's payload codecs: with DATABASE_URL the claim check reads and writes the bodies itself
+ * (a pool that connects on first use); without it, DC_CODEC_ENDPOINT's codec server does; with
+ * neither, a client that says what to set when a body needs the store.
+ */
+export async function clientCodecs(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ payloadCodecs: PayloadCodec[]; close(): Promise<void> }> {
+  const { payloadCodecsFor, RemoteCodec } = await import('../infra/codec');
+  if (env.DATABASE_URL) {
+    const { lazyPool } = await import('../infra/postgres');
+    const pool = lazyPool(env.DATABASE_URL);
+    return { payloadCodecs: payloadCodecsFor(pool, env), close: () => pool.end().catch(() => undefined) };
+  }
+  if (env.DC_CODEC_ENDPOINT) {
+    return { payloadCodecs: [new RemoteCodec(env.DC_CODEC_ENDPOINT)], close: async () => undefined };
+  }
+  return { payloadCodecs: payloadCodecsFor(null, env), close: async () => undefined };
 }
 
 /** Runs `fn` with a client from the environment's settings, closing it afterwards. */

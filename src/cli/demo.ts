@@ -11,8 +11,10 @@ import { loadCompactionConfig } from '../infra/config-sources';
 import { tokenCounterForModel } from '../tokens';
 import { Recording } from '../../activities/recordings';
 import {
+  CLAIM,
   endUpdate,
   eventsQuery,
+  messageBody,
   sendMessageUpdate,
   type AgentConversationInput,
   type ConversationEvent,
@@ -53,7 +55,7 @@ export async function runDemo(options: {
   const handle = await client.workflow.start('agentConversation', {
     workflowId: conversationId,
     taskQueue: options.taskQueue,
-    args: [input],
+    args: [{ ...CLAIM, ...input }],
   });
   log(`conversation ${conversationId} (window ${window.toLocaleString('en-US')} tokens)`);
   if (options.uiUrl)
@@ -63,7 +65,7 @@ export async function runDemo(options: {
   for (const [i, message] of recording.userMessages.entries()) {
     const result = await handle.executeUpdate(sendMessageUpdate, {
       updateId: newUpdateId(),
-      args: [message],
+      args: [messageBody(message)],
     });
     log(`round ${i + 1}: ${message.slice(0, 70)}`);
     const events: ConversationEvent[] = await handle.query(eventsQuery, { since: seen });

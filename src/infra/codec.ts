@@ -13,7 +13,9 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { InfraError } from './errors';
+import type { Pool } from 'pg';
+import { ClaimCheckCodec, claimCheckOptionsFromEnv, PgClaimStore } from './claim-check';
+import { InfraError, innermostCause } from './errors';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID = 'encryption-key-id';
@@ -93,7 +95,7 @@ export class AesGcmCodec implements PayloadCodec {
   }
 }
 
-/** The codecs the environment asks for: none, or AES-GCM with `DC_PAYLOAD_KEY`. */
+/** The encryption codec the environment asks for: none, or AES-GCM with `DC_PAYLOAD_KEY`. */
 export function payloadCodecsFromEnv(env: NodeJS.ProcessEnv = process.env): PayloadCodec[] {
   const text = env.DC_PAYLOAD_KEY;
   if (!text) return [];
@@ -105,12 +107,72 @@ export function payloadCodecsFromEnv(env: NodeJS.ProcessEnv = process.env): Payl
   return [new AesGcmCodec(parseKey(text), older)];
 }
 
-/** The data converter option for workers and clients (empty without a key). */
-export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): {
-  payloadCodecs?: PayloadCodec[];
-} {
-  const payloadCodecs = payloadCodecsFromEnv(env);
-  return payloadCodecs.length > 0 ? { payloadCodecs } : {};
+/**
+ * The codecs of a process: the claim check (bodies by reference in `pool`'s `payload_bodies`; with
+ * no pool, a process that says what to set when it meets one), then AES-GCM when DC_PAYLOAD_KEY is
+ * set. Workers, `up`, the codec server and the CLI with DATABASE_URL all use these.
+ */
+export function payloadCodecsFor(pool: Pool | null, env: NodeJS.ProcessEnv = process.env): PayloadCodec[] {
+  return [
+    new ClaimCheckCodec(pool ? new PgClaimStore(pool) : null, claimCheckOptionsFromEnv(env)),
+    ...payloadCodecsFromEnv(env),
+  ];
+}
+
+/** Several codecs as one, in the SDK's order: encode with the first first, decode with the last first. */
+export function chainCodecs(codecs: PayloadCodec[]): PayloadCodec {
+  if (codecs.length === 1) return codecs[0]!;
+  return {
+    async encode(payloads) {
+      for (const codec of codecs) payloads = await codec.encode(payloads);
+      return payloads;
+    },
+    async decode(payloads) {
+      for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+      return payloads;
+    },
+  };
+}
+
+function describeCause(err: unknown): string {
+  const root = innermostCause(err);
+  return root instanceof Error ? root.message : String(root);
+}
+
+/**
+ * A codec server's codec, for a client without database access (DC_CODEC_ENDPOINT): it encodes
+ * and decodes through `POST <endpoint>/encode` and `/decode`, so the server holds the store and the
+ * key.
+ */
+export class RemoteCodec implements PayloadCodec {
+  constructor(private readonly endpoint: string) {}
+
+  encode(payloads: Payload[]): Promise<Payload[]> {
+    return this.call('encode', payloads);
+  }
+
+  decode(payloads: Payload[]): Promise<Payload[]> {
+    return this.call('decode', payloads);
+  }
+
+  private async call(route: 'encode' | 'decode', payloads: Payload[]): Promise<Payload[]> {
+    if (payloads.length === 0) return payloads;
+    const url = `${this.endpoint.replace(/\/+$/, '')}/${route}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payloads: payloads.map(toJson) }),
+      });
+    } catch (err) {
+      throw new Error(`codec server ${url} unreachable (${describeCause(err)})`, { cause: err });
+    }
+    const text = await response.text();
+    if (!response.ok)
+      throw new Error(`codec server ${url} answered ${response.status}: ${text.slice(0, 200)}`);
+    return (JSON.parse(text) as { payloads: JsonPayload[] }).payloads.map(fromJson);
+  }
 }
 
 interface JsonPayload {

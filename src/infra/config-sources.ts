@@ -205,6 +205,9 @@ const OTHER_DC_VARIABLES = new Set([
   'DC_PAYLOAD_KEY',
   'DC_PAYLOAD_OLD_KEYS',
   'DC_CODEC_ENDPOINT',
+  // message bodies by reference (src/infra/claim-check.ts)
+  'DC_CLAIM_CHECK',
+  'DC_CLAIM_CHECK_BYTES',
 ]);
 
 /** A number as a variable holds one: decimal, with optional sign, fraction and exponent (`Number` alone would take `0x10`). */

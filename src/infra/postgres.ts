@@ -148,6 +148,17 @@ async function connectPool(url: string, poolSize: number): Promise<pg.Pool> {
   return pool;
 }
 
+/**
+ * A pool on `url` that connects on first use (a client command that may never need the store
+ * opens no connection); the URL is checked as {@link connectPostgres} checks it.
+ */
+export function lazyPool(url: string, poolSize = 2): pg.Pool {
+  parseDatabaseUrl(url);
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 /** Adds o+x to `dir` and each of its ancestors that lacks it, so another user can reach below it. */
 function allowTraverse(dir: string): void {
   for (let d = resolve(dir); ; d = dirname(d)) {

@@ -13,7 +13,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { CONVERSATION_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { InfraError } from './errors';
 import { ensureTemporalCli, NO_TEMPORAL_CLI_HINT } from './temporal-cli';
-import { payloadCodecsFromEnv, startCodecServer } from './codec';
+import { chainCodecs, payloadCodecsFor, startCodecServer } from './codec';
 import { freePort } from './postgres';
 
 /** The search attributes the project sets; registered at start. */
@@ -232,26 +232,11 @@ async function startDevServer(
   };
 }
 
-/** Several codecs as one, in the SDK's order: encode with the first first, decode with the last first. */
-function chainCodecs(codecs: PayloadCodec[]): PayloadCodec {
-  if (codecs.length === 1) return codecs[0]!;
-  return {
-    async encode(payloads) {
-      for (const codec of codecs) payloads = await codec.encode(payloads);
-      return payloads;
-    },
-    async decode(payloads) {
-      for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
-      return payloads;
-    },
-  };
-}
-
 /** Connects to TEMPORAL_ADDRESS, or starts an embedded dev server with its Web UI. */
 export async function connectTemporal(options: TemporalOptions = {}): Promise<TemporalHandle> {
   const namespace = options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
   const address = options.address ?? process.env.TEMPORAL_ADDRESS;
-  const payloadCodecs = options.payloadCodecs ?? payloadCodecsFromEnv();
+  const payloadCodecs = options.payloadCodecs ?? payloadCodecsFor(null);
   if (address) return connectExisting(address, namespace, payloadCodecs);
   return startDevServer(options, namespace, payloadCodecs);
 }

@@ -11,7 +11,7 @@ import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { PayloadCodec } from '@temporalio/common';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
-import { payloadCodecsFromEnv } from '../infra/codec';
+import { payloadCodecsFor } from '../infra/codec';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -44,6 +44,18 @@ export function readHistoryFile(path: string): { workflowId: string; history: Hi
   }
 }
 
+/**
+ * The codecs as a replay needs them: decoding only. What the replayed code encodes is compared by
+ * command, never sent: nothing is stored, and a process without a store replays histories that
+ * hold no reference.
+ */
+function decodeOnly(codecs: PayloadCodec[]): PayloadCodec[] {
+  return codecs.map((codec) => ({
+    encode: (payloads) => Promise.resolve(payloads),
+    decode: (payloads) => codec.decode(payloads),
+  }));
+}
+
 export interface ReplayOutcome {
   workflowId: string;
   /** The determinism (or other) error, or null when the replay matched. */
@@ -51,8 +63,10 @@ export interface ReplayOutcome {
 }
 
 /**
- * Replays each history against the workflow code of `bundle`; one outcome per history. Encrypted
- * histories need the key they were written with: `payloadCodecs` defaults to DC_PAYLOAD_KEY's.
+ * Replays each history against the workflow code of `bundle`; one outcome per history. Payloads
+ * sent by reference need the store they were written to, and encrypted ones the key:
+ * `payloadCodecs` defaults to a claim check without a store (it says so when it meets a
+ * reference) and DC_PAYLOAD_KEY's codec.
  */
 export async function replayHistories(
   bundle: WorkflowBundle,
@@ -63,7 +77,7 @@ export async function replayHistories(
   const results = Worker.runReplayHistories(
     {
       workflowBundle: bundle,
-      dataConverter: { payloadCodecs: options.payloadCodecs ?? payloadCodecsFromEnv() },
+      dataConverter: { payloadCodecs: decodeOnly(options.payloadCodecs ?? payloadCodecsFor(null)) },
     },
     histories.map((h) => ({
       workflowId: h.workflowId,

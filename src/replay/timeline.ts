@@ -2,9 +2,10 @@
  * The compaction timeline of a conversation's workflow history: each compaction child with its
  * trigger, strategy, attempts, outcome, tokens and reason; cooldown timers; skipped automatic
  * triggers. Read from the history alone (what `replay` prints to debug compaction), so it works on
- * a history file from a bug report without the store.
+ * a history file from a bug report without the store (children whose inputs or results carry text
+ * go by reference: {@link decodeTimelinePayloads} reads them when the store is at hand).
  */
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 
 type History = temporal.api.history.v1.IHistory;
@@ -72,6 +73,28 @@ function num(value: unknown): number | null {
 
 function str(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
+}
+
+/**
+ * Decodes in place the payloads the timeline reads — compaction children's inputs and results —
+ * with `codecs` (they go by reference when they carry text, and may be encrypted). Payloads it
+ * cannot decode stay as they are: the timeline then shows less, the replay is unaffected.
+ */
+export async function decodeTimelinePayloads(history: History, codecs: PayloadCodec[]): Promise<void> {
+  const decode = async (payloads: Payloads): Promise<void> => {
+    if (!payloads?.payloads?.length) return;
+    let list = payloads.payloads as Payload[];
+    try {
+      for (const codec of [...codecs].reverse()) list = await codec.decode(list);
+    } catch {
+      return;
+    }
+    payloads.payloads = list as typeof payloads.payloads;
+  };
+  for (const event of history.events ?? []) {
+    await decode(event.startChildWorkflowExecutionInitiatedEventAttributes?.input);
+    await decode(event.childWorkflowExecutionCompletedEventAttributes?.result);
+  }
 }
 
 /** The timeline of one run of the agent conversation, in history order. */

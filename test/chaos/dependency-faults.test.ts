@@ -23,6 +23,7 @@ import {
 import { TEST_API_KEY, words } from '../support/conversation-env';
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
 import { testDatabaseUrl, testTemporalAddress, testWorkflowBundle, uniqueId } from '../support/harness';
+import { payloadCodecsFor } from '../../src/infra/codec';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -65,7 +66,7 @@ describe('PostgreSQL stopped during a commit', () => {
       await nativeConnection.close();
       await connection.close();
     });
-    const client = new Client({ connection });
+    const client = new Client({ connection, dataConverter: { payloadCodecs: payloadCodecsFor(pool) } });
     const taskQueue = uniqueId('pgfault');
     let restarted = false;
     let commitCalls = 0;
@@ -139,12 +140,13 @@ describe('PostgreSQL stopped during a commit', () => {
 describe('the Temporal server restarted', () => {
   it('a running conversation resumes on the restarted server with its state', async () => {
     const dbFilename = join(mkdtempSync(join(tmpdir(), 'dc-temporal-fault-')), 'temporal.db');
-    let temporal: TemporalHandle = await connectTemporal({ dbFilename, ui: false });
+    const pool = new pg.Pool({ connectionString: testDatabaseUrl(), max: 4 });
+    cleanups.push(() => pool.end());
+    const payloadCodecs = payloadCodecsFor(pool);
+    let temporal: TemporalHandle = await connectTemporal({ dbFilename, ui: false, payloadCodecs });
     const port = Number(temporal.address.split(':').pop());
     cleanups.push(() => temporal.shutdown());
     const llm = await fakeLlm();
-    const pool = new pg.Pool({ connectionString: testDatabaseUrl(), max: 4 });
-    cleanups.push(() => pool.end());
     const taskQueue = uniqueId('tfault');
     const startWorker = async (t: TemporalHandle) => {
       const w = await createWorker({
@@ -173,7 +175,7 @@ describe('the Temporal server restarted', () => {
     w.worker.shutdown();
     await w.running;
     await temporal.shutdown();
-    temporal = await connectTemporal({ dbFilename, port, ui: false });
+    temporal = await connectTemporal({ dbFilename, port, ui: false, payloadCodecs });
     w = await startWorker(temporal);
     cleanups.push(async () => {
       w.worker.shutdown();

@@ -14,6 +14,7 @@ import {
   type ConversationEnv,
 } from '../support/conversation-env';
 import { testWorkflowBundle } from '../support/harness';
+import { payloadCodecsFor } from '../../src/infra/codec';
 
 const CONVERSATIONS = Number(process.env.LOAD_CONVERSATIONS ?? 200);
 const ROUNDS = Number(process.env.LOAD_ROUNDS ?? 30);
@@ -103,7 +104,9 @@ describe('load with injected LLM failures', () => {
     const histories = await Promise.all(
       sample.map(async (c) => ({ workflowId: c.id, history: await c.history() })),
     );
-    const outcomes = await replayHistories(testWorkflowBundle(), histories);
+    const outcomes = await replayHistories(testWorkflowBundle(), histories, {
+      payloadCodecs: payloadCodecsFor(env.pool),
+    });
     expect(outcomes.filter((o) => o.error !== null)).toEqual([]);
   }, 1_800_000);
 });

@@ -19,6 +19,7 @@ import { TEST_API_KEY, waitFor, words } from '../support/conversation-env';
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
 import { testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
 import { spawnWorker } from '../support/cli-process';
+import { payloadCodecsFor } from '../../src/infra/codec';
 
 const KILLS = Math.max(20, Number(process.env.CHAOS_KILLS ?? 20));
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
@@ -90,7 +91,7 @@ beforeAll(async () => {
   pool = new pg.Pool({ connectionString: testDatabaseUrl(), max: 4 });
   store = new ConversationStore(pool);
   connection = await Connection.connect({ address: testTemporalAddress() });
-  client = new Client({ connection });
+  client = new Client({ connection, dataConverter: { payloadCodecs: payloadCodecsFor(pool) } });
 });
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');

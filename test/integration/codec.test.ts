@@ -10,11 +10,19 @@ import type { Server } from 'node:http';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import type { NativeConnection } from '@temporalio/worker';
 import { Pool } from 'pg';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AesGcmCodec, ENCRYPTED_ENCODING, parseKey, startCodecServer } from '../../src/infra/codec';
+import { ClaimCheckCodec, PgClaimStore } from '../../src/infra/claim-check';
+import {
+  AesGcmCodec,
+  chainCodecs,
+  ENCRYPTED_ENCODING,
+  parseKey,
+  startCodecServer,
+} from '../../src/infra/codec';
 import { connectTemporal } from '../../src/infra/temporal';
 import { replayHistories } from '../../src/replay/histories';
 import { createWorker } from '../../src/worker';
@@ -41,19 +49,29 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let llm: FakeOpenAI;
 let worker: TestWorker;
 let codec: AesGcmCodec;
+/** The claim check (bodies by reference in the test database), then the key: what `up` runs with a key. */
+let codecs: PayloadCodec[];
+let claimPool: Pool;
 let codecServer: { url: string; server: Server };
 
 beforeAll(async () => {
   llm = await startFakeOpenAI({ apiKey: TEST_API_KEY });
   codec = new AesGcmCodec(parseKey(KEY_TEXT));
+  claimPool = new Pool({ connectionString: testDatabaseUrl(), max: 2 });
+  codecs = [new ClaimCheckCodec(new PgClaimStore(claimPool)), codec];
   worker = await startTestWorker({
     llm: { apiKey: TEST_API_KEY, baseURL: llm.url, timeoutMs: 20_000 },
-    payloadCodecs: [codec],
+    payloadCodecs: codecs,
   });
-  codecServer = await startCodecServer({ codec, port: 0, origins: ['http://localhost:8233'] });
+  codecServer = await startCodecServer({
+    codec: chainCodecs(codecs),
+    port: 0,
+    origins: ['http://localhost:8233'],
+  });
 });
 afterAll(async () => {
   codecServer?.server.close();
+  await claimPool?.end();
   await worker?.shutdown();
   await llm?.close();
 });
@@ -73,7 +91,7 @@ function payloadsOf(value: unknown, out: { metadata: Record<string, Uint8Array>;
 describe('payload codec (AES-GCM)', () => {
   it('stores ciphertext in history; the client and the codec endpoint read the plaintext', async () => {
     llm.script(step.text(SECRET_REPLY));
-    const client = new Client({ connection: worker.connection, dataConverter: { payloadCodecs: [codec] } });
+    const client = new Client({ connection: worker.connection, dataConverter: { payloadCodecs: codecs } });
     const id = uniqueId('codec');
     const input: AgentConversationInput = {
       conversationId: id,
@@ -178,7 +196,7 @@ describe('the CLI and replay on encrypted conversations', () => {
     llm.reset();
     llm.setDefault(step.text('the vault opens at dawn'));
     const id = uniqueId('codec-cli');
-    const env = { DC_PAYLOAD_KEY: KEY_TEXT, TASK_QUEUE: worker.taskQueue };
+    const env = { DC_PAYLOAD_KEY: KEY_TEXT, TASK_QUEUE: worker.taskQueue, DATABASE_URL: testDatabaseUrl() };
     const started = await cli(
       ['start', '--id', id, '--model', 'fake-model', '--system', 'a private agent'],
       env,
@@ -200,7 +218,7 @@ describe('the CLI and replay on encrypted conversations', () => {
 
     // Replay decodes with the key; without it the workflow cannot even read its input.
     const withKey = await replayHistories(testWorkflowBundle(), [{ workflowId: id, history }], {
-      payloadCodecs: [codec],
+      payloadCodecs: codecs,
     });
     expect(withKey).toEqual([{ workflowId: id, error: null }]);
     const withoutKey = await replayHistories(testWorkflowBundle(), [{ workflowId: id, history }], {

@@ -28,6 +28,7 @@ import {
 } from '../support/conversation-env';
 import { startTestWorker, testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
 import { spawnWorker, workerStarted } from '../support/cli-process';
+import { payloadCodecsFor } from '../../src/infra/codec';
 
 const SESSIONS = join(__dirname, '..', '..', '..', 'shared', 'data', 'sessions');
 const PI_SESSION = join(SESSIONS, 'pi-large-session.jsonl');
@@ -254,7 +255,7 @@ describe('a worker killed with SIGKILL in the middle of a compaction', () => {
     const pool = new (await import('pg')).Pool({ connectionString: testDatabaseUrl(), max: 3 });
     const store = new ConversationStore(pool);
     const connection = await Connection.connect({ address: testTemporalAddress() });
-    const client = new Client({ connection });
+    const client = new Client({ connection, dataConverter: { payloadCodecs: payloadCodecsFor(pool) } });
     let second: Awaited<ReturnType<typeof startTestWorker>> | undefined;
     try {
       // A worker in its own process: the one that will be killed (node itself: tsx's CLI would run

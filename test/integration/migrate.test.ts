@@ -27,10 +27,12 @@ it('applies the migrations once, in a transaction each, even from two workers at
   pools.push(a, b);
   const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
   const applied = [...ra.applied, ...rb.applied].sort();
-  expect(applied).toEqual(['001_init.sql']);
-  expect([...ra.alreadyApplied, ...rb.alreadyApplied]).toEqual(['001_init.sql']);
+  const all = ['001_init.sql', '002_payload_bodies.sql'];
+  // Each applied once, by one of the two; the other found it applied.
+  expect(applied).toEqual(all);
+  expect([...ra.alreadyApplied, ...rb.alreadyApplied].sort()).toEqual(all);
   const again = await migrate(a);
-  expect(again).toEqual({ applied: [], alreadyApplied: ['001_init.sql'] });
+  expect(again).toEqual({ applied: [], alreadyApplied: all });
   const tables = await a.query<{ table_name: string }>(
     "select table_name from information_schema.tables where table_schema = 'public' order by table_name",
   );
@@ -41,6 +43,7 @@ it('applies the migrations once, in a transaction each, even from two workers at
       'context_versions',
       'conversations',
       'items',
+      'payload_bodies',
     ]),
   );
 });

@@ -25,6 +25,8 @@ import { allHistories, encodeHistory, fetchFullHistory, waitFor, words } from '.
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
 import { testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
 import { ROOT, runCli, spawnCli, type Run } from '../support/cli-process';
+import { payloadCodecsFor } from '../../src/infra/codec';
+import { CLAIM_CHECK_ENCODING } from '../../src/infra/claim-check';
 
 /** A key that does not look like an OpenAI key: only the configured-secret redaction can catch it. */
 const API_KEY = `dc-sec-key-${randomBytes(16).toString('hex')}`;
@@ -89,7 +91,7 @@ describe('no secret in histories, search attributes, memo, logs or error message
     await setPassword(DB_PASSWORD);
     llm = await startFakeOpenAI({ apiKey: API_KEY });
     connection = await Connection.connect({ address: testTemporalAddress() });
-    client = new Client({ connection });
+    client = new Client({ connection, dataConverter: { payloadCodecs: payloadCodecsFor(admin) } });
     worker = spawnCli(
       [
         'worker',
@@ -271,7 +273,12 @@ describe('no secret in histories, search attributes, memo, logs or error message
     expect(all).toMatch(/LLM authentication failed/);
     expect(worker!.output.stderr + worker!.output.stdout).toMatch(/password authentication failed/);
     expect(worker!.output.stderr + worker!.output.stdout).toMatch(/Incorrect API key provided/);
-    expect(all).toContain('one more round from the command line');
+    // The histories were searched (the references of the bodies are in them), and the CLI's message
+    // is not: it travels by reference (issue 22).
+    expect(all).toContain(CLAIM_CHECK_ENCODING);
+    const histories = captured.filter((c) => c.source.startsWith('history ')).map((c) => c.text);
+    expect(histories.length).toBeGreaterThanOrEqual(3);
+    expect(histories.join('\n')).not.toContain('one more round from the command line');
     expect(all).toContain(id);
     console.error(
       `security scan: ${captured.length} sources, ${all.length} characters, ` +

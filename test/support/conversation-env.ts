@@ -28,11 +28,13 @@ import type { ContextItem } from '../../src/context/items';
 import { ConversationStore, type CompactionEvent, type CompactionRecord } from '../../src/store';
 import type { AgentTool } from '../../activities/tools/registry';
 import { createWorker } from '../../src/worker';
+import { payloadCodecsFor } from '../../src/infra/codec';
 import {
   approveCompactionUpdate,
   compactUpdate,
   endUpdate,
   eventsQuery,
+  messageBody,
   sendMessageUpdate,
   statusQuery,
   type AgentConversationInput,
@@ -226,7 +228,7 @@ async function startWorkerOn(
   });
   const running = worker.run();
   return {
-    client: new Client({ connection }),
+    client: new Client({ connection, dataConverter: { payloadCodecs: payloadCodecsFor(pool) } }),
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => undefined);
@@ -249,7 +251,7 @@ function conversation(
     send: (text) =>
       handle.executeUpdate(sendMessageUpdate, {
         updateId: newUpdateId(),
-        args: [text],
+        args: [messageBody(text)],
       }),
     compact: (focus) => handle.executeUpdate(compactUpdate, { args: [focus === undefined ? {} : { focus }] }),
     approve: (approve) => handle.executeUpdate(approveCompactionUpdate, { args: [{ approve }] }),

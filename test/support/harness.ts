@@ -9,6 +9,7 @@ import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporal
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createWorker, type WorkerOptions } from '../../src/worker';
+import { payloadCodecsFor } from '../../src/infra/codec';
 
 let runtimeInstalled = false;
 function quietRuntime(): void {
@@ -63,9 +64,13 @@ export async function startTestWorker(
   const address = testTemporalAddress();
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
-  const client = new Client({ connection });
   const pool = new pg.Pool({ connectionString: testDatabaseUrl(), max: 5 });
   pool.on('error', () => undefined);
+  // The worker's codecs (bodies by reference in this pool's store, by default).
+  const client = new Client({
+    connection,
+    dataConverter: { payloadCodecs: options.payloadCodecs ?? payloadCodecsFor(pool) },
+  });
   const taskQueue = options.taskQueue ?? uniqueId('tq');
   const worker = await createWorker({
     ...options,

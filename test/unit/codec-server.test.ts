@@ -116,10 +116,12 @@ describe('codec-server', () => {
     expect((await fetch(`${url}/decode`)).status).toBe(404);
   });
 
-  it('will not start without a key', async () => {
+  it('will not start with neither a store nor a key', async () => {
     const keyless = start(['--port', '0'], {});
     expect(await exited(keyless.child)).toBe(1);
-    expect(keyless.output()).toMatch(/^error: DC_PAYLOAD_KEY is not set — the codec server needs the key/);
+    expect(keyless.output()).toMatch(
+      /^error: neither DATABASE_URL nor DC_PAYLOAD_KEY is set — the codec server reads/,
+    );
   });
 });
 

@@ -1,7 +1,9 @@
 /**
- * `durable-compaction codec-server`: the codec endpoint of the Temporal Web UI when payloads are
- * encrypted (DC_PAYLOAD_KEY). Point the UI at it (`temporal server start-dev --ui-codec-endpoint`,
- * or DC_CODEC_ENDPOINT for the embedded server; on a cluster, the UI's codec setting).
+ * `durable-compaction codec-server`: the codec endpoint of the Temporal Web UI and of clients
+ * without database access. It reads and writes the message bodies sent by reference (DATABASE_URL,
+ * the workers' store) and decrypts and encrypts with DC_PAYLOAD_KEY when set. Point the UI at it
+ * (`temporal server start-dev --ui-codec-endpoint`, or DC_CODEC_ENDPOINT for the embedded server;
+ * on a cluster, the UI's codec setting), and clients with DC_CODEC_ENDPOINT.
  */
 import type { Command } from 'commander';
 import { InfraError } from '../../infra/errors';
@@ -21,7 +23,9 @@ export function defaultCodecOrigins(env: NodeJS.ProcessEnv = process.env): strin
 export function registerCodecServer(program: Command): void {
   program
     .command('codec-server')
-    .description('serve /encode and /decode for the Web UI with the DC_PAYLOAD_KEY codec')
+    .description(
+      'serve /encode and /decode for the Web UI and store-less clients (bodies in DATABASE_URL, DC_PAYLOAD_KEY)',
+    )
     .option('--port <n>', 'port to listen on (0: a free one)', '8081')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option(
@@ -29,14 +33,17 @@ export function registerCodecServer(program: Command): void {
       "Web UI origins allowed to call it ('*': any; default: TEMPORAL_UI_URL's, else http://localhost:8233)",
     )
     .action(async (opts: { port: string; host: string; origin?: string[] }) => {
-      const { payloadCodecsFromEnv, startCodecServer } = await import('../../infra/codec');
-      const [codec] = payloadCodecsFromEnv();
-      if (!codec) {
+      const { chainCodecs, payloadCodecsFor, startCodecServer } = await import('../../infra/codec');
+      const databaseUrl = process.env.DATABASE_URL;
+      if (!databaseUrl && !process.env.DC_PAYLOAD_KEY) {
         throw new InfraError(
-          'DC_PAYLOAD_KEY is not set',
-          'the codec server needs the key the workers encrypt with',
+          'neither DATABASE_URL nor DC_PAYLOAD_KEY is set',
+          "the codec server reads message bodies from the workers' PostgreSQL (DATABASE_URL) and decrypts with their key (DC_PAYLOAD_KEY)",
         );
       }
+      const { lazyPool } = await import('../../infra/postgres');
+      const pool = databaseUrl ? lazyPool(databaseUrl) : null;
+      const codec = chainCodecs(payloadCodecsFor(pool));
       const port = Number(opts.port);
       if (!/^\d+$/.test(opts.port) || port > 65535) {
         throw new InfraError(`--port ${opts.port} is not a port number`);
@@ -51,7 +58,8 @@ export function registerCodecServer(program: Command): void {
       console.log(
         `codec server on ${url} (POST /encode, /decode) for ${origins.includes('*') ? 'any origin' : origins.join(', ')}`,
       );
-      const stop = () => server.close(() => process.exit(0));
+      const stop = () =>
+        server.close(() => void (pool?.end() ?? Promise.resolve()).then(() => process.exit(0)));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });

@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import {
   approveCompactionUpdate,
+  CLAIM,
   compactUpdate,
   endUpdate,
   restoreUpdate,
@@ -48,7 +49,8 @@ export async function compactConversation(
   return update(client, options.id, () =>
     withProgress(handle, options.onStatus, () =>
       handle.executeUpdate(compactUpdate, {
-        args: [options.focus === undefined ? {} : { focus: options.focus }],
+        // A focus is the user's text: by reference (see CLAIM).
+        args: [options.focus === undefined ? {} : { ...CLAIM, focus: options.focus }],
       }),
     ),
   );

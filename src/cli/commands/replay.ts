@@ -15,7 +15,12 @@ import {
   replayHistories,
   type ReplayOutcome,
 } from '../../replay/histories';
-import { compactionTimeline, formatTimeline, type TimelineEntry } from '../../replay/timeline';
+import {
+  compactionTimeline,
+  decodeTimelinePayloads,
+  formatTimeline,
+  type TimelineEntry,
+} from '../../replay/timeline';
 
 type History = ReturnType<typeof readHistoryFile>['history'];
 
@@ -90,7 +95,16 @@ export async function replay(options: ReplayOptions): Promise<ReplayReport> {
   }
   const { bundleWorkflows } = await import('../../worker');
   const bundle = await bundleWorkflows();
-  const outcomes: ReplayOutcome[] = await replayHistories(bundle, histories);
+  // Bodies sent by reference are read from the store (DATABASE_URL) or a codec server.
+  const { clientCodecs } = await import('../client');
+  const codecs = await clientCodecs();
+  let outcomes: ReplayOutcome[];
+  try {
+    outcomes = await replayHistories(bundle, histories, { payloadCodecs: codecs.payloadCodecs });
+    for (const h of histories) await decodeTimelinePayloads(h.history, codecs.payloadCodecs);
+  } finally {
+    await codecs.close();
+  }
   const report: ReplayReport = {
     histories: histories.map((h, i) => ({
       workflowId: h.workflowId,

@@ -6,6 +6,7 @@
 import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import {
+  messageBody,
   sendMessageUpdate,
   type ConversationStatus,
   type SendMessageResult,
@@ -23,6 +24,7 @@ import { formatPhase, formatSendResult } from '../format';
 import { withProgress } from '../progress';
 import { newUpdateId } from '../../update-ids';
 import { readTextInput } from '../text-input';
+import { claimCheckOptionsFromEnv } from '../../infra/claim-check';
 
 export interface SendOptions {
   id: string;
@@ -50,25 +52,31 @@ export function queuedMessage(id: string, trigger: string, how: 'cli' | 'chat' =
 }
 
 /**
- * A message travels in the Update's payload, which Temporal limits to 2 MB (its blob size limit;
- * larger ones fail the workflow task): refused above this, before anything is sent.
+ * A message sent inline (DC_CLAIM_CHECK=off) travels in the Update's payload, which Temporal limits
+ * to 2 MB (its blob size limit; larger ones fail the workflow task): refused above this, before
+ * anything is sent. By reference (the default) only `maxInputChars` bounds it.
  */
 export const MAX_MESSAGE_BYTES = 1_500_000;
 
 /**
  * Refuses a message the conversation would refuse (`maxInputChars`) or that could not travel,
- * before anything is sent.
+ * before anything is sent or stored.
  * @throws UsageError naming the size and the limit
  */
-export function checkMessageSize(message: string, maxInputChars: number | undefined): void {
+export function checkMessageSize(
+  message: string,
+  maxInputChars: number | undefined,
+  byReference: boolean = claimCheckOptionsFromEnv().offload !== false,
+): void {
   if (maxInputChars !== undefined && message.length > maxInputChars)
     throw new UsageError(
       `message is too long: ${message.length} characters, the limit is ${maxInputChars} (maxInputChars)`,
     );
+  if (byReference) return;
   const bytes = Buffer.byteLength(message, 'utf8');
   if (bytes > MAX_MESSAGE_BYTES)
     throw new UsageError(
-      `message is too long: ${bytes} bytes, the limit is ${MAX_MESSAGE_BYTES} (a message travels in a Temporal payload, at most 2 MB)`,
+      `message is too long: ${bytes} bytes, the limit is ${MAX_MESSAGE_BYTES} (with DC_CLAIM_CHECK=off a message travels in a Temporal payload, at most 2 MB)`,
     );
 }
 
@@ -91,7 +99,7 @@ export async function sendMessage(client: Client, options: SendOptions): Promise
       // Waiting here would wait on a person: hand the message to the workflow's queue and return.
       const update = await handle.startUpdate(sendMessageUpdate, {
         updateId: newUpdateId(),
-        args: [message],
+        args: [messageBody(message)],
         waitForStage: WorkflowUpdateStage.ACCEPTED,
       });
       return { queued: true, updateId: update.updateId, trigger: status.awaitingApproval.trigger };
@@ -99,7 +107,7 @@ export async function sendMessage(client: Client, options: SendOptions): Promise
     const result = await withProgress(handle, options.onStatus, () =>
       handle.executeUpdate(sendMessageUpdate, {
         updateId: newUpdateId(),
-        args: [message],
+        args: [messageBody(message)],
       }),
     );
     return { queued: false, result };

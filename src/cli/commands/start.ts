@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Command } from 'commander';
-import { statusQuery, type AgentConversationInput } from '../../../workflows/definitions';
+import { CLAIM, statusQuery, type AgentConversationInput } from '../../../workflows/definitions';
 import {
   action,
   CONVERSATION_WORKFLOW,
@@ -52,7 +52,8 @@ export async function startConversation(
     client.workflow.start(CONVERSATION_WORKFLOW, {
       workflowId: id,
       taskQueue: options.taskQueue,
-      args: [input],
+      // The system prompt is text: by reference (see CLAIM).
+      args: [{ ...CLAIM, ...input }],
       workflowIdReusePolicy,
       staticSummary: `conversation ${id} (${input.model.model})`,
     });

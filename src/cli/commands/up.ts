@@ -188,7 +188,10 @@ export async function up(options: UpOptions): Promise<void> {
   );
   let temporal;
   try {
+    const { payloadCodecsFor } = await import('../../infra/codec');
     temporal = await connectTemporal({
+      // The Web UI's codec server reads the bodies sent by reference (and decrypts, with a key).
+      payloadCodecs: payloadCodecsFor(postgres.pool),
       dbFilename: join(dataDir, 'temporal', 'temporal.db'),
       port: options.temporalPort,
       uiPort: options.uiPort,
@@ -207,7 +210,7 @@ export async function up(options: UpOptions): Promise<void> {
   );
   if (temporal.uiUrl) log(`  Web UI       ${temporal.uiUrl}`);
   if (temporal.codecEndpoint)
-    log(`  Codec        ${temporal.codecEndpoint} (the Web UI decrypts payloads here)`);
+    log(`  Codec        ${temporal.codecEndpoint} (the Web UI reads message bodies here)`);
   const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   const shutdown = shutdownTimes(graceMs);
   let worker;

@@ -27,11 +27,15 @@ export function registerWorker(program: Command): void {
       // The same data directory as `up` (DC_DATA_DIR), used only for what is embedded.
       const dataDir = process.env.DC_DATA_DIR ?? '.data';
       if (!process.env.TEMPORAL_ADDRESS) mkdirSync(join(dataDir, 'temporal'), { recursive: true });
-      const temporal = await connectTemporal({ dbFilename: join(dataDir, 'temporal', 'temporal.db') });
       const postgres = await connectPostgres({
         dataDir: process.env.DATABASE_URL ? undefined : join(dataDir, 'postgres'),
+      });
+      const { payloadCodecsFor } = await import('../../infra/codec');
+      const temporal = await connectTemporal({
+        payloadCodecs: payloadCodecsFor(postgres.pool),
+        dbFilename: join(dataDir, 'temporal', 'temporal.db'),
       }).catch(async (err: unknown) => {
-        await temporal.shutdown();
+        await postgres.shutdown();
         throw err;
       });
       const { createWorker } = await import('../../worker');
