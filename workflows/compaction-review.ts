@@ -17,6 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { PruneResult, RevisedSummary, ReviewActivities, SummarizeResult } from '../activities/types';
 import type { CompactionConfig } from '../src/context/config';
+import { withoutSummaryPrefix } from '../src/context/summary-edit';
 import {
   reviewCompactionUpdate,
   type CompactionInput,
@@ -25,6 +26,9 @@ import {
   type ReviewResult,
   type ReviewVerdict,
 } from './definitions';
+
+/** Characters of the summary the summarize activity returns as its preview (activities/compaction.ts). */
+const SUMMARY_PREVIEW_CHARS = 300;
 
 /** Staging an edit is one short store transaction; a refused edit is not retried. */
 const reviseOptions: ActivityOptions = {
@@ -69,11 +73,14 @@ export function reviewProposal(from: {
   const { input, pruned, chosen, config } = from;
   return {
     workflowId: from.workflowId,
+    conversationId: input.conversationId,
     seq: input.seq,
     trigger: input.trigger,
     strategy: from.strategy,
     summaryItemId: chosen.summaryItemId,
-    summaryPreview: chosen.summaryPreview,
+    summaryPreview:
+      withoutSummaryPrefix(chosen.summaryPreview) +
+      (chosen.summaryPreview.length >= SUMMARY_PREVIEW_CHARS ? '…' : ''),
     summaryTokens: chosen.summaryTokens,
     summaryBudget: chosen.summaryBudget ?? null,
     tokensBefore: pruned.tokensBefore,
@@ -102,10 +109,9 @@ export function reviewDetails(r: PendingReview): string[] {
     ...Object.entries(r.removes.itemsDropped).map(([type, count]) => `${count} ${type} dropped`),
   ];
   return [
-    `**Awaiting review** until ${new Date(r.deadline).toISOString()} (then: ${r.onTimeout})`,
-    `Proposed summary (${n(r.summaryTokens)} tokens${r.summaryBudget === null ? '' : ` of ${n(r.summaryBudget)}`}): ${r.summaryPreview}${r.summaryPreview.length >= 300 ? '…' : ''}`,
+    `**Awaiting review** until ${new Date(r.deadline).toISOString()} (then: ${r.onTimeout}): \`durable-compaction review|approve|reject ${r.conversationId}\` (approve takes \`--summary-file F\`)`,
+    `Proposed summary (${n(r.summaryTokens)} tokens${r.summaryBudget === null ? '' : ` of ${n(r.summaryBudget)}`}): ${r.summaryPreview}`,
     `Removes: ${cut.join(' · ')}`,
-    'Answer: `durable-compaction review|approve|reject <conversation id>`',
   ];
 }
 

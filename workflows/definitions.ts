@@ -212,12 +212,13 @@ export interface ConversationStatus {
 export interface PendingReview {
   /** The compaction child that waits: answer it with the `reviewCompaction` Update. */
   workflowId: string;
+  conversationId: string;
   seq: number;
   trigger: TriggerKind;
   strategy: string | null;
   /** The proposed summary item (null when the compaction summarized nothing); its text is in the store. */
   summaryItemId: string | null;
-  /** The first characters of the summary. */
+  /** The first characters of the summary (without the line every summary item starts with). */
   summaryPreview: string;
   summaryTokens: number;
   /** The most tokens a summary may have here: an edited one is checked against it. */

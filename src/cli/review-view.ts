@@ -7,7 +7,6 @@ import { formatTokens as n } from './format';
 
 /** A pending review with its summary's whole text (from the store), or its preview when the store is not at hand. */
 export interface ReviewView extends PendingReview {
-  conversationId: string;
   /** The proposed summary, without the line every summary item starts with. */
   summary: string;
   /** `summary` is the preview only (DATABASE_URL not set). */

@@ -10,12 +10,16 @@ import type { CompactionSummaryItem } from './items';
 import { buildSummaryItem, SUMMARY_MESSAGE_PREFIX } from './post-compaction';
 import type { Tokenizer } from './tokenizer';
 
-/** The summary's text without the line every summary item starts with: what a reviewer edits. */
-export function summaryText(item: CompactionSummaryItem): string {
-  const content = String(item.message.content);
+/** A summary item's text (or its preview) without the line every summary item starts with. */
+export function withoutSummaryPrefix(content: string): string {
   return content.startsWith(`${SUMMARY_MESSAGE_PREFIX}\n`)
     ? content.slice(SUMMARY_MESSAGE_PREFIX.length + 1)
     : content;
+}
+
+/** The summary's text without the line every summary item starts with: what a reviewer edits. */
+export function summaryText(item: CompactionSummaryItem): string {
+  return withoutSummaryPrefix(String(item.message.content));
 }
 
 /** An edit that can replace the proposal, or why not (in words for the reviewer). */

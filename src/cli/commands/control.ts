@@ -115,12 +115,7 @@ export async function pendingReview(client: Client, options: { id: string }): Pr
         (status.awaitingApproval ? ' (one awaits approval: approve or reject it)' : ''),
     );
   }
-  const view = {
-    ...review,
-    conversationId: options.id,
-    summary: review.summaryPreview,
-    summaryIsPreview: true,
-  };
+  const view = { ...review, summary: review.summaryPreview, summaryIsPreview: true };
   if (!review.summaryItemId || !process.env.DATABASE_URL) return view;
   const id = review.summaryItemId;
   const [item] = await withStore((store) => store.getItemsIfPresent([id]));
