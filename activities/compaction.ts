@@ -30,7 +30,7 @@ import type {
 } from './types';
 
 /** Characters of the summary carried in workflow history as a preview (the text is in the store). */
-const SUMMARY_PREVIEW_CHARS = 300;
+export const SUMMARY_PREVIEW_CHARS = 300;
 
 function parseConfig(raw: Record<string, unknown>): CompactionConfig {
   try {
@@ -224,6 +224,7 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             summaryTokens: summaryItem?.tokens ?? 0,
             itemsCompacted: plan.toSummarize.length,
             summaryPreview: summaryText.slice(0, SUMMARY_PREVIEW_CHARS),
+            summaryBudget: plan.summaryBudget,
             // Attempts of a summary call; a plan with nothing to summarize made none.
             attempts: summaryItem ? attempt : 0,
             strategy: label,

@@ -13,6 +13,7 @@ import { compactionActivities } from './compaction';
 import { conversationActivities } from './conversation';
 import type { ActivityDeps, TokenService } from './deps';
 import { RecordingLibrary } from './recordings';
+import { reviewActivities } from './review';
 import { smokeActivities } from './smoke';
 import { BUILTIN_TOOLS } from './tools/builtin';
 import { ToolRegistry, type AgentTool } from './tools/registry';
@@ -69,6 +70,7 @@ export function createActivities(options: CreateActivitiesOptions) {
   return {
     ...conversationActivities(deps),
     ...compactionActivities(deps),
+    ...reviewActivities(deps),
     ...smokeActivities({ pool: options.pool, llm }),
   };
 }

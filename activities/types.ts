@@ -205,6 +205,8 @@ export interface SummarizeResult extends Claimed {
   summaryTokens: number;
   itemsCompacted: number;
   summaryPreview: string;
+  /** The most tokens the summary could have (absent from results recorded before review). */
+  summaryBudget?: number;
   attempts: number;
   /** The last step of the plan (`tool_blocks`, `sliding_window`, `full(keep 1)`, ...). */
   strategy?: string;
@@ -220,6 +222,34 @@ export interface DropOldestInput {
   compactionId: string;
   prunedVersion: number;
   config: Record<string, unknown>;
+}
+
+/** A reviewer's edited summary, to stage in place of the proposal (issue 23). */
+export interface ReviseSummaryInput {
+  conversationId: string;
+  compactionId: string;
+  /** The staged version under review, holding the proposal. */
+  stagedVersion: number;
+  /** The proposed summary item, replaced by the edit. */
+  summaryItemId: string;
+  /** The most tokens the edit may have (the proposal's budget). */
+  summaryBudget: number;
+  /** The context's tokens before the compaction: the edit must leave it smaller. */
+  tokensBefore: number;
+  text: string;
+  /** Names the edit (from the workflow): the new item's id and the staged version's key. */
+  editId: string;
+  /** The conversation's model, whose encoding counts the summary. */
+  model: string;
+}
+
+/** The staged version with the reviewer's summary. */
+export interface RevisedSummary {
+  stagedVersion: number;
+  tokensAfter: number;
+  summaryItemId: string;
+  summaryTokens: number;
+  summaryPreview: string;
 }
 
 export interface CommitInput {
@@ -260,4 +290,13 @@ export interface CompactionActivities {
   commitCompaction(input: CommitInput): Promise<Totals>;
   discardStaged(input: DiscardInput): Promise<{ status: string }>;
   recordCompactionEvent(input: RecordEventInput): Promise<void>;
+}
+
+/** The activity of a compaction's review (`reviewSummary`). */
+export interface ReviewActivities {
+  /**
+   * Stages the reviewer's summary in place of the proposal; refuses an empty one, one over the
+   * budget, or one that leaves the context no smaller (`SUMMARY_EDIT_REFUSED`, nothing written).
+   */
+  reviseSummary(input: ReviseSummaryInput): Promise<RevisedSummary>;
 }

@@ -40,6 +40,7 @@ import {
   eventsQuery,
   eventsPageQuery,
   compactionMetaSignal,
+  compactionReviewSignal,
   type EventsPage,
   restoreUpdate,
   sendMessageUpdate,
@@ -51,6 +52,7 @@ import {
   type CompactionResult,
   type ConversationEvent,
   type ConversationStatus,
+  type PendingReview,
   type Phase,
   type RestoreResult,
   type RunningCompaction,
@@ -201,6 +203,8 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   let ended = false;
   let awaitingApproval: { trigger: TriggerKind; tokens: number } | null = null;
   let approvalDecision: 'approved' | 'rejected' | null = null;
+  /** The running compaction's summary while it waits for review (`reviewSummary`; its child says). */
+  let review: PendingReview | null = null;
   const runs = (carried?.runs ?? 0) + 1;
 
   const inbox: QueuedMessage[] = [];
@@ -259,6 +263,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     runs,
     maxInputChars: config.maxInputChars,
     compaction: runningCompaction,
+    review,
   });
 
   const publish = (): void => {
@@ -272,6 +277,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     if (cooldownActive()) lines.push(`Cooldown until ${new Date(cooldownUntil ?? 0).toISOString()}`);
     if (pausedReason) lines.push(`Automatic compaction paused: ${pausedReason}`);
     if (awaitingApproval) lines.push(`Awaiting approval of a ${awaitingApproval.trigger} compaction`);
+    if (review) lines.push(`Compaction #${review.seq} awaits review: ${review.workflowId}`);
     setCurrentDetails(lines.join('\n\n'));
     if (input.searchAttributes !== false) {
       upsertSearchAttributes([
@@ -301,6 +307,17 @@ export async function agentConversation(input: AgentConversationInput): Promise<
   // A running compaction's meta events, as they happen (the child sends them when asked to).
   setHandler(compactionMetaSignal, (event) => {
     if (event.type === 'compaction_meta') pushEvent(event);
+  });
+  // The running compaction's summary waits for review, or no longer.
+  setHandler(compactionReviewSignal, ({ seq, review: pending }) => {
+    if (runningCompaction?.seq !== seq) return;
+    if (pending && !review) {
+      const { trigger, tokensBefore, tokensAfter } = pending;
+      pushEvent({ type: 'awaiting_review', seq, trigger, tokensBefore, tokensAfter });
+    }
+    review = pending;
+    phase = pending ? 'awaiting_review' : 'compacting';
+    publish();
   });
 
   setHandler(
@@ -473,8 +490,14 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       };
     } finally {
       runningCompaction = null;
+      review = null;
     }
     for (const e of result.events) pushEvent(e);
+    if (result.review) {
+      const { decision, edited, timedOut } = result.review;
+      const action = decision === 'approved' ? 'commit' : trigger === 'manual' ? 'none' : config.onReject;
+      pushEvent({ type: 'review', seq, decision: timedOut ? 'timed_out' : decision, edited, action });
+    }
     if (result.status === 'committed') {
       contextTokens = result.tokensAfter;
       itemCount = result.itemCount;
@@ -509,10 +532,13 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       tokensAfter: result.tokensAfter,
       savedRatio: result.savedRatio,
       reason: result.reason,
+      ...(result.review ? { review: result.review } : {}),
     };
     lastCompaction = brief;
     const cooledDown = result.status === 'rolled_back' && result.failedPhase === 'summary';
-    if (trigger !== 'manual' && trigger !== 'overflow' && !cooledDown) {
+    // A person's rejection is not a compaction that made no progress.
+    const rejected = result.review?.decision === 'rejected';
+    if (trigger !== 'manual' && trigger !== 'overflow' && !cooledDown && !rejected) {
       // The loop guard counts compactions that made no progress; a summary failure is the
       // cooldown's business, and a healthy compaction never pauses automatic compaction.
       const guard = recordForLoopGuard(recentAutomatic, result, rounds, config);
@@ -627,10 +653,20 @@ export async function agentConversation(input: AgentConversationInput): Promise<
       publish();
       return [lastCompaction];
     }
-    const action = await confirm(decision.trigger);
+    return decided(await confirm(decision.trigger), decision);
+  };
+
+  /** Runs what was decided; a summary rejected in review then gets `onReject` too (seed 004). */
+  const decided = async (
+    action: Awaited<ReturnType<typeof confirm>>,
+    decision: { trigger: TriggerKind; detail: string },
+  ): Promise<CompactionBrief[]> => {
     switch (action) {
-      case 'compact':
-        return [await runCompaction(decision.trigger, decision.detail)];
+      case 'compact': {
+        const brief = await runCompaction(decision.trigger, decision.detail);
+        if (brief.review?.decision !== 'rejected') return [brief];
+        return [brief, ...(await decided(config.onReject, decision))];
+      }
       case 'drop_oldest':
         return [
           await runCompaction(decision.trigger, `${decision.detail}; rejected: dropping the oldest rounds`, {
@@ -724,7 +760,12 @@ export async function agentConversation(input: AgentConversationInput): Promise<
           // Emergency compaction, then one retry of the call (seed 000's last line of defence).
           overflowRetried = true;
           pendingUser = null; // appended before the model refused
-          compactions.push(await runCompaction('overflow', 'the model rejected the request as too long'));
+          compactions.push(
+            ...(await decided('compact', {
+              trigger: 'overflow',
+              detail: 'the model rejected the request as too long',
+            })),
+          );
           prechecked = true;
           step -= 1;
           continue;

@@ -14,6 +14,8 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  allHandlersFinished,
+  condition,
   isCancellation,
   getExternalWorkflowHandle,
   patched,
@@ -36,11 +38,14 @@ import {
   CLAIM,
   compactionMetaSignal,
   compactionProgressQuery,
+  compactionReviewSignal,
   type CompactionInput,
   type CompactionProgress,
   type CompactionResult,
   type ConversationEvent,
+  type ReviewVerdict,
 } from './definitions';
+import { reviewDetails, reviewProposal, SummaryReview } from './compaction-review';
 
 /** Pruning is deterministic and cheap: retry it freely. */
 const pruneOptions: ActivityOptions = {
@@ -128,6 +133,7 @@ export function progressDetails(p: CompactionProgress): string {
   const lines = [`**${p.trigger} compaction #${p.seq}** · ${p.phase}${tokens}`];
   if (p.step) lines.push(`Step: ${p.step}`);
   if (p.summaryCalls > 0) lines.push(`Summary calls ended: ${p.summaryCalls}`);
+  if (p.review) lines.push(...reviewDetails(p.review));
   if (p.outcome)
     lines.push(`Outcome: ${p.outcome.status}${p.outcome.reason ? ` (${p.outcome.reason})` : ''}`);
   return lines.join('\n\n');
@@ -142,14 +148,37 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
   const live = config.emitCompactionMetaEvents && parent !== undefined && patched('meta-events-live');
   // One at a time: signals sent together may arrive in any order.
   let sent: Promise<void> = Promise.resolve();
-  const emit = (event: ConversationEvent): void => {
-    if (!live || !parent) return;
+  const tell = (send: (to: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): void => {
+    if (!parent) return;
     const to = getExternalWorkflowHandle(parent.workflowId);
-    sent = sent.then(() => to.signal(compactionMetaSignal, event)).catch(() => undefined);
+    sent = sent.then(() => send(to)).catch(() => undefined);
   };
-  const result = await runCompaction(input, config, emit);
-  // Every event is delivered before the parent reads the result.
+  const emit = (event: ConversationEvent): void => {
+    if (live) tell((to) => to.signal(compactionMetaSignal, event));
+  };
+  // The Update handler is there whatever the configuration (it refuses when nothing waits).
+  const review = new SummaryReview({
+    conversationId: input.conversationId,
+    compactionId: input.compactionId,
+    model: input.model ?? input.summaryModel,
+    maxChars: config.maxInputChars,
+    announce: (pending) =>
+      tell((to) => to.signal(compactionReviewSignal, { seq: input.seq, review: pending })),
+  });
+  const result = await runCompaction(input, config, emit, review);
+  if (result.review) {
+    review.finish({
+      decision: result.review.decision,
+      edited: result.review.edited,
+      status: result.status,
+      reason: result.reason,
+      tokensBefore: result.tokensBefore,
+      tokensAfter: result.tokensAfter,
+    });
+  }
+  // Every event is delivered before the parent reads the result; the reviewer gets the outcome.
   await sent;
+  await condition(allHandlersFinished);
   return live ? { ...result, events: [] } : result;
 }
 
@@ -157,6 +186,7 @@ async function runCompaction(
   input: CompactionInput,
   config: CompactionConfig,
   emit: (event: ConversationEvent) => void,
+  review: SummaryReview,
 ): Promise<CompactionResult> {
   // Where it is, for the `progress` Query and the Web UI's current details (no history of its own).
   const progress: CompactionProgress = {
@@ -189,6 +219,7 @@ async function runCompaction(
   let attempts = 0;
   let strategy: string | null = null;
   let failedPhase: CompactionResult['failedPhase'] = 'prune';
+  let reviewed: ReviewVerdict | undefined;
 
   const result = (
     status: CompactionResult['status'],
@@ -224,6 +255,7 @@ async function runCompaction(
       itemCount: totals?.itemCount ?? 0,
       // The activities stored every event with the compaction; the parent streams them only when asked.
       events: config.emitCompactionMetaEvents ? events : [],
+      ...(reviewed ? { review: reviewed } : {}),
     };
   };
 
@@ -375,6 +407,37 @@ async function runCompaction(
       failedPhase = null;
       await rollBack('no_progress: the compacted context is not smaller', 'skipped');
       return result('skipped', 'no_progress: the compacted context is not smaller', null);
+    }
+
+    if (config.reviewSummary && input.mode === 'summarize') {
+      // Stopped before commit until a person (or the timeout's default) decides.
+      failedPhase = 'review';
+      const proposal = reviewProposal({
+        workflowId: workflowInfo().workflowId,
+        input,
+        strategy,
+        pruned,
+        chosen,
+        config,
+        now: Date.now(),
+      });
+      report({ phase: 'review', tokensAfter: chosen.tokensAfter, review: proposal });
+      const outcome = await review.wait(
+        proposal,
+        chosen.stagedVersion,
+        config.reviewTimeoutMs,
+        config.reviewDefault,
+      );
+      reviewed = outcome.verdict;
+      if (outcome.revised) chosen = { ...chosen, ...outcome.revised };
+      report({ review: null, tokensAfter: chosen.tokensAfter });
+      if (reviewed.decision === 'rejected') {
+        const reason = reviewed.timedOut
+          ? 'review timed out: rejected (reviewDefault)'
+          : 'rejected in review';
+        await rollBack(reason);
+        return result('rolled_back', reason, null);
+      }
     }
 
     failedPhase = 'commit';

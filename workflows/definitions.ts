@@ -130,6 +130,8 @@ export interface CompactionBrief {
   tokensAfter: number;
   savedRatio: number;
   reason: string | null;
+  /** How its review decided (`reviewSummary`); absent when there was none. */
+  review?: ReviewVerdict;
 }
 
 /** Events of a conversation (the `events` Query), seeds 003 and 004. */
@@ -167,6 +169,16 @@ export type ConversationEvent =
   | { type: 'loop_guard_lifted'; pausedRounds: number }
   | { type: 'awaiting_approval'; trigger: TriggerKind; tokens: number }
   | { type: 'approval'; decision: 'approved' | 'rejected' | 'timed_out'; action: string }
+  | { type: 'awaiting_review'; seq: number; trigger: TriggerKind; tokensBefore: number; tokensAfter: number }
+  | {
+      type: 'review';
+      seq: number;
+      decision: 'approved' | 'rejected' | 'timed_out';
+      /** The reviewer's summary was committed instead of the summarizer's. */
+      edited: boolean;
+      /** What followed: `commit`, `none` (a manual compaction), or the configured `onReject`. */
+      action: string;
+    }
   | { type: 'restored'; version: number; activeVersion: number; tokens: number };
 
 export type MetaPhase =
@@ -195,7 +207,8 @@ export interface SendMessageResult extends Claimed {
   compactionsBeforeReply?: number;
 }
 
-export type Phase = 'starting' | 'idle' | 'model' | 'tool' | 'compacting' | 'awaiting_approval' | 'ended';
+export type Phase =
+  'starting' | 'idle' | 'model' | 'tool' | 'compacting' | 'awaiting_approval' | 'awaiting_review' | 'ended';
 
 export interface ConversationStatus {
   conversationId: string;
@@ -219,6 +232,73 @@ export interface ConversationStatus {
   maxInputChars?: number;
   /** The compaction child running now (its `progress` Query says where it is), or null. */
   compaction?: RunningCompaction | null;
+  /** The summary of the running compaction, waiting for review (`reviewSummary`), or null. */
+  review?: PendingReview | null;
+}
+
+/**
+ * A compaction stopped after its summary, before commit, waiting for a person (config
+ * `reviewSummary`, issue 23). Ids, counts and a preview: the whole summary is in the store.
+ */
+export interface PendingReview {
+  /** The compaction child that waits: answer it with the `reviewCompaction` Update. */
+  workflowId: string;
+  conversationId: string;
+  seq: number;
+  trigger: TriggerKind;
+  strategy: string | null;
+  /** The proposed summary item (null when the compaction summarized nothing); its text is in the store. */
+  summaryItemId: string | null;
+  /** The first characters of the summary (without the line every summary item starts with). */
+  summaryPreview: string;
+  summaryTokens: number;
+  /** The most tokens a summary may have here: an edited one is checked against it. */
+  summaryBudget: number | null;
+  /** The context's tokens now, after the prune alone, and after the compaction if it is committed. */
+  tokensBefore: number;
+  prunedTokens: number;
+  tokensAfter: number;
+  /** What the compaction takes out of the context. */
+  removes: {
+    toolBlocksDropped: number;
+    toolCallsTruncated: number;
+    toolResultsTruncated: number;
+    /** Items the prune dropped, by item type. */
+    itemsDropped: Record<string, number>;
+    /** Items the summary replaces. */
+    itemsSummarized: number;
+  };
+  /** When the configured default (`reviewDefault`) applies, in ms since the epoch. */
+  deadline: number;
+  onTimeout: 'approve' | 'reject';
+  /** The summary is the reviewer's edit, staged already. */
+  edited: boolean;
+}
+
+/** A reviewer's answer: approve (optionally with an edited summary) or reject. */
+export interface ReviewAnswer {
+  decision: 'approve' | 'reject';
+  /** The summary to commit instead (approve only): not empty, within `summaryBudget`. */
+  summary?: string;
+}
+
+/** How a reviewed compaction ended. */
+export interface ReviewResult {
+  decision: 'approved' | 'rejected';
+  edited: boolean;
+  /** The compaction's outcome: committed, or rolled back (a rejection, or a commit that failed). */
+  status: 'committed' | 'rolled_back' | 'skipped';
+  reason: string | null;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+/** What a review decided, as the child reports it to its parent. */
+export interface ReviewVerdict {
+  decision: 'approved' | 'rejected';
+  edited: boolean;
+  /** No answer came in time: the configured default decided. */
+  timedOut: boolean;
 }
 
 /** A compaction child while it runs, as the parent knows it. */
@@ -232,7 +312,7 @@ export interface RunningCompaction {
 export interface CompactionProgress {
   seq: number;
   trigger: TriggerKind;
-  phase: 'prune' | 'summary' | 'commit' | 'rollback' | 'done';
+  phase: 'prune' | 'summary' | 'review' | 'commit' | 'rollback' | 'done';
   /** The strategy chain's step the summary call runs from, e.g. `tool_blocks` or `full(keep 2)`. */
   step: string | null;
   /** The context's tokens before the compaction (known once the prune ran). */
@@ -245,6 +325,8 @@ export interface CompactionProgress {
   summaryCalls: number;
   /** How it ended (phase `done`): committed, rolled back or skipped, with the reason. */
   outcome: { status: 'committed' | 'rolled_back' | 'skipped'; reason: string | null } | null;
+  /** The summary waiting for review (phase `review`); absent in children without review. */
+  review?: PendingReview | null;
 }
 
 // ---- the compaction child workflow ---------------------------------------------------------
@@ -289,12 +371,14 @@ export interface CompactionResult extends Claimed {
   attempts: number;
   /** Why it rolled back or was skipped. */
   reason: string | null;
-  /** Which phase failed: summary failures start the cooldown. */
-  failedPhase: 'prune' | 'summary' | 'commit' | 'cancelled' | null;
+  /** Which phase failed (`review`: the reviewer rejected it): summary failures start the cooldown. */
+  failedPhase: 'prune' | 'summary' | 'review' | 'commit' | 'cancelled' | null;
   timings: { pruneMs: number; summaryMs: number; commitMs: number; totalMs: number };
   activeVersion: number;
   itemCount: number;
   events: ConversationEvent[];
+  /** How the review decided (`reviewSummary`); absent when there was none. */
+  review?: ReviewVerdict;
 }
 
 // ---- Updates, Queries, Signals -------------------------------------------------------------
@@ -330,6 +414,16 @@ export interface EventsPage {
 export const eventsPageQuery = defineQuery<EventsPage, [{ since?: number } | undefined]>('eventsPage');
 /** A compaction child's meta event, sent to its parent as it happens (`emitCompactionMetaEvents`). */
 export const compactionMetaSignal = defineSignal<[ConversationEvent]>('compactionMeta');
+
+/**
+ * The compaction child's review (`reviewSummary`): approve, approve an edited summary, or reject.
+ * Resolves when the compaction has ended; an edit that is empty or over the summary budget is
+ * refused (`SUMMARY_EDIT_REFUSED`) and changes nothing.
+ */
+export const reviewCompactionUpdate = defineUpdate<ReviewResult, [ReviewAnswer]>('reviewCompaction');
+/** The child tells its parent that its summary waits for review (`review`), or no longer (null). */
+export const compactionReviewSignal =
+  defineSignal<[{ seq: number; review: PendingReview | null }]>('compactionReview');
 
 /** The compaction child's progress (phase, step, tokens so far). */
 export const compactionProgressQuery = defineQuery<CompactionProgress>('progress');

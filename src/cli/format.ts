@@ -40,6 +40,10 @@ export function formatEvent(event: ConversationEvent): string | null {
       return `? a ${event.trigger} compaction awaits approval (${n(event.tokens)} tokens): run approve or reject`;
     case 'approval':
       return `approval: ${event.decision} → ${event.action}`;
+    case 'awaiting_review':
+      return `? compaction #${event.seq} (${event.trigger}) awaits review: ${n(event.tokensBefore)} → ${n(event.tokensAfter)} tokens; run review, approve or reject`;
+    case 'review':
+      return `review of #${event.seq}: ${event.decision}${event.edited ? ' (edited summary)' : ''} → ${event.action}`;
     case 'restored':
       return `↺ restored version ${event.version} as v${event.activeVersion} (${n(event.tokens)} tokens)`;
     case 'compaction_meta':
@@ -78,7 +82,7 @@ export function formatSendResult(conversationId: string, result: SendMessageResu
 
 /** What the phase of a conversation means to someone waiting on it; null for idle. */
 export function formatPhase(
-  status: Pick<WatchedStatus, 'phase' | 'awaitingApproval' | 'compactionProgress'>,
+  status: Pick<WatchedStatus, 'phase' | 'awaitingApproval' | 'compactionProgress' | 'review'>,
 ): string | null {
   if (status.phase === 'compacting' && status.compactionProgress)
     return formatCompactionProgress(status.compactionProgress);
@@ -95,6 +99,10 @@ export function formatPhase(
       return status.awaitingApproval
         ? `a ${status.awaitingApproval.trigger} compaction (${n(status.awaitingApproval.tokens)} tokens) awaits approval: approve or reject it`
         : 'a compaction awaits approval: approve or reject it';
+    case 'awaiting_review':
+      return status.review
+        ? `compaction #${status.review.seq} (${status.review.trigger}) awaits review: ${n(status.review.tokensBefore)} → ${n(status.review.tokensAfter)} tokens; review, approve or reject it`
+        : 'a compaction awaits review: review, approve or reject it';
     case 'ended':
       return 'ended';
     case 'idle':
@@ -121,6 +129,7 @@ export function formatStatus(status: WatchedStatus, now: number = Date.now()): s
   if (status.pausedReason) lines.push(`  paused       automatic compaction: ${status.pausedReason}`);
   if (status.awaitingApproval)
     lines.push(`  approval     ${formatPhase({ ...status, phase: 'awaiting_approval' })}`);
+  if (status.review) lines.push(`  review       ${formatPhase({ ...status, phase: 'awaiting_review' })}`);
   if (status.queued > 0)
     lines.push(`  queued       ${status.queued} message${status.queued === 1 ? '' : 's'}`);
   return lines;
@@ -147,6 +156,7 @@ export function formatCompactionProgress(p: CompactionProgressView, now: number 
     } else summary += '…';
     steps.push(summary);
   }
+  if (p.phase === 'review') steps.push(`summary → ${n(p.tokensAfter ?? 0)} awaits review`);
   if (p.phase === 'commit') steps.push(`committing ${n(p.tokensAfter ?? 0)}…`);
   if (p.phase === 'rollback') steps.push('rolling back…');
   if (p.phase === 'done' && p.outcome) {

@@ -117,6 +117,19 @@ const CompactionConfigSchema = z
     onReject: z
       .enum(['drop_oldest', 'continue', 'fail'], { error: 'onReject must be drop_oldest, continue or fail' })
       .default('drop_oldest'),
+    /**
+     * Stop every compaction that writes a summary after the summary, before commit, until a person
+     * approves it (optionally with an edited summary) or rejects it (issue 23; seed 004's optional
+     * confirmation, asked with the result in hand). A rejection rolls the compaction back, then an
+     * automatic one applies `onReject`. Default false: an unattended agent would stall.
+     */
+    reviewSummary: z.boolean({ error: 'reviewSummary must be true or false' }).default(false),
+    /** How long a summary waits for review; then `reviewDefault` applies. Default 1 hour. */
+    reviewTimeoutMs: positiveInt('reviewTimeoutMs').default(3_600_000),
+    /** What a review that timed out means. Default `approve` (as `confirmationDefault`). */
+    reviewDefault: z
+      .enum(['approve', 'reject'], { error: 'reviewDefault must be approve or reject' })
+      .default('approve'),
     /** Who writes summaries: an LLM, or the extractive summarizer (no model call). Default `llm`. */
     summarizer: z
       .enum(['llm', 'extractive'], { error: 'summarizer must be llm or extractive' })

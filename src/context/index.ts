@@ -26,6 +26,7 @@ export * from './carried-state';
 export * from './working-context';
 export * from './compaction-plan';
 export * from './compaction-summary';
+export * from './summary-edit';
 export * from './summary-prompt';
 export * from './summary-request';
 export * from './summary-result';

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSummaryRequest, step } from '../support/fake-openai';
 import { startConversationEnv, words, type ConversationEnv } from '../support/conversation-env';
 import { testTemporalUiUrl } from '../support/harness';
+import { reviewCompactionUpdate } from '../../workflows/definitions';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUT = join(__dirname, '..', '..', 'test-output', 'web-ui');
@@ -137,6 +138,36 @@ describe('the Web UI', () => {
     expect(text).toMatch(/manual compaction #1 · summary · [\d,]+ → [\d,]+ tokens/);
     expect(text).toMatch(/Step: \S+/);
     await page.close();
+    expect((await compacting).status).toBe('committed');
+  }, 120_000);
+
+  it("shows a summary awaiting review in the child's current details (reviewSummary)", async () => {
+    env.llm.reset();
+    env.llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('summary under review'));
+    const conv = await env.startConversation({
+      name: 'web-ui-review',
+      config: { maxContextTokens: 20_000, reviewSummary: true },
+    });
+    for (let i = 0; i < 3; i++) await conv.send(words(300, `v${i}x`));
+    const compacting = conv.compact();
+    await conv.waitForStatus((s) => s.phase === 'awaiting_review');
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+    await openWorkflow(page, `${conv.id}/compaction-1`, ['User Metadata'], 'compaction-review-page');
+    await page.getByText('User Metadata', { exact: true }).first().click();
+    const text = await waitForText(
+      page,
+      ['manual compaction #1', 'Awaiting review', 'summary under review'],
+      'compaction-review',
+    );
+    expect(text).toMatch(/manual compaction #1 · review · [\d,]+ → [\d,]+ tokens/);
+    expect(text).toMatch(
+      /Awaiting review until \S+ \(then: approve\): durable-compaction review\|approve\|reject web-ui-review-/,
+    );
+    expect(text).toMatch(/Proposed summary \([\d,]+ tokens of [\d,]+\): .*summary under review/);
+    expect(text).toMatch(/Removes: \d+ items summarized/);
+    await page.close();
+    const child = env.client.workflow.getHandle(`${conv.id}/compaction-1`);
+    await child.executeUpdate(reviewCompactionUpdate, { args: [{ decision: 'approve' }] });
     expect((await compacting).status).toBe('committed');
   }, 120_000);
 });

@@ -1,17 +1,23 @@
 /**
- * The conversation's other Updates and its Query: `compact <id> [--focus]`, `approve <id>`,
- * `reject <id>`, `status <id>`, `restore <id> --version N`, `end <id>`.
+ * The conversation's other Updates and its Query: `compact <id> [--focus]`, `review <id>`,
+ * `approve <id> [--summary-file F]`, `reject <id>`, `status <id>`, `restore <id> --version N`,
+ * `end <id>`.
  */
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Command } from 'commander';
+import { summaryText } from '../../context/summary-edit';
 import {
   approveCompactionUpdate,
   CLAIM,
   compactUpdate,
   endUpdate,
   restoreUpdate,
+  reviewCompactionUpdate,
   type CompactionBrief,
   type ConversationStatus,
+  type PendingReview,
+  type ReviewResult,
 } from '../../../workflows/definitions';
 import {
   action,
@@ -21,8 +27,12 @@ import {
   printJson,
   queryStatus,
   requireRunning,
+  UsageError,
   withClient,
+  withStore,
 } from '../client';
+import { formatReview, type ReviewView } from '../review-view';
+import { readTextInput } from '../text-input';
 import { formatCompaction, formatStatus, formatTokens } from '../format';
 import { withProgress } from '../progress';
 import { compactionProgress, type WatchedStatus } from '../compaction-progress';
@@ -57,18 +67,63 @@ export async function compactConversation(
 }
 
 /**
- * Approves or rejects the compaction that awaits a decision.
- * @throws UsageError when none awaits one
+ * Approves or rejects the compaction that awaits a decision: its summary under review (the
+ * child's `reviewCompaction` Update; `summary` replaces it), else its confirmation
+ * (`approveCompaction`). A summary's review resolves when the compaction has ended (`review`).
+ * @throws UsageError when none awaits one, or when the edited summary is refused (nothing changed)
  */
 export async function decideCompaction(
   client: Client,
-  options: { id: string; approve: boolean },
-): Promise<{ decision: 'approved' | 'rejected' }> {
-  return update(client, options.id, () =>
-    client.workflow
+  options: { id: string; approve: boolean; summary?: string },
+): Promise<{ decision: 'approved' | 'rejected'; review?: ReviewResult }> {
+  return update(client, options.id, async () => {
+    const { review } = await queryStatus(client, options.id);
+    if (review) {
+      const answer = {
+        decision: options.approve ? ('approve' as const) : ('reject' as const),
+        ...(options.summary !== undefined ? { summary: options.summary } : {}),
+      };
+      try {
+        const result = await client.workflow
+          .getHandle(review.workflowId)
+          .executeUpdate(reviewCompactionUpdate, { args: [answer] });
+        return { decision: result.decision, review: result };
+      } catch (err) {
+        const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === 'SUMMARY_EDIT_REFUSED')
+          throw new UsageError(cause.message);
+        throw err;
+      }
+    }
+    if (options.summary !== undefined)
+      throw new UsageError(`no summary of ${options.id} awaits review: there is nothing to edit`);
+    return client.workflow
       .getHandle(options.id)
-      .executeUpdate(approveCompactionUpdate, { args: [{ approve: options.approve }] }),
-  );
+      .executeUpdate(approveCompactionUpdate, { args: [{ approve: options.approve }] });
+  });
+}
+
+/**
+ * The summary that awaits review, its whole text from the store (DATABASE_URL), else its preview.
+ * @throws UsageError when none awaits review
+ */
+export async function pendingReview(client: Client, options: { id: string }): Promise<ReviewView> {
+  await requireRunning(client, options.id);
+  const status = await queryStatus(client, options.id);
+  const review: PendingReview | null | undefined = status.review;
+  if (!review) {
+    throw new UsageError(
+      `no compaction of ${options.id} awaits review` +
+        (status.awaitingApproval ? ' (one awaits approval: approve or reject it)' : ''),
+    );
+  }
+  const view = { ...review, summary: review.summaryPreview, summaryIsPreview: true };
+  if (!review.summaryItemId || !process.env.DATABASE_URL) return view;
+  const id = review.summaryItemId;
+  const [item] = await withStore((store) => store.getItemsIfPresent([id]));
+  return item?.type === 'COMPACTION_SUMMARY'
+    ? { ...view, summary: summaryText(item), summaryIsPreview: false }
+    : view;
 }
 
 /** The `status` Query; an ended conversation answers too (from its closed workflow). */
@@ -101,6 +156,15 @@ export async function endConversation(client: Client, options: { id: string }): 
   return update(client, options.id, () => client.workflow.getHandle(options.id).executeUpdate(endUpdate));
 }
 
+/** `approved (edited summary): committed, 12,000 → 3,100 tokens` */
+function formatReviewResult(r: ReviewResult): string {
+  const outcome =
+    r.status === 'committed'
+      ? `committed, ${formatTokens(r.tokensBefore)} → ${formatTokens(r.tokensAfter)} tokens`
+      : `${r.status.replace('_', ' ')}${r.reason ? ` (${r.reason})` : ''}`;
+  return `${r.decision}${r.edited ? ' (edited summary)' : ''}: ${outcome}`;
+}
+
 const EXIT_CODES =
   '\nExit codes: 0 done, 1 failure, 2 bad input (unknown or ended conversation; nothing changed).';
 
@@ -126,20 +190,50 @@ export function registerControl(program: Command): void {
       }),
     );
 
+  program
+    .command('review')
+    .description('show the summary that awaits review (review_summary): tokens, what it removes, its text')
+    .argument('<id>', 'conversation id')
+    .option('--json', 'print the review as JSON')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 shown, 1 failure, 2 unknown conversation or nothing awaits review.',
+    )
+    .action(
+      action(async (id: string, opts: { json?: boolean }) => {
+        const view = await withClient((client) => pendingReview(client, { id }));
+        if (opts.json) printJson(view);
+        else for (const line of formatReview(view)) console.log(line);
+      }),
+    );
+
   for (const [name, approve] of [
     ['approve', true],
     ['reject', false],
   ] as const) {
-    program
+    const command = program
       .command(name)
-      .description(`${name} the compaction that awaits approval (the approveCompaction Update)`)
-      .argument('<id>', 'conversation id')
+      .description(
+        `${name} the compaction that awaits a decision: its summary under review (review_summary; ` +
+          `reject rolls it back, then on_reject applies), or its confirmation (require_confirmation)`,
+      )
+      .argument('<id>', 'conversation id');
+    if (approve)
+      command.option(
+        '--summary-file <file>',
+        'commit this summary instead of the proposed one (checked: not empty, within the summary budget)',
+      );
+    command
       .option('--json', 'print the decision as JSON')
-      .addHelpText('after', EXIT_CODES)
+      .addHelpText('after', EXIT_CODES.replace('conversation;', 'conversation, a refused summary;'))
       .action(
-        action(async (id: string, opts: { json?: boolean }) => {
-          const result = await withClient((client) => decideCompaction(client, { id, approve }));
+        action(async (id: string, opts: { json?: boolean; summaryFile?: string }) => {
+          const summary = opts.summaryFile === undefined ? undefined : readTextInput(opts.summaryFile);
+          const result = await withClient((client) =>
+            decideCompaction(client, { id, approve, ...(summary !== undefined ? { summary } : {}) }),
+          );
           if (opts.json) printJson(result);
+          else if (result.review) console.log(formatReviewResult(result.review));
           else console.log(`${result.decision}`);
         }),
       );
