@@ -9,6 +9,7 @@ import type { ActivityDeps } from './deps';
 import { SUMMARY_PREVIEW_CHARS } from './compaction';
 import { storeBoundary } from './failures';
 import type { RevisedSummary, ReviewActivities, ReviseSummaryInput } from './types';
+import { CLAIM } from '../workflows/definitions';
 
 /** A refused edit: the reviewer is told why; nothing was written. */
 function refused(reason: string): ApplicationFailure {
@@ -60,6 +61,8 @@ export function reviewActivities(deps: ActivityDeps): ReviewActivities {
           tokensAfter: revised.tokens,
         });
         return {
+          // The preview is conversation text: by reference (see CLAIM).
+          ...CLAIM,
           stagedVersion: revised.version,
           tokensAfter: revised.tokens,
           summaryItemId: edit.item.id,

@@ -225,7 +225,7 @@ export interface DropOldestInput {
 }
 
 /** A reviewer's edited summary, to stage in place of the proposal (issue 23). */
-export interface ReviseSummaryInput {
+export interface ReviseSummaryInput extends Claimed {
   conversationId: string;
   compactionId: string;
   /** The staged version under review, holding the proposal. */
@@ -244,7 +244,7 @@ export interface ReviseSummaryInput {
 }
 
 /** The staged version with the reviewer's summary. */
-export interface RevisedSummary {
+export interface RevisedSummary extends Claimed {
   stagedVersion: number;
   tokensAfter: number;
   summaryItemId: string;

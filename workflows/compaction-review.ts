@@ -19,6 +19,7 @@ import type { PruneResult, RevisedSummary, ReviewActivities, SummarizeResult } f
 import type { CompactionConfig } from '../src/context/config';
 import { withoutSummaryPrefix } from '../src/context/summary-edit';
 import {
+  CLAIM,
   reviewCompactionUpdate,
   type CompactionInput,
   type PendingReview,
@@ -195,6 +196,8 @@ export class SummaryReview {
         { ...reviseOptions, summary: 'review: stage the edited summary' },
         [
           {
+            // The reviewer's summary is text: by reference (see CLAIM).
+            ...CLAIM,
             conversationId: this.ctx.conversationId,
             compactionId: this.ctx.compactionId,
             stagedVersion,

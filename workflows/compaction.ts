@@ -163,7 +163,10 @@ export async function compaction(input: CompactionInput): Promise<CompactionResu
     model: input.model ?? input.summaryModel,
     maxChars: config.maxInputChars,
     announce: (pending) =>
-      tell((to) => to.signal(compactionReviewSignal, { seq: input.seq, review: pending })),
+      // The proposal's preview is conversation text: by reference (see CLAIM).
+      tell((to) =>
+        to.signal(compactionReviewSignal, { ...(pending ? CLAIM : {}), seq: input.seq, review: pending }),
+      ),
   });
   const result = await runCompaction(input, config, emit, review);
   if (result.review) {

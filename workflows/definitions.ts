@@ -276,7 +276,7 @@ export interface PendingReview {
 }
 
 /** A reviewer's answer: approve (optionally with an edited summary) or reject. */
-export interface ReviewAnswer {
+export interface ReviewAnswer extends Claimed {
   decision: 'approve' | 'reject';
   /** The summary to commit instead (approve only): not empty, within `summaryBudget`. */
   summary?: string;
@@ -423,7 +423,7 @@ export const compactionMetaSignal = defineSignal<[ConversationEvent]>('compactio
 export const reviewCompactionUpdate = defineUpdate<ReviewResult, [ReviewAnswer]>('reviewCompaction');
 /** The child tells its parent that its summary waits for review (`review`), or no longer (null). */
 export const compactionReviewSignal =
-  defineSignal<[{ seq: number; review: PendingReview | null }]>('compactionReview');
+  defineSignal<[{ seq: number; review: PendingReview | null } & Claimed]>('compactionReview');
 
 /** The compaction child's progress (phase, step, tokens so far). */
 export const compactionProgressQuery = defineQuery<CompactionProgress>('progress');

@@ -13,6 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideCompaction } from '../../src/cli/commands/control';
 import { SUMMARY_MESSAGE_PREFIX } from '../../src/context/post-compaction';
+import { payloadCodecsFor } from '../../src/infra/codec';
 import { ConversationStore } from '../../src/store';
 import {
   compactionProgressQuery,
@@ -27,6 +28,7 @@ import { runCli, spawnWorker, workerStarted } from '../support/cli-process';
 import { isSummaryRequest, startFakeOpenAI, step } from '../support/fake-openai';
 import {
   activityNames,
+  encodeHistory,
   startConversationEnv,
   TEST_API_KEY,
   waitFor,
@@ -163,6 +165,13 @@ describe('review before commit', () => {
     expect(record).toMatchObject({ status: 'committed', summaryItemId: summaries[0]!.id });
     expect((await conv.compactionEvents(record!.id)).map((e) => e.phase)).toContain('review_edit');
     expect((await conv.events()).find((e) => e.type === 'review')).toMatchObject({ edited: true });
+    // The edit, the proposal's preview and the summary travel by reference: in no history (issue 22).
+    const full = await conv.fullHistory();
+    const bytes = [...full.runs, ...full.children]
+      .map((h) => Buffer.from(encodeHistory(h.history)).toString('latin1'))
+      .join('\n');
+    expect(bytes).toContain('binary/claim-check');
+    expect(bytes).not.toContain('Edited by the reviewer');
   }, 120_000);
 
   it('an edit refused (empty, over the budget) says why and changes nothing; the review goes on', async () => {
@@ -303,7 +312,7 @@ describe('a worker SIGKILLed while the review waits', () => {
     const pool = new (await import('pg')).Pool({ connectionString: testDatabaseUrl(), max: 3 });
     const store = new ConversationStore(pool);
     const connection = await Connection.connect({ address: testTemporalAddress() });
-    const client = new Client({ connection });
+    const client = new Client({ connection, dataConverter: { payloadCodecs: payloadCodecsFor(pool) } });
     let second: Awaited<ReturnType<typeof startTestWorker>> | undefined;
     try {
       const worker = spawnWorker(taskQueue, {

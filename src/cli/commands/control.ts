@@ -81,7 +81,8 @@ export async function decideCompaction(
     if (review) {
       const answer = {
         decision: options.approve ? ('approve' as const) : ('reject' as const),
-        ...(options.summary !== undefined ? { summary: options.summary } : {}),
+        // An edited summary is text: by reference (see CLAIM).
+        ...(options.summary !== undefined ? { ...CLAIM, summary: options.summary } : {}),
       };
       try {
         const result = await client.workflow
