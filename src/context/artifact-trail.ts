@@ -140,8 +140,12 @@ export function renderTrailCounted(
     paths.length === 0 ? null : `Also touched, older: ${paths.join(', ')}`;
   let detailCost = heading;
   let keep = 0;
-  const olderPathsCost = (from: number): number =>
-    newestFirst.slice(from).reduce((s, f) => s + tokenizer.countText(f.path) + 1, 0) + 4;
+  // The bare list's cost from each file on: each path counted once (suffix sums).
+  const pathCostFrom: number[] = new Array<number>(newestFirst.length + 1).fill(0);
+  for (let i = newestFirst.length - 1; i >= 0; i--)
+    pathCostFrom[i] =
+      (pathCostFrom[i + 1] as number) + tokenizer.countText((newestFirst[i] as { path: string }).path) + 1;
+  const olderPathsCost = (from: number): number => (pathCostFrom[from] as number) + 4;
   // The detail lines that fit beside the bare list of the rest, newest first.
   while (keep < detailed.length) {
     const next = detailed[keep] as { cost: number };
