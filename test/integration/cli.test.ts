@@ -519,7 +519,7 @@ describe('errors keep their cause (issue 22)', () => {
       await cli(['send', id, '--file', file]),
       'error: message is too long: 3000000 characters, the limit is 200000 (maxInputChars)',
     );
-    // Under a raised limit it travels by reference: test/integration/message-bodies.test.ts.
+    // Under a raised limit it travels by reference: test/bad-input/message-bodies.test.ts.
     expect(env.llm.chatRequests()).toHaveLength(0);
   });
 
