@@ -2,7 +2,7 @@
  * The compaction timeline of a conversation's workflow history: each compaction child with its
  * trigger, strategy, attempts, outcome, tokens and reason; cooldown timers; skipped automatic
  * triggers. Read from the history alone (what `replay` prints to debug compaction), so it works on
- * a history file from a bug report without the store (children whose inputs or results carry text
+ * a history file from a bug report (children whose inputs or results carry text
  * go by reference: {@link decodeTimelinePayloads} reads them when the store is at hand).
  */
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
