@@ -11,7 +11,7 @@ import type { CompactionConfig } from '../src/context/config';
 import type { CompactionSummaryItem, ContextItem } from '../src/context/items';
 import { llmBoundary, requestSummary } from '../src/llm';
 import type { ActivityDeps } from './deps';
-import { CLAIM } from '../workflows/definitions';
+import { CLAIM } from '../src/claim';
 import { storeBoundary } from './failures';
 import { faultPoint } from './faults';
 import { withHeartbeat } from './heartbeat';

@@ -10,7 +10,7 @@ import { hasPin } from '../src/context/agent-notes';
 import { withFacts } from '../src/context/item-facts';
 import { decideCompaction } from '../src/context/compaction-decision';
 import { chatCompletion, llmBoundary } from '../src/llm';
-import { CLAIM } from '../workflows/definitions';
+import { CLAIM } from '../src/claim';
 import { storeBoundary } from './failures';
 import { withHeartbeat } from './heartbeat';
 import type { ActivityDeps } from './deps';

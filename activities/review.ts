@@ -9,7 +9,7 @@ import type { ActivityDeps } from './deps';
 import { SUMMARY_PREVIEW_CHARS } from './compaction';
 import { storeBoundary } from './failures';
 import type { RevisedSummary, ReviewActivities, ReviseSummaryInput } from './types';
-import { CLAIM } from '../workflows/definitions';
+import { CLAIM } from '../src/claim';
 
 /** A refused edit: the reviewer is told why; nothing was written. */
 function refused(reason: string): ApplicationFailure {

@@ -4,7 +4,8 @@
  */
 import type { TriggerObservation } from '../src/context/compaction-decision';
 import type { TriggerKind } from '../src/context/triggers';
-import type { Claimed, ModelSettings, UsageInfo } from '../workflows/definitions';
+import type { Claimed } from '../src/claim';
+import type { ModelSettings, UsageInfo } from '../workflows/definitions';
 
 /** Totals of the active context after a write. */
 export interface Totals {

@@ -7,18 +7,14 @@
  * PostgreSQL and history holds only its reference.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { CLAIM, type Claimed } from '../src/claim';
 import type { TriggerKind } from '../src/context/triggers';
 
 /** What fired a compaction (DESIGN.md §3): one definition, in the pure policy. */
 export type { TriggerKind };
 
-/**
- * The mark of a payload that carries conversation text: the claim-check codec sends every payload
- * whose JSON has this key by reference, whatever its size. Spread it into the value
- * (`{ ...CLAIM, reply }`); without a claim-check codec it is an ignored field.
- */
-export const CLAIM = { $claim: true } as const;
-export type Claimed = { $claim?: true };
+/** The mark of a payload that carries conversation text (see src/claim.ts). */
+export { CLAIM, type Claimed };
 
 /**
  * A user message as clients send it (`sendMessage`, `userMessage`): marked, so its text goes by
