@@ -139,6 +139,24 @@ describe('review before commit', () => {
     expect(after.stderr).toMatch(/no compaction of \S+ awaits review/);
   }, 120_000);
 
+  it('a message sent while the review waits is queued, not waited on, and answered after the decision', async () => {
+    const conv = await conversationWithHistory();
+    const compacting = conv.compact();
+    await awaitingReview(conv);
+    const queued = await runCli(['send', conv.id, 'sent during the review'], CLI_ENV());
+    expect(queued.stderr).toBe('');
+    expect(queued.code).toBe(0);
+    expect(queued.stdout.trim()).toBe(
+      `queued: a manual compaction of ${conv.id} awaits review; the message is answered once it is ` +
+        `approved or rejected (\`durable-compaction review ${conv.id}\`, then \`approve ${conv.id}\` or \`reject ${conv.id}\`)`,
+    );
+    expect((await conv.status()).queued).toBe(1);
+    await decideCompaction(env.client, { id: conv.id, approve: true });
+    expect(await compacting).toMatchObject({ status: 'committed' });
+    await conv.waitForStatus((s) => s.queued === 0 && s.phase === 'idle');
+    expect(JSON.stringify(env.llm.chatRequests().at(-1)?.body)).toContain('sent during the review');
+  }, 120_000);
+
   it('approved with an edit (`approve --summary-file`): the edited summary is committed, the proposal stays archived', async () => {
     const conv = await conversationWithHistory();
     const compacting = conv.compact();

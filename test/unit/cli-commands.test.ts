@@ -154,6 +154,10 @@ describe('formatting', () => {
         'approved or rejected (`durable-compaction approve conv-1` or `reject conv-1`)',
     );
     expect(queuedMessage('conv-1', 'rounds', 'chat')).toMatch(/\(\/approve or \/reject\)$/);
+    expect(queuedMessage('conv-1', 'manual', 'cli', 'review')).toBe(
+      'queued: a manual compaction of conv-1 awaits review; the message is answered once it is ' +
+        'approved or rejected (`durable-compaction review conv-1`, then `approve conv-1` or `reject conv-1`)',
+    );
   });
 
   it("up's line for other shells: the embedded PostgreSQL's URL whole, an external one left out", () => {

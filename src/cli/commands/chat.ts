@@ -127,7 +127,7 @@ export async function chat(client: Client, options: ChatOptions): Promise<void> 
           for (const line of formatSendResult(id, outcome.result)) write(line);
           return;
         }
-        write(queuedMessage(id, outcome.trigger, 'chat'));
+        write(queuedMessage(id, outcome.trigger, 'chat', outcome.awaits));
         // The round runs once the compaction is decided (by /approve, /reject or another client).
         const answered = client.workflow
           .getHandle(id)

@@ -1,7 +1,7 @@
 /**
  * `durable-compaction send <id> <message>`: one round through the `sendMessage` Update; prints the
  * reply, the token usage (`41,200 / 128,000 · 32%`) and the compactions the round ran. While a
- * compaction awaits approval the message is queued, and the command says so.
+ * compaction awaits approval or review the message is queued, and the command says so.
  */
 import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
@@ -39,14 +39,23 @@ export type SendOutcome =
    * Accepted into the conversation's queue while a compaction awaits approval: the round runs once
    * it is approved or rejected (its result: the Update `updateId`).
    */
-  | { queued: true; updateId: string; trigger: string };
+  | { queued: true; updateId: string; trigger: string; awaits: 'approval' | 'review' };
 
-/** What the user is told when the message was queued behind a compaction that awaits approval. */
-export function queuedMessage(id: string, trigger: string, how: 'cli' | 'chat' = 'cli'): string {
+/** What the user is told when the message was queued behind a compaction that awaits a person. */
+export function queuedMessage(
+  id: string,
+  trigger: string,
+  how: 'cli' | 'chat' = 'cli',
+  awaits: 'approval' | 'review' = 'approval',
+): string {
   const decide =
-    how === 'chat' ? '/approve or /reject' : `\`durable-compaction approve ${id}\` or \`reject ${id}\``;
+    how === 'chat'
+      ? '/approve or /reject'
+      : awaits === 'review'
+        ? `\`durable-compaction review ${id}\`, then \`approve ${id}\` or \`reject ${id}\``
+        : `\`durable-compaction approve ${id}\` or \`reject ${id}\``;
   return (
-    `queued: a ${trigger} compaction of ${id} awaits approval; ` +
+    `queued: a ${trigger} compaction of ${id} awaits ${awaits}; ` +
     `the message is answered once it is approved or rejected (${decide})`
   );
 }
@@ -81,7 +90,7 @@ export function checkMessageSize(
 }
 
 /**
- * Sends one message and waits for the round's result; while a compaction awaits approval, queues
+ * Sends one message and waits for the round's result; while a compaction awaits approval or review, queues
  * it instead (the round runs once the compaction is decided). Refused (nothing sent) when the
  * message is empty or the conversation is unknown or ended.
  * @throws UsageError for bad input; other errors for runtime failures
@@ -95,14 +104,19 @@ export async function sendMessage(client: Client, options: SendOptions): Promise
   if (status.ended) throw new UsageError(`conversation ${id} has ended`);
   checkMessageSize(message, status.maxInputChars);
   try {
-    if (status.awaitingApproval) {
-      // Waiting here would wait on a person: hand the message to the workflow's queue and return.
+    // Waiting here would wait on a person: hand the message to the workflow's queue and return.
+    const waiting = status.awaitingApproval
+      ? { trigger: status.awaitingApproval.trigger, awaits: 'approval' as const }
+      : status.review
+        ? { trigger: status.review.trigger, awaits: 'review' as const }
+        : null;
+    if (waiting) {
       const update = await handle.startUpdate(sendMessageUpdate, {
         updateId: newUpdateId(),
         args: [messageBody(message)],
         waitForStage: WorkflowUpdateStage.ACCEPTED,
       });
-      return { queued: true, updateId: update.updateId, trigger: status.awaitingApproval.trigger };
+      return { queued: true, updateId: update.updateId, ...waiting };
     }
     const result = await withProgress(handle, options.onStatus, () =>
       handle.executeUpdate(sendMessageUpdate, {
@@ -149,7 +163,7 @@ export function registerSend(program: Command): void {
     .option('--json', 'print the round result as JSON')
     .addHelpText(
       'after',
-      '\nWhile a compaction awaits approval the message is queued (printed as such) and answered once\n' +
+      '\nWhile a compaction awaits approval or review the message is queued (printed as such) and answered once\n' +
         'the compaction is approved or rejected.\n' +
         'Exit codes: 0 answered or queued, 1 the round failed, 2 bad input (nothing sent).',
     )
@@ -160,7 +174,7 @@ export function registerSend(program: Command): void {
           sendMessage(client, { id, message, ...(opts.json ? {} : { onStatus: printPhase }) }),
         );
         if (opts.json) printJson(outcome.queued ? outcome : outcome.result);
-        else if (outcome.queued) console.log(queuedMessage(id, outcome.trigger));
+        else if (outcome.queued) console.log(queuedMessage(id, outcome.trigger, 'cli', outcome.awaits));
         else for (const line of formatSendResult(id, outcome.result)) console.log(line);
       }),
     );
