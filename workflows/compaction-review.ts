@@ -20,6 +20,7 @@ import type { CompactionConfig } from '../src/context/config';
 import { withoutSummaryPrefix } from '../src/context/summary-edit';
 import {
   CLAIM,
+  NO_REVIEW_PENDING,
   reviewCompactionUpdate,
   type CompactionInput,
   type PendingReview,
@@ -160,8 +161,11 @@ export class SummaryReview {
   /** Refuses, before anything is recorded, an answer that cannot apply. */
   private check(answer: ReviewAnswer): void {
     const pending = this.pending?.review;
-    if (!pending) throw new Error('no summary awaits review in this compaction');
-    if (this.applying || this.decision !== null) throw new Error('the review has been answered already');
+    // Typed: a client that saw the review pending a moment ago tells its user it has gone.
+    if (!pending)
+      throw ApplicationFailure.nonRetryable('no summary awaits review in this compaction', NO_REVIEW_PENDING);
+    if (this.applying || this.decision !== null)
+      throw ApplicationFailure.nonRetryable('the review has been answered already', NO_REVIEW_PENDING);
     if (answer?.decision !== 'approve' && answer?.decision !== 'reject')
       throw new Error('decision must be approve or reject');
     if (answer.summary === undefined) return;

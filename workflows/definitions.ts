@@ -416,6 +416,8 @@ export const compactionMetaSignal = defineSignal<[ConversationEvent]>('compactio
  * Resolves when the compaction has ended; an edit that is empty or over the summary budget is
  * refused (`SUMMARY_EDIT_REFUSED`) and changes nothing.
  */
+/** The failure type of an answer to a review that is no longer pending (decided, or timed out). */
+export const NO_REVIEW_PENDING = 'NO_REVIEW_PENDING';
 export const reviewCompactionUpdate = defineUpdate<ReviewResult, [ReviewAnswer]>('reviewCompaction');
 /** The child tells its parent that its summary waits for review (`review`), or no longer (null). */
 export const compactionReviewSignal =

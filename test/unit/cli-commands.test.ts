@@ -2,7 +2,7 @@
  * The client commands without Temporal: argument checks (exit 2 with one clear line), Update
  * failures as the user sees them, and the formatting of usage, compactions, status and chat lines.
  */
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/context/config';
@@ -29,7 +29,12 @@ import {
 } from '../../src/cli/format';
 import { buildStartInput, parseTools } from '../../src/cli/start-options';
 import { SAMPLE_SESSION } from '../../src/cli/demo';
-import type { CompactionBrief, ConversationStatus } from '../../workflows/definitions';
+import {
+  NO_REVIEW_PENDING,
+  type CompactionBrief,
+  type ConversationStatus,
+} from '../../workflows/definitions';
+import { explainReviewFailure } from '../../src/cli/commands/control';
 import { tempFiles, thrown } from '../support/files';
 
 const file = tempFiles('dc-cli-');
@@ -291,6 +296,32 @@ describe('export and chat lines', () => {
     ['/nope', { kind: 'unknown', command: '/nope' }],
   ])('%j', (line, parsed) => {
     expect(parseChatLine(line)).toEqual(parsed);
+  });
+});
+
+describe('answers to a review', () => {
+  const failed = (type: string, message: string) =>
+    new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ message, type }));
+
+  it('a review that ended meanwhile (decided, timed out, its child gone) is bad input that says so', () => {
+    for (const err of [
+      failed(NO_REVIEW_PENDING, 'the review has been answered already'),
+      new WorkflowNotFoundError('workflow execution already completed', 'c/compaction-1', undefined),
+    ]) {
+      const explained = explainReviewFailure(err, 'conv-1') as Error;
+      expect(explained).toBeInstanceOf(UsageError);
+      expect(explained.message).toBe(
+        'no compaction of conv-1 awaits review any more: it was decided or timed out meanwhile (`durable-compaction status conv-1`)',
+      );
+    }
+  });
+
+  it('a refused edit says why; anything else is left as it is', () => {
+    const refused = explainReviewFailure(failed('SUMMARY_EDIT_REFUSED', 'the edit is over the budget'), 'c');
+    expect(refused).toBeInstanceOf(UsageError);
+    expect((refused as Error).message).toBe('the edit is over the budget');
+    const other = failed('Error', 'decision must be approve or reject');
+    expect(explainReviewFailure(other, 'c')).toBe(other);
   });
 });
 

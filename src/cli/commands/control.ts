@@ -3,7 +3,7 @@
  * `approve <id> [--summary-file F]`, `reject <id>`, `status <id>`, `restore <id> --version N`,
  * `end <id>`.
  */
-import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Command } from 'commander';
 import { summaryText } from '../../context/summary-edit';
@@ -12,6 +12,7 @@ import {
   CLAIM,
   compactUpdate,
   endUpdate,
+  NO_REVIEW_PENDING,
   restoreUpdate,
   reviewCompactionUpdate,
   type CompactionBrief,
@@ -90,10 +91,7 @@ export async function decideCompaction(
           .executeUpdate(reviewCompactionUpdate, { args: [answer] });
         return { decision: result.decision, review: result };
       } catch (err) {
-        const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-        if (cause instanceof ApplicationFailure && cause.type === 'SUMMARY_EDIT_REFUSED')
-          throw new UsageError(cause.message);
-        throw err;
+        throw explainReviewFailure(err, options.id);
       }
     }
     if (options.summary !== undefined)
@@ -102,6 +100,25 @@ export async function decideCompaction(
       .getHandle(options.id)
       .executeUpdate(approveCompactionUpdate, { args: [{ approve: options.approve }] });
   });
+}
+
+/**
+ * An answer to a review that failed, as the user should see it: a refused edit says why; a review
+ * that ended between the status query and the answer (decided by someone else, or timed out) says
+ * so. Both are bad input (exit 2): nothing changed.
+ */
+export function explainReviewFailure(err: unknown, id: string): unknown {
+  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+  if (cause instanceof ApplicationFailure && cause.type === 'SUMMARY_EDIT_REFUSED')
+    return new UsageError(cause.message);
+  const gone =
+    err instanceof WorkflowNotFoundError ||
+    (cause instanceof ApplicationFailure && cause.type === NO_REVIEW_PENDING);
+  if (gone)
+    return new UsageError(
+      `no compaction of ${id} awaits review any more: it was decided or timed out meanwhile (\`durable-compaction status ${id}\`)`,
+    );
+  return err;
 }
 
 /**
