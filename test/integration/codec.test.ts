@@ -26,7 +26,12 @@ import {
 import { connectTemporal } from '../../src/infra/temporal';
 import { replayHistories } from '../../src/replay/histories';
 import { createWorker } from '../../src/worker';
-import { sendMessageUpdate, type AgentConversationInput } from '../../workflows/definitions';
+import {
+  CLAIM,
+  messageBody,
+  sendMessageUpdate,
+  type AgentConversationInput,
+} from '../../workflows/definitions';
 import { encodeHistory, TEST_API_KEY } from '../support/conversation-env';
 import { runCli } from '../support/cli-process';
 import { startFakeOpenAI, step, type FakeOpenAI } from '../support/fake-openai';
@@ -231,7 +236,8 @@ describe('the CLI and replay on encrypted conversations', () => {
 
 describe('a dev server started with a key', () => {
   it('gives its Web UI a codec endpoint of its own, open to the UI origin only; a browser shows plaintext', async () => {
-    const temporal = await connectTemporal({ ui: true, payloadCodecs: [codec], log: () => undefined });
+    // As `up` runs with a key: bodies by reference, then encrypted; the UI reads both through it.
+    const temporal = await connectTemporal({ ui: true, payloadCodecs: codecs, log: () => undefined });
     let keyedWorker: Awaited<ReturnType<typeof startWorkerOn>> | undefined;
     let browser: Browser | undefined;
     try {
@@ -277,6 +283,7 @@ describe('a dev server started with a key', () => {
         taskQueue: keyedWorker.taskQueue,
         args: [
           {
+            ...CLAIM,
             conversationId: id,
             systemPrompt: 'You are the lighthouse keeper of Ushant.',
             tools: [],
@@ -286,9 +293,15 @@ describe('a dev server started with a key', () => {
           } satisfies AgentConversationInput,
         ],
       });
-      await handle.executeUpdate(sendMessageUpdate, { args: [SECRET_QUESTION] });
+      await handle.executeUpdate(sendMessageUpdate, { args: [messageBody(SECRET_QUESTION)] });
       const raw = Buffer.from(encodeHistory(await handle.fetchHistory())).toString('latin1');
       expect(raw).not.toContain('lighthouse keeper');
+      expect(raw).not.toContain('launch code');
+      // By reference: the input is in the store, history holds its (encrypted) reference only.
+      const stored = await claimPool.query(
+        `select 1 from payload_bodies where position(convert_to('lighthouse keeper of Ushant', 'UTF8') in payload) > 0`,
+      );
+      expect(stored.rowCount).toBeGreaterThan(0);
       if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
@@ -306,6 +319,7 @@ describe('a dev server started with a key', () => {
       }
       mkdirSync(join(ROOT, 'test-output', 'web-ui'), { recursive: true });
       await page.screenshot({ path: join(ROOT, 'test-output', 'web-ui', 'codec.png'), fullPage: true });
+      // The input, stored by reference and the reference encrypted, shown in plain text.
       expect(text).toContain('lighthouse keeper of Ushant');
       await handle.terminate('test finished');
     } finally {
@@ -327,7 +341,7 @@ async function startWorkerOn(connection: NativeConnection) {
     taskQueue,
     workflowBundle: testWorkflowBundle(),
     llm: { apiKey: TEST_API_KEY, baseURL: llm.url, timeoutMs: 20_000 },
-    payloadCodecs: [codec],
+    payloadCodecs: codecs,
     shutdownGraceTime: '1s',
   });
   const running = keyed.run();
