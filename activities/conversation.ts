@@ -87,8 +87,10 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
   };
 
   /** The item as stored: its tokens counted, its facts worked out (a result's with its tool's name). */
-  const counted = <T extends ContextItem>(item: T, model: string, toolName?: string): T =>
-    withFacts({ ...item, tokens: tokens.forModel(model).countItem(item) }, toolName);
+  const counted = <T extends ContextItem>(item: T, model: string, toolName?: string): T => {
+    const counter = tokens.forModel(model);
+    return withFacts({ ...item, tokens: counter.countItem(item) }, toolName, counter);
+  };
 
   return {
     async initConversation(input: InitConversationInput): Promise<InitConversationResult> {

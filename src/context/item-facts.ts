@@ -16,6 +16,7 @@ import type {
   ToolCall,
   ToolResultItem,
 } from './items';
+import type { Tokenizer } from './tokenizer';
 import { targetOf, toolCallEffect, toolResultError } from './tool-facts';
 import { pairToolCalls } from './tool-pairs';
 
@@ -43,14 +44,31 @@ export function resultErrorOf(item: ToolResultItem, tool: string): string | null
   return item.facts?.error !== undefined ? item.facts.error : toolResultError(item, tool);
 }
 
+/** The tokens of an assistant message's text and its calls' names (see `ItemFacts.framingTokens`). */
+export function framingTokens(item: AssistantMessageItem, tokenizer: Tokenizer): number {
+  return (
+    tokenizer.countText(item.message.content ?? '') +
+    (item.message.tool_calls ?? []).reduce((n, c) => n + tokenizer.countText(c.function.name), 0)
+  );
+}
+
+/** An assistant message's framing tokens: stored, or counted now. */
+export function framingTokensOf(item: AssistantMessageItem, tokenizer: Tokenizer): number {
+  return item.facts?.framingTokens ?? framingTokens(item, tokenizer);
+}
+
 /**
  * The item with its facts (`toolName`: for a tool result, the tool that produced it; default its
- * message's `name`). Items without facts to have are returned as they are.
+ * message's `name`; `tokenizer`: the conversation's, for the counts among them). Items without
+ * facts to have are returned as they are.
  */
-export function withFacts<T extends ContextItem>(item: T, toolName?: string): T {
+export function withFacts<T extends ContextItem>(item: T, toolName?: string, tokenizer?: Tokenizer): T {
   let facts: ItemFacts | null = null;
   if (item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 0) {
-    facts = { calls: (item.message.tool_calls ?? []).map(callFacts) };
+    facts = {
+      calls: (item.message.tool_calls ?? []).map(callFacts),
+      ...(tokenizer ? { framingTokens: framingTokens(item, tokenizer) } : {}),
+    };
   } else if (item.type === 'TOOL_RESULT') {
     facts = { error: toolResultError(item, toolName ?? item.message.name ?? 'tool') };
   }
@@ -58,7 +76,7 @@ export function withFacts<T extends ContextItem>(item: T, toolName?: string): T 
 }
 
 /** Every item with its facts; a result's tool is the one of the call it answers. */
-export function withFactsAll(items: readonly ContextItem[]): ContextItem[] {
+export function withFactsAll(items: readonly ContextItem[], tokenizer?: Tokenizer): ContextItem[] {
   const pairs = pairToolCalls(items);
   const nameOf = new Map<string, string>();
   for (const item of items) {
@@ -66,8 +84,8 @@ export function withFactsAll(items: readonly ContextItem[]): ContextItem[] {
     (item.message.tool_calls ?? []).forEach((call, i) => nameOf.set(`${item.id}#${i}`, call.function.name));
   }
   return items.map((item) => {
-    if (item.type !== 'TOOL_RESULT') return withFacts(item);
+    if (item.type !== 'TOOL_RESULT') return withFacts(item, undefined, tokenizer);
     const pair = pairs.byResult.get(item.id);
-    return withFacts(item, pair ? nameOf.get(`${pair.callItemId}#${pair.callIndex}`) : undefined);
+    return withFacts(item, pair ? nameOf.get(`${pair.callItemId}#${pair.callIndex}`) : undefined, tokenizer);
   });
 }

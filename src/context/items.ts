@@ -124,6 +124,11 @@ export interface ItemFacts {
   calls?: CallFacts[];
   /** A tool result: the error it reports (null: none). */
   error?: string | null;
+  /**
+   * An assistant message with tool calls: the tokens of its text and its calls' names, counted
+   * with the conversation's tokenizer (what is left of its count when the arguments are cut).
+   */
+  framingTokens?: number;
 }
 
 /** The session formats the importers read and the exporters write (`importers/`). */

@@ -22,6 +22,7 @@
 import { selectiveRules, type CompactionConfig, type SelectiveRule } from './config';
 import type { AssistantMessageItem, ContextItem, ItemType, ToolResultItem } from './items';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS } from './token-accounting';
+import { framingTokensOf } from './item-facts';
 import type { Tokenizer } from './tokenizer';
 import { WorkingContext, type PlannedCut, type WorkingUnit } from './working-context';
 
@@ -141,9 +142,7 @@ export function planCut(
   // The arguments' tokens from the stored count: exact for one call; shared by length among
   // several (the marker says "~").
   const framing =
-    MESSAGE_OVERHEAD_TOKENS +
-    tokenizer.countText(item.message.content ?? '') +
-    calls.reduce((n, c) => n + TOOL_CALL_OVERHEAD_TOKENS + tokenizer.countText(c.function.name), 0);
+    MESSAGE_OVERHEAD_TOKENS + framingTokensOf(item, tokenizer) + calls.length * TOOL_CALL_OVERHEAD_TOKENS;
   const argTokens = Math.max(0, item.tokens - framing);
   const argChars = calls.reduce((n, c) => n + c.function.arguments.length, 0) || 1;
   const originals = calls.map((c) => Math.round((argTokens * c.function.arguments.length) / argChars));

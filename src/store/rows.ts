@@ -46,6 +46,7 @@ function isItemFacts(value: unknown): value is ItemFacts {
   const facts = value as Record<string, unknown>;
   if ('calls' in facts && !Array.isArray(facts.calls)) return false;
   if ('error' in facts && facts.error !== null && typeof facts.error !== 'string') return false;
+  if ('framingTokens' in facts && typeof facts.framingTokens !== 'number') return false;
   return true;
 }
 

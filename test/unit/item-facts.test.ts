@@ -4,10 +4,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { collectArtifactTrail } from '../../src/context/artifact-trail';
-import { callFactsOf, resultErrorOf, withFacts, withFactsAll } from '../../src/context/item-facts';
+import {
+  callFactsOf,
+  framingTokensOf,
+  resultErrorOf,
+  withFacts,
+  withFactsAll,
+} from '../../src/context/item-facts';
 import type { ContextItem } from '../../src/context/items';
 import { collectOpenErrors } from '../../src/context/open-errors';
-import { conversation, itemsFactory } from '../support/items-factory';
+import { conversation, fakeTokenizer, itemsFactory } from '../support/items-factory';
 
 const f = itemsFactory();
 
@@ -39,6 +45,25 @@ describe('withFacts', () => {
     ['bash', 'all 12 tests passed', null],
   ])('a %s result %j reports %j', (tool, content, error) => {
     expect(withFacts(f.result('k', content), tool).facts).toStrictEqual({ error });
+  });
+
+  it('with the tokenizer, an assistant message also stores its framing: text and call names, counted', () => {
+    const item = f.calls([
+      { name: 'read_file', args: { path: 'src/a.ts' } },
+      { name: 'bash', args: { command: 'x'.repeat(400) } },
+    ]);
+    const facts = withFacts(item, undefined, fakeTokenizer).facts;
+    const expected =
+      fakeTokenizer.countText(item.message.content ?? '') +
+      fakeTokenizer.countText('read_file') +
+      fakeTokenizer.countText('bash');
+    expect(facts?.framingTokens).toBe(expected);
+    expect(framingTokensOf({ ...item, facts } as typeof item, fakeTokenizer)).toBe(expected);
+    // Stored facts are read, not recounted: a tokenizer that must not be called.
+    const refuse = { ...fakeTokenizer, countText: () => Number.NaN };
+    expect(framingTokensOf({ ...item, facts } as typeof item, refuse)).toBe(expected);
+    // Without them (items stored before) they are counted.
+    expect(framingTokensOf(item, fakeTokenizer)).toBe(expected);
   });
 
   it('leaves items without facts to have as they are', () => {

@@ -110,7 +110,10 @@ export function makeItem(
 
 /** Counts every item's tokens, keeping the rounds the importer set. */
 export function countItems(items: readonly ContextItem[], tokenizer: Tokenizer): ContextItem[] {
-  return withFactsAll(items.map((item) => withTokenCount(item, tokenizer)));
+  return withFactsAll(
+    items.map((item) => withTokenCount(item, tokenizer)),
+    tokenizer,
+  );
 }
 
 /** Counts every item's tokens and numbers the rounds (a round starts at each real user message). */
