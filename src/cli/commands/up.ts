@@ -415,12 +415,13 @@ export function registerUp(program: Command): void {
             : undefined;
           if (cluster) {
             const { countOption, upCluster } = await import('./up-cluster');
+            const { DEFAULT_TASK_QUEUE } = await import('../../worker');
             await upCluster({
               dataDir,
               ui,
               workers: countOption('--workers', workers, 32),
               shards: countOption('--shards', shards, 16_384),
-              taskQueue: process.env.TASK_QUEUE ?? 'durable-compaction',
+              taskQueue: process.env.TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
               ...(workflowBundle ? { workflowBundle } : {}),
               shutdownGraceMs: shutdownGraceFromEnv(process.env.DC_SHUTDOWN_GRACE),
               temporalPort: intOption('TEMPORAL_PORT', process.env.TEMPORAL_PORT, 7233),
