@@ -36,9 +36,13 @@ export interface ClusterPorts {
   membership: { frontend: number; history: number; matching: number; worker: number };
 }
 
+/** Temporal keeps membership ports in a smallint column: the frontend's must stay below this. */
+export const MAX_CLUSTER_FRONTEND_PORT = 32_767 + 300;
+
 /**
  * Temporal's default layout shifted to `frontend`: 7233 → history 7234, matching 7235, worker
- * 7239, HTTP 7243, membership 6933–6939.
+ * 7239, HTTP 7243, membership 6933–6939. `frontend` must be from 301 to
+ * {@link MAX_CLUSTER_FRONTEND_PORT} (see `up --cluster`'s check).
  */
 export function clusterPorts(frontend: number): ClusterPorts {
   const m = frontend - 300;
