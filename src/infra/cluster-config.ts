@@ -37,7 +37,7 @@ export interface ClusterPorts {
 }
 
 /** Temporal keeps membership ports in a smallint column: the frontend's must stay below this. */
-export const MAX_CLUSTER_FRONTEND_PORT = 32_767 + 300;
+export const MAX_CLUSTER_FRONTEND_PORT = 32_767 + 300 - 6;
 
 /**
  * Temporal's default layout shifted to `frontend`: 7233 → history 7234, matching 7235, worker

@@ -73,8 +73,9 @@ export class Supervised {
       if (this.child === child) this.child = null;
       if (this.stopping) return;
       const ran = Date.now() - startedAt;
-      this.delayMs = ran >= STABLE_MS ? FIRST_DELAY_MS : Math.min(MAX_DELAY_MS, this.delayMs * 2);
-      const delay = ran >= STABLE_MS ? FIRST_DELAY_MS : this.delayMs;
+      if (ran >= STABLE_MS) this.delayMs = FIRST_DELAY_MS;
+      const delay = this.delayMs;
+      this.delayMs = Math.min(MAX_DELAY_MS, this.delayMs * 2);
       this.options.log(
         `${this.name} (pid ${child.pid}) exited (${signal ?? `code ${code}`}); restarting in ${(delay / 1000).toFixed(1)} s` +
           ` (log: ${this.options.logFile})`,

@@ -49,7 +49,7 @@ export async function upCluster(options: UpClusterOptions): Promise<void> {
   if (options.temporalPort <= 300 || options.temporalPort > MAX_CLUSTER_FRONTEND_PORT)
     throw new UsageError(
       `TEMPORAL_PORT must be from 301 to ${MAX_CLUSTER_FRONTEND_PORT} with --cluster (got ${options.temporalPort}): ` +
-        'the membership ports, 300 below it, are kept in a smallint column',
+        'the membership ports, 294–300 below it, are kept in a smallint column',
     );
   const log = options.log ?? ((line: string): void => console.log(line));
   const dataDir = resolve(options.dataDir);
