@@ -1,7 +1,7 @@
 /**
- * One child process kept running, as a process manager (or compose's `restart: unless-stopped`)
- * keeps it: started, restarted after it dies (after 0.5 s, doubling up to 30 s while it keeps
- * dying within 30 s of its start), and stopped on request with SIGTERM and, past the grace,
+ * One child process kept running as compose's `restart: unless-stopped` keeps a container: started,
+ * restarted after it dies (Docker's policy: after 100 ms, doubling while it keeps dying within 10 s
+ * of its start, here at most 30 s), and stopped on request with SIGTERM and, past the grace,
  * SIGKILL. Its output goes to a log file, appended across restarts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -23,8 +23,8 @@ export interface SupervisedOptions {
 }
 
 /** A run shorter than this counts as a crash loop: the next restart waits twice as long. */
-const STABLE_MS = 30_000;
-const FIRST_DELAY_MS = 500;
+const STABLE_MS = 10_000;
+const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 30_000;
 
 export class Supervised {

@@ -85,7 +85,7 @@ describe('Supervised', () => {
     while (pids.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(pids).toHaveLength(2);
     expect(sleeper.restarts).toBe(1);
-    expect(lines[0]).toMatch(/sleeper \(pid \d+\) exited \(SIGKILL\); restarting in 0\.5 s/);
+    expect(lines[0]).toMatch(/sleeper \(pid \d+\) exited \(SIGKILL\); restarting in 0\.1 s/);
     await sleeper.waitForOutput(/up/, 10_000);
     await sleeper.stop(2_000);
     expect(sleeper.pid).toBeNull();
