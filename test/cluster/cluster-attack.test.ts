@@ -61,7 +61,9 @@ afterAll(async () => {
   await connection?.close().catch(() => undefined);
   await pool?.end();
   await cluster?.stop();
-  cluster?.remove();
+  // CLUSTER_KEEP_DATA=1: the cluster's data directory stays for a look (`up --cluster` on it again).
+  if (process.env.CLUSTER_KEEP_DATA === '1') console.error(`cluster data kept in ${cluster?.dataDir}`);
+  else cluster?.remove();
   await llm?.close();
 });
 
@@ -70,8 +72,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** What a server restart or a killed worker causes for a moment: retried; anything else is a failure. */
+// "Workflow Task in failed state": the server refuses Updates while a workflow task is being
+// retried after a failure (e.g. a new worker could not fetch the history while the server was
+// away); the causes are read from the histories below, and nondeterminism fails the test.
 const TRANSIENT =
-  /UNAVAILABLE|DEADLINE_EXCEEDED|unavailable|deadline|connect|reset|shutting down|not found|closed|no poller seen/i;
+  /UNAVAILABLE|DEADLINE_EXCEEDED|unavailable|deadline|connect|reset|shutting down|not found|closed|no poller seen|Workflow Task in failed state/i;
 
 /** `fn` retried every second on {@link TRANSIENT} errors, for at most 5 minutes. */
 async function transient<T>(fn: () => Promise<T>, stats: { retries: number }): Promise<T> {
@@ -93,16 +98,31 @@ async function transient<T>(fn: () => Promise<T>, stats: { retries: number }): P
  * An Update retried with the same id while the server is away (killed and restarting): the server
  * deduplicates by id, so a retry never sends the message twice.
  */
-function sendOnce(
+async function sendOnce(
   handle: WorkflowHandle,
   text: string,
   stats: { retries: number },
 ): Promise<SendMessageResult> {
   const updateId = newUpdateId();
-  return transient(
-    () => handle.executeUpdate(sendMessageUpdate, { updateId, args: [messageBody(text)] }),
-    stats,
-  );
+  try {
+    return await transient(
+      () => handle.executeUpdate(sendMessageUpdate, { updateId, args: [messageBody(text)] }),
+      stats,
+    );
+  } catch (err) {
+    // Why its workflow task keeps failing, when it does: the last failures in its history.
+    const history = await handle.fetchHistory().catch(() => null);
+    const failures = (history?.events ?? [])
+      .filter((e) => e.workflowTaskFailedEventAttributes)
+      .slice(-3)
+      .map((e) => ({
+        cause: e.workflowTaskFailedEventAttributes?.cause,
+        message: e.workflowTaskFailedEventAttributes?.failure?.message,
+        stack: e.workflowTaskFailedEventAttributes?.failure?.stackTrace?.slice(0, 1500),
+      }));
+    console.error(`cluster attack: ${handle.workflowId} failed: ${JSON.stringify(failures, null, 2)}`);
+    throw err;
+  }
 }
 
 describe('the cluster under attack', () => {
@@ -222,7 +242,20 @@ describe('the cluster under attack', () => {
     await Promise.all(
       handles.map(({ handle }) => transient(() => handle.executeUpdate(endUpdate, { args: [] }), stats)),
     );
-    // 0 nondeterminism: a sample of the histories replays against the workers' bundle.
+    // 0 nondeterminism: no workflow task of any conversation failed for it (the causes of those
+    // that failed are printed), and a sample of the histories replays against the workers' bundle.
+    const taskFailures = new Map<string, number>();
+    for (const { handle } of handles) {
+      const history = await transient(() => handle.fetchHistory(), stats);
+      for (const event of history.events ?? []) {
+        const failed = event.workflowTaskFailedEventAttributes;
+        if (!failed) continue;
+        const key = `${String(failed.cause)}: ${(failed.failure?.message ?? '').slice(0, 120)}`;
+        taskFailures.set(key, (taskFailures.get(key) ?? 0) + 1);
+      }
+    }
+    console.error(`cluster attack: failed workflow tasks by cause: ${JSON.stringify([...taskFailures])}`);
+    expect([...taskFailures.keys()].filter((k) => /NON_DETERMINISTIC|nondetermin/i.test(k))).toEqual([]);
     const sample = handles.filter((_, i) => i % Math.max(1, Math.floor(CONVERSATIONS / 20)) === 0);
     const histories = await Promise.all(
       sample.map(async ({ id, handle }) => ({ workflowId: id, history: await handle.fetchHistory() })),
