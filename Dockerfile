@@ -5,4 +5,6 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev
 COPY . .
 ENV NODE_ENV=production
-CMD ["node", "bin/durable-compaction.js", "worker"]
+# Node runs the CLI itself (tsx as a loader, not the bin wrapper's child process), so `docker stop`'s
+# SIGTERM reaches the worker and it stops gracefully. `up --cluster` starts its workers the same way.
+CMD ["node", "--import", "tsx", "src/cli/main.ts", "worker"]

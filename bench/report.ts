@@ -97,8 +97,32 @@ export function renderReport(machine: Machine, figures: Figure[], preamble: stri
   return `${out.join('\n').trimEnd()}\n`;
 }
 
+/** Markers of the section `npm run bench:cluster` writes (bench/cluster.ts): kept by {@link writeResults}. */
+export const CLUSTER_SECTION_START = '<!-- cluster-figure:start -->';
+export const CLUSTER_SECTION_END = '<!-- cluster-figure:end -->';
+
+/** The cluster section of a RESULTS.md, or null. */
+export function clusterSection(results: string): string | null {
+  const start = results.indexOf(CLUSTER_SECTION_START);
+  const end = results.indexOf(CLUSTER_SECTION_END);
+  return start >= 0 && end > start ? results.slice(start, end + CLUSTER_SECTION_END.length) : null;
+}
+
+/** `results` with its cluster section replaced by `section` (or added at the end). */
+export function withClusterSection(results: string, section: string): string {
+  const start = results.indexOf(CLUSTER_SECTION_START);
+  const end = results.indexOf(CLUSTER_SECTION_END);
+  if (start >= 0 && end > start)
+    return `${results.slice(0, start)}${section}${results.slice(end + CLUSTER_SECTION_END.length)}`;
+  return `${results.trimEnd()}\n\n${section}\n`;
+}
+
 export function writeResults(dir: string, machine: Machine, figures: Figure[], preamble: string[]): void {
-  writeFileSync(`${dir}/RESULTS.md`, renderReport(machine, figures, preamble));
+  const file = `${dir}/RESULTS.md`;
+  // The cluster figure is measured by another command (bench/cluster.ts): kept as it is.
+  const kept = existsSync(file) ? clusterSection(readFileSync(file, 'utf8')) : null;
+  const report = renderReport(machine, figures, preamble);
+  writeFileSync(file, kept ? withClusterSection(report, kept) : report);
   const json = {
     machine,
     // Whole figures, so that a later `--only` run can keep the ones it does not measure again.

@@ -145,8 +145,10 @@ interface LockContent {
   pid: number;
   command: string;
   startedAt: string;
-  /** The dev server this stack started, once known. */
+  /** The dev server (or, with `--cluster`, the Temporal server) this stack started, once known. */
   temporalPid?: number;
+  /** The worker processes `up --cluster` runs, once known. */
+  workerPids?: number[];
 }
 
 /** Where `up`'s lock file is. */
@@ -190,6 +192,8 @@ export async function stopProcess(
 export interface DataDirClaim {
   /** Records the dev server's pid, so that a later start can stop it if this one is killed. */
   recordTemporal(pid: number): void;
+  /** Records the worker processes' pids (`up --cluster`), for the same reason. */
+  recordWorkers(pids: number[]): void;
   /** Gives the directory up (at a clean stop). */
   release(): void;
 }
@@ -228,6 +232,15 @@ export async function claimDataDir(
       log(`  stopping the Temporal dev server a stopped stack left running (${describeProcess(temporal)})`);
       await stopProcess(temporal.pid);
     }
+  }
+  // Its workers (`up --cluster`), orphaned: recognised by their command and a parent that is gone.
+  for (const pid of previous?.workerPids ?? []) {
+    const worker = processInfo(pid);
+    if (!worker || !/\bworker\b/.test(worker.command)) continue;
+    const parent = worker.ppid > 1 ? processInfo(worker.ppid) : null;
+    if (parent && !/\binit\b|systemd/.test(parent.command)) continue; // someone else's process now
+    log(`  stopping a worker a stopped stack left running (${describeProcess(worker)})`);
+    await stopProcess(worker.pid);
   }
   const pg = pgDataDir ? postmasterPid(pgDataDir) : null;
   const postmaster = pg !== null ? processInfo(pg) : null;
@@ -268,9 +281,17 @@ export async function claimDataDir(
       { cause: err },
     );
   }
+  let state: LockContent = content;
+  const write = (next: LockContent): void => {
+    state = next;
+    writeFileSync(file, `${JSON.stringify(state)}\n`);
+  };
   return {
     recordTemporal(pid) {
-      writeFileSync(file, `${JSON.stringify({ ...content, temporalPid: pid })}\n`);
+      write({ ...state, temporalPid: pid });
+    },
+    recordWorkers(pids) {
+      write({ ...state, workerPids: pids });
     },
     release() {
       if (readLock(file)?.pid === process.pid) rmSync(file, { force: true });

@@ -73,7 +73,8 @@ export function parseTemporalAddress(address: string): string {
   return address;
 }
 
-async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+/** Registers the project's search attributes on `namespace` (those missing). */
+export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
   // Static imports: a dynamic import of these CommonJS packages under tsx loses the named exports.
   const types: Record<string, number> = {
     [SearchAttributeType.KEYWORD]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,

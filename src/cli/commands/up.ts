@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
+import { DEFAULT_CLUSTER_WORKERS, DEFAULT_HISTORY_SHARDS } from '../../infra/cluster-config';
 import { validateEnvironment } from '../../infra/environment';
 import { InfraError } from '../../infra/errors';
 import { onStopSignal } from '../../infra/signals';
@@ -36,6 +37,14 @@ export interface UpOptions {
   workflowBundle?: string;
   /** How long the first Ctrl-C may take, in ms (default {@link DEFAULT_SHUTDOWN_GRACE_MS}). */
   shutdownGraceMs?: number;
+}
+
+/** The flags of `up --cluster`. */
+interface UpClusterFlags {
+  cluster?: boolean;
+  workers: string;
+  shards: string;
+  ui: boolean;
 }
 
 /** The first Ctrl-C stops everything within this (`DC_SHUTDOWN_GRACE`, seconds). */
@@ -377,24 +386,61 @@ export function registerUp(program: Command): void {
     .option('--window <tokens>', "the chat's context window in tokens (config maxContextTokens)")
     .option('--config <file>', 'compaction config (YAML; default $DC_COMPACTION_CONFIG)')
     .option('--workflow-bundle <file>', 'a prebuilt workflow bundle instead of bundling at start')
+    .option(
+      '--cluster',
+      'instead of the dev server: the Temporal server on PostgreSQL with several history shards, worker processes and the Web UI (services only: no chat, no demo)',
+    )
+    .option('--workers <n>', 'with --cluster: worker processes', String(DEFAULT_CLUSTER_WORKERS))
+    .option(
+      '--shards <n>',
+      'with --cluster: history shards (fixed once the cluster has data)',
+      String(DEFAULT_HISTORY_SHARDS),
+    )
+    .option('--no-ui', 'with --cluster: no Web UI')
     .addHelpText(
       'after',
       '\nWith OPENAI_API_KEY or OPENAI_BASE_URL set: an interactive chat (see `chat --help`); without: the demo.\n' +
+        'With --cluster: builds temporal-server and temporal-sql-tool once with Go (cached), creates and migrates\n' +
+        "Temporal's databases on the PostgreSQL, and supervises the server and the workers (restarted when they die).\n" +
         'Exit codes: 0 stopped (Ctrl-C, end of the chat input), 1 failure, 2 bad input (nothing started).',
     )
     .action(
-      action(async (opts: UpChatFlags & { dataDir: string; demo: boolean; workflowBundle?: string }) => {
-        const { dataDir, demo, workflowBundle, ...chat } = opts;
-        await up({
-          dataDir,
-          demo,
-          chat,
-          ...(workflowBundle ? { workflowBundle } : {}),
-          shutdownGraceMs: shutdownGraceFromEnv(process.env.DC_SHUTDOWN_GRACE),
-          temporalPort: intOption('TEMPORAL_PORT', process.env.TEMPORAL_PORT, 7233),
-          uiPort: intOption('TEMPORAL_UI_PORT', process.env.TEMPORAL_UI_PORT, 8233),
-          pgPort: process.env.DC_PG_PORT ? intOption('DC_PG_PORT', process.env.DC_PG_PORT, 5433) : undefined,
-        });
-      }),
+      action(
+        async (
+          opts: UpChatFlags & UpClusterFlags & { dataDir: string; demo: boolean; workflowBundle?: string },
+        ) => {
+          const { dataDir, demo, workflowBundle, cluster, workers, shards, ui, ...chat } = opts;
+          const pgPort = process.env.DC_PG_PORT
+            ? intOption('DC_PG_PORT', process.env.DC_PG_PORT, 5433)
+            : undefined;
+          if (cluster) {
+            const { countOption, upCluster } = await import('./up-cluster');
+            const { DEFAULT_TASK_QUEUE } = await import('../../worker');
+            await upCluster({
+              dataDir,
+              ui,
+              workers: countOption('--workers', workers, 32),
+              shards: countOption('--shards', shards, 16_384),
+              taskQueue: process.env.TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+              ...(workflowBundle ? { workflowBundle } : {}),
+              shutdownGraceMs: shutdownGraceFromEnv(process.env.DC_SHUTDOWN_GRACE),
+              temporalPort: intOption('TEMPORAL_PORT', process.env.TEMPORAL_PORT, 7233),
+              uiPort: intOption('TEMPORAL_UI_PORT', process.env.TEMPORAL_UI_PORT, 8233),
+              pgPort,
+            });
+            return;
+          }
+          await up({
+            dataDir,
+            demo,
+            chat,
+            ...(workflowBundle ? { workflowBundle } : {}),
+            shutdownGraceMs: shutdownGraceFromEnv(process.env.DC_SHUTDOWN_GRACE),
+            temporalPort: intOption('TEMPORAL_PORT', process.env.TEMPORAL_PORT, 7233),
+            uiPort: intOption('TEMPORAL_UI_PORT', process.env.TEMPORAL_UI_PORT, 8233),
+            pgPort,
+          });
+        },
+      ),
     );
 }

@@ -1,0 +1,207 @@
+/**
+ * `durable-compaction up --cluster` (`npm run cluster`): the production topology without Docker.
+ * PostgreSQL (embedded, or DATABASE_URL's server) holds the project's store and Temporal's two
+ * databases; the Temporal server (built once from source, cached) runs on them with several
+ * history shards and the compose file's dynamic config; N worker processes and, when it can be
+ * built, the Web UI. Every process is supervised: one that dies is restarted. Ctrl-C stops them
+ * all (workers first, with their grace), then PostgreSQL; the next start reuses the data.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { validateEnvironment } from '../../infra/environment';
+import { InfraError } from '../../infra/errors';
+import { onStopSignal } from '../../infra/signals';
+import { UsageError } from '../client';
+import { connectLine, DEFAULT_SHUTDOWN_GRACE_MS } from './up';
+
+export interface UpClusterOptions {
+  dataDir: string;
+  /** The frontend's port (`TEMPORAL_PORT`); the server's other ports follow it. */
+  temporalPort: number;
+  /** The Web UI's port (`TEMPORAL_UI_PORT`). */
+  uiPort: number;
+  /** False: no Web UI. */
+  ui: boolean;
+  pgPort?: number;
+  workers: number;
+  shards: number;
+  taskQueue: string;
+  workflowBundle?: string;
+  shutdownGraceMs?: number;
+  log?: (line: string) => void;
+}
+
+/** The repository's root (the worker command and the dynamic config file are relative to it). */
+const ROOT = join(__dirname, '..', '..', '..');
+
+/** `--workers` and `--shards`: a positive integer up to `max`. */
+export function countOption(name: string, value: string, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new UsageError(`${name} must be an integer from 1 to ${max} (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+export async function upCluster(options: UpClusterOptions): Promise<void> {
+  validateEnvironment();
+  const { MAX_CLUSTER_FRONTEND_PORT } = await import('../../infra/cluster-config');
+  if (options.temporalPort <= 300 || options.temporalPort > MAX_CLUSTER_FRONTEND_PORT)
+    throw new UsageError(
+      `TEMPORAL_PORT must be from 301 to ${MAX_CLUSTER_FRONTEND_PORT} with --cluster (got ${options.temporalPort}): ` +
+        'the membership ports, 294–300 below it, are kept in a smallint column',
+    );
+  const log = options.log ?? ((line: string): void => console.log(line));
+  const dataDir = resolve(options.dataDir);
+  const clusterDir = join(dataDir, 'temporal-cluster');
+  try {
+    mkdirSync(clusterDir, { recursive: true });
+  } catch (err) {
+    throw new InfraError(
+      `cannot write the data directory ${dataDir} (${(err as Error).message})`,
+      'choose a writable directory with DC_DATA_DIR or --data-dir',
+    );
+  }
+  log(`durable-compaction: starting a Temporal cluster (data in ${dataDir})`);
+  const { assertPortsFree, claimDataDir, postmasterPid } = await import('../../infra/stack-lock');
+  const { clusterPorts, listPorts, DYNAMIC_CONFIG_FILE } = await import('../../infra/cluster-config');
+  const embeddedPg = !process.env.DATABASE_URL;
+  const pgDataDir = embeddedPg ? join(dataDir, 'postgres') : null;
+  const claim = await claimDataDir(dataDir, pgDataDir, log);
+  const { connectPostgres, portInUse } = await import('../../infra/postgres');
+  const setting = (what: string) =>
+    what.startsWith('Temporal') ? 'TEMPORAL_PORT (the others follow it)' : '';
+  try {
+    await assertPortsFree(
+      [
+        ...listPorts(clusterPorts(options.temporalPort)).map((p) => ({ ...p, setting: setting(p.what) })),
+        ...(options.ui ? [{ port: options.uiPort, what: 'Web UI', setting: 'TEMPORAL_UI_PORT' }] : []),
+        ...(embeddedPg && options.pgPort !== undefined
+          ? [{ port: options.pgPort, what: 'PostgreSQL', setting: 'DC_PG_PORT' }]
+          : []),
+      ],
+      portInUse,
+    );
+  } catch (err) {
+    claim.release();
+    throw err;
+  }
+  let postgres;
+  try {
+    postgres = await connectPostgres({ dataDir: pgDataDir ?? undefined, port: options.pgPort });
+  } catch (err) {
+    claim.release();
+    throw err;
+  }
+  log(
+    `  PostgreSQL   ${postgres.displayUrl}${postgres.embedded ? ` (embedded, data ${postgres.dataDir})` : ''}`,
+  );
+  const pg = postgres;
+  let codecServer: Server | null = null;
+  const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  const { startCluster } = await import('../../infra/cluster');
+  let cluster;
+  try {
+    let workflowBundle = options.workflowBundle ? resolve(options.workflowBundle) : null;
+    if (!workflowBundle) {
+      // Bundled once here, so that a restarted worker is polling again in seconds.
+      const { bundleWorkflows } = await import('../../worker');
+      workflowBundle = join(clusterDir, 'workflow-bundle.js');
+      writeFileSync(workflowBundle, (await bundleWorkflows()).code);
+    }
+    // The Web UI reads message bodies (sent by reference) through a codec endpoint of this process.
+    let codecEndpoint = process.env.DC_CODEC_ENDPOINT || null;
+    if (options.ui && !codecEndpoint) {
+      const { chainCodecs, payloadCodecsFor, startCodecServer } = await import('../../infra/codec');
+      const codecs = payloadCodecsFor(pg.pool);
+      if (codecs.length > 0) {
+        const started = await startCodecServer({
+          codec: chainCodecs(codecs),
+          port: 0,
+          origins: [`http://localhost:${options.uiPort}`, `http://127.0.0.1:${options.uiPort}`],
+        });
+        codecServer = started.server;
+        codecEndpoint = started.url;
+      }
+    }
+    cluster = await startCluster({
+      root: ROOT,
+      dir: clusterDir,
+      databaseUrl: pg.url,
+      frontendPort: options.temporalPort,
+      shards: options.shards,
+      workers: options.workers,
+      taskQueue: options.taskQueue,
+      uiPort: options.ui ? options.uiPort : null,
+      codecEndpoint,
+      dynamicConfigPath: join(ROOT, DYNAMIC_CONFIG_FILE),
+      workflowBundle,
+      workerGrace: `${Math.max(100, Math.floor(graceMs * 0.4))}ms`,
+      workerEnv: {},
+      onPids: (pids) => {
+        if (pids.server !== null) claim.recordTemporal(pids.server);
+        claim.recordWorkers(pids.workers.filter((p): p is number => p !== null));
+      },
+      log,
+    });
+  } catch (err) {
+    codecServer?.close();
+    await pg.shutdown().catch(() => undefined);
+    claim.release();
+    throw err;
+  }
+  const running = cluster;
+  log(
+    `  Temporal     ${running.address} (temporal-server, ${options.shards} history shards, PostgreSQL persistence; log ${running.server.logFile})`,
+  );
+  if (running.uiUrl) log(`  Web UI       ${running.uiUrl}`);
+  else if (options.ui) log('  Web UI       not available (see above)');
+  for (const w of running.workers)
+    log(`  ${w.name.padEnd(12)} pid ${w.pid}, task queue "${options.taskQueue}" (log ${w.logFile})`);
+  log('\nOther shells (the CLI, more workers) connect with:');
+  log(
+    `  ${connectLine({
+      temporalAddress: running.address,
+      uiUrl: running.uiUrl,
+      databaseUrl: pg.embedded ? pg.url : null,
+    })}`,
+  );
+  if (!pg.embedded) log('  (and the DATABASE_URL of this shell)');
+  log('\nReady. Start a conversation with `npm run cli -- start`, or press Ctrl-C to stop.');
+
+  let stopping = false;
+  const stopNow = (why: string): never => {
+    log(`\n${why}: stopping everything at once`);
+    running.killNow();
+    const postmaster = pgDataDir && pg.embedded ? postmasterPid(pgDataDir) : null;
+    if (postmaster !== null) {
+      try {
+        process.kill(postmaster, 'SIGQUIT');
+      } catch {
+        // already gone
+      }
+    }
+    claim.release();
+    process.exit(130);
+  };
+  const stop = async (why: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log(
+      `\n${why}: stopping the workers, the Temporal server and PostgreSQL (at most ${graceMs / 1000} s; Ctrl-C again to stop at once)...`,
+    );
+    setTimeout(() => stopNow(`not stopped within ${graceMs / 1000} s`), graceMs).unref();
+    await running.stop(Math.floor(graceMs * 0.5));
+    await new Promise((r) => (codecServer ? codecServer.close(r) : r(undefined)));
+    await pg.shutdown().catch(() => undefined);
+    claim.release();
+    log('stopped. Start again with `npm run cluster`; the data is kept.');
+    process.exit(0);
+  };
+  onStopSignal(
+    (sig) => void stop(sig),
+    (sig) => stopNow(`${sig} again`),
+  );
+  // Runs until a signal.
+  await new Promise<never>(() => undefined);
+}
