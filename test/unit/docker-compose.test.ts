@@ -86,6 +86,7 @@ describe('docker-compose.yml', () => {
 
   it('runs the worker command the CLI has', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/CMD \["node", "bin\/durable-compaction.js", "worker"\]/);
+    // Node runs the CLI itself, so `docker stop`'s SIGTERM reaches the worker (as up --cluster runs it).
+    expect(dockerfile).toMatch(/CMD \["node", "--import", "tsx", "src\/cli\/main.ts", "worker"\]/);
   });
 });
