@@ -1,0 +1,64 @@
+/**
+ * What `recall` finds an item by (issue 24): the texts of its `search` vector, with weights, and
+ * the text it reads back. Only originals are searched: a cut form, a summary, carried state, the
+ * tool list and recall's own results restate other items (an artifact trail names every path), so
+ * they would crowd the originals out of the top results; they stay readable by handle.
+ *
+ * A tool result is found by its call too: a `read_file` result holds the file's lines, not its
+ * path, so the call's name and arguments are indexed with it, weighted above the text (A), and a
+ * call's own arguments below that (B): a search for a path ranks the result that holds the file
+ * above the call that asked for it.
+ *
+ * Pure module.
+ */
+import { messageText, type ContextItem, type ToolCall } from '../context/items';
+import type { WeightedText } from './search-terms';
+
+/** The name of the built-in tool whose results are never searched (they quote the archive). */
+export const RECALL_TOOL_NAME = 'recall';
+
+/** Types whose items restate others: kept out of search. */
+const DERIVED_TYPES = new Set<ContextItem['type']>([
+  'TOOL_DEFINITIONS',
+  'COMPACTION_SUMMARY',
+  'ARTIFACT_TRAIL',
+  'OPEN_ERRORS',
+  'GIT_DIFF_STAT',
+]);
+
+/** A tool call as one line: its name and arguments. */
+export function callLine(call: ToolCall): string {
+  return `${call.function.name} ${call.function.arguments}`;
+}
+
+/** The texts an item is searched by ([] for none); `call` is a tool result's call, when known. */
+export function searchTexts(item: ContextItem, call?: ToolCall): WeightedText[] {
+  if (item.sourceId !== undefined || DERIVED_TYPES.has(item.type) || item.type === 'TOOL_DEFINITIONS')
+    return [];
+  switch (item.type) {
+    case 'TOOL_RESULT': {
+      const name = call?.function.name ?? item.message.name ?? '';
+      if (name === RECALL_TOOL_NAME) return [];
+      return [
+        { text: call ? callLine(call) : name, weight: 'A' },
+        { text: item.message.content, weight: 'D' },
+      ];
+    }
+    case 'ASSISTANT_MESSAGE':
+      return [
+        { text: item.message.content ?? '', weight: 'D' },
+        ...(item.message.tool_calls ?? []).map((c) => ({ text: callLine(c), weight: 'B' as const })),
+      ];
+    default:
+      return [{ text: messageText(item.message), weight: 'D' }];
+  }
+}
+
+/** The text of an item as recall reads it back: a message's text, then its tool calls. */
+export function readableText(item: ContextItem): string {
+  if (item.type === 'TOOL_DEFINITIONS') return JSON.stringify(item.tools, null, 1);
+  const text = messageText(item.message);
+  if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls?.length) return text;
+  const calls = item.message.tool_calls.map((c) => `→ ${c.function.name}(${c.function.arguments})`);
+  return [text, ...calls].filter((t) => t !== '').join('\n');
+}
