@@ -12,10 +12,8 @@
  * Pure module.
  */
 import { messageText, type ContextItem, type ToolCall } from '../context/items';
+import { RECALL_TOOL_NAME } from '../context/recall-tool';
 import type { WeightedText } from './search-terms';
-
-/** The name of the built-in tool whose results are never searched (they quote the archive). */
-export const RECALL_TOOL_NAME = 'recall';
 
 /** Types whose items restate others: kept out of search. */
 const DERIVED_TYPES = new Set<ContextItem['type']>([

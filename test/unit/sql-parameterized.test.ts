@@ -21,6 +21,8 @@ const REVIEWED: Record<string, string> = {
     'column names from a fixed object literal, each `= $n` with the value as a parameter',
   "src/store/conversation-store.ts: forUpdate ? ' for update' : ''": 'one of two constant strings',
   'src/store/migrate.ts: sql': 'the text of a migration file shipped in src/store/migrations',
+  'src/store/archive-search.ts: HIT_COLUMNS': 'a constant column list',
+  'src/store/archive-search.ts: ITEM_SELECT': 'a constant column list',
   'src/store/conversation-store.ts: { name, text, values }':
     'the `prepared` wrapper: its text is the SQL argument of each prepared(...) call, checked there',
 };

@@ -1,0 +1,87 @@
+/**
+ * The built-in `recall` tool as the model sees it (issue 24), and where it joins the context: a
+ * committed compaction's header gets a TOOL_DEFINITIONS item holding it (the request's tool list
+ * merges every such item), so the tool is offered from the first compaction on and stays offered
+ * across later compactions and continue-as-new, which keep header items.
+ *
+ * Pure module.
+ */
+import type { ContextItem, ToolDefinition, ToolDefinitionsItem } from './items';
+import { countItemTokens } from './token-accounting';
+import type { Tokenizer } from './tokenizer';
+
+/** The tool's name (a worker's own tool of that name is shadowed by it in conversations that compacted). */
+export const RECALL_TOOL_NAME = 'recall';
+
+/** What the model is told the tool does (a named constant: it is a prompt). */
+export const RECALL_TOOL_DESCRIPTION =
+  'Read back, verbatim, what compactions removed from this conversation. {"query": "..."} searches it ' +
+  '(paths, identifiers, error messages, commands); {"handle": "#a1f3c2"} reads one item, "offset" continues ' +
+  'it. Handles appear in the summary, in [TRUNCATED ...] markers and in the artifact trail.';
+
+export const RECALL_TOOL_DEFINITION: ToolDefinition = {
+  type: 'function',
+  function: {
+    name: RECALL_TOOL_NAME,
+    description: RECALL_TOOL_DESCRIPTION,
+    parameters: {
+      type: 'object',
+      properties: {
+        query: { type: 'string' },
+        limit: { type: 'integer' },
+        handle: { type: 'string' },
+        offset: { type: 'integer' },
+      },
+    },
+  },
+};
+
+/**
+ * The largest share of the target the tool's definition may take: in a smaller window it would
+ * crowd out the conversation itself, so it is not offered there (a 4,000-token window and under,
+ * at the default target).
+ */
+export const RECALL_TOOL_MAX_SHARE = 0.05;
+
+/** The id of a conversation's recall tool item (one per conversation: item ids are global). */
+export function recallToolsItemId(conversationId: string): string {
+  return `${conversationId}:tools:recall`;
+}
+
+/** Whether the items hold the recall tool's definition. */
+export function offersRecall(items: readonly ContextItem[]): boolean {
+  return items.some(
+    (i) => i.type === 'TOOL_DEFINITIONS' && i.tools.some((t) => t.function.name === RECALL_TOOL_NAME),
+  );
+}
+
+/**
+ * The items with the recall tool's definition in the header, after its leading system prompt and
+ * tool list: unchanged when it is there already, or when it would take more than
+ * {@link RECALL_TOOL_MAX_SHARE} of `targetTokens`. The new item is counted, so a plan made from
+ * these items budgets for it.
+ */
+export function withRecallTool(
+  items: readonly ContextItem[],
+  conversationId: string,
+  tokenizer: Tokenizer,
+  targetTokens: number,
+): ContextItem[] {
+  if (offersRecall(items)) return [...items];
+  const draft: ToolDefinitionsItem = {
+    id: recallToolsItemId(conversationId),
+    type: 'TOOL_DEFINITIONS',
+    tools: [RECALL_TOOL_DEFINITION],
+    tokens: 0,
+    round: 0,
+    isMeta: false,
+    pinned: false,
+    ephemeral: false,
+  };
+  const item = { ...draft, tokens: countItemTokens(draft, tokenizer) };
+  if (item.tokens > RECALL_TOOL_MAX_SHARE * targetTokens) return [...items];
+  let at = 0;
+  while (at < items.length && (items[at]?.type === 'SYSTEM_PROMPT' || items[at]?.type === 'TOOL_DEFINITIONS'))
+    at++;
+  return [...items.slice(0, at), item, ...items.slice(at)];
+}
