@@ -5,13 +5,15 @@
  * they would crowd the originals out of the top results; they stay readable by handle.
  *
  * A tool result is found by its call too: a `read_file` result holds the file's lines, not its
- * path, so the call's name and arguments are indexed with it, weighted above the text (A), and a
- * call's own arguments below that (B): a search for a path ranks the result that holds the file
- * above the call that asked for it.
+ * path, so the call is indexed with it: the paths it read weighted highest (A: the result holds
+ * them), the rest of the call next (B: tool name, command, arguments), a call's own arguments in
+ * its assistant message below that (C), text last (D). A search for a path ranks the result that
+ * holds the file above a command that ran it, an edit of it and the call that asked for it.
  *
  * Pure module.
  */
 import { messageText, type ContextItem, type ToolCall } from '../context/items';
+import { callFacts } from '../context/item-facts';
 import { RECALL_TOOL_NAME } from '../context/recall-tool';
 import type { WeightedText } from './search-terms';
 
@@ -37,15 +39,17 @@ export function searchTexts(item: ContextItem, call?: ToolCall): WeightedText[] 
     case 'TOOL_RESULT': {
       const name = call?.function.name ?? item.message.name ?? '';
       if (name === RECALL_TOOL_NAME) return [];
+      const read = call ? callFacts(call).touches.filter((t) => t.op === 'read') : [];
       return [
-        { text: call ? callLine(call) : name, weight: 'A' },
+        { text: read.map((t) => t.path).join(' '), weight: 'A' },
+        { text: call ? callLine(call) : name, weight: 'B' },
         { text: item.message.content, weight: 'D' },
       ];
     }
     case 'ASSISTANT_MESSAGE':
       return [
         { text: item.message.content ?? '', weight: 'D' },
-        ...(item.message.tool_calls ?? []).map((c) => ({ text: callLine(c), weight: 'B' as const })),
+        ...(item.message.tool_calls ?? []).map((c) => ({ text: callLine(c), weight: 'C' as const })),
       ];
     default:
       return [{ text: messageText(item.message), weight: 'D' }];

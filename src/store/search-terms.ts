@@ -15,8 +15,12 @@
  * Pure module.
  */
 
-/** tsvector weights: A for a tool result's call (name and arguments), B for a call's arguments, D for text. */
-export type Weight = 'A' | 'B' | 'D';
+/**
+ * tsvector weights (ts_rank's defaults give them 1, 0.4, 0.2, 0.1): A for the paths a tool result
+ * holds the content of (its call read them), B for the rest of a result's call (tool name, command,
+ * arguments), C for a call's arguments in the assistant message that makes it, D for text.
+ */
+export type Weight = 'A' | 'B' | 'C' | 'D';
 
 /** A text of an item with the weight its lexemes get. */
 export interface WeightedText {
