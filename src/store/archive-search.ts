@@ -47,7 +47,7 @@ export interface SearchHit {
 }
 
 export interface SearchResult {
-  /** Archived items matching any word of the query. */
+  /** Archived items matching a word of the query (or, when they are fewer than asked, a part of one). */
   total: number;
   hits: SearchHit[];
   /** The words searched for (after the stop words were left out). */
@@ -108,24 +108,36 @@ export class ArchiveSearch {
     const any = terms.any.slice(0, MAX_QUERY_WORDS * 4);
     await this.indexMissing(conversationId);
     const n = Math.max(1, Math.min(limit, MAX_SEARCH_LIMIT));
-    const r = await prepared<HitRow & { total: number }>(
-      this.pool,
-      `with q as (select $2::tsquery as any_q, $3::tsquery as all_q),
-            active as (
-              select m.item_id from conversations c
-                join context_version_items m on m.conversation_id = c.id and m.version = c.active_version
-               where c.id = $1),
-            hits as (
-              select i.id, (case when i.search @@ q.all_q then 1 else 0 end) + ts_rank(i.search, q.any_q, 1) as rank
-                from items i, q
-               where i.conversation_id = $1 and i.search @@ q.any_q
-                 and not exists (select 1 from active a where a.item_id = i.id))
-       select ${HIT_COLUMNS}, h.rank::float8 as rank, (select count(*) from hits)::int as total
-         from hits h join items i on i.id = h.id
-        order by h.rank desc, i.seq desc
-        limit $4`,
-      [conversationId, tsqueryLiteral(any, '|'), tsqueryLiteral(all, '&'), n],
-    );
+    // Candidates are the items with a word of the query as written (few: `src/tax.ts`, `applytax`);
+    // only when they are fewer than asked are the words' parts (`src`, `ts`, `apply`, which most
+    // items of a coding session hold) candidates too. Ranking uses every lexeme either way.
+    const rank = (candidates: string[]) =>
+      prepared<HitRow & { total: number }>(
+        this.pool,
+        `with q as (select $2::tsquery as any_q, $3::tsquery as all_q, $5::tsquery as filter_q),
+              active as (
+                select m.item_id from conversations c
+                  join context_version_items m on m.conversation_id = c.id and m.version = c.active_version
+                 where c.id = $1),
+              hits as (
+                select i.id, (case when i.search @@ q.all_q then 1 else 0 end) + ts_rank(i.search, q.any_q, 1) as rank
+                  from items i, q
+                 where i.conversation_id = $1 and i.search @@ q.filter_q
+                   and not exists (select 1 from active a where a.item_id = i.id))
+         select ${HIT_COLUMNS}, h.rank::float8 as rank, (select count(*) from hits)::int as total
+           from hits h join items i on i.id = h.id
+          order by h.rank desc, i.seq desc
+          limit $4`,
+        [
+          conversationId,
+          tsqueryLiteral(any, '|'),
+          tsqueryLiteral(all, '&'),
+          n,
+          tsqueryLiteral(candidates, '|'),
+        ],
+      );
+    let r = await rank(all);
+    if (r.rows.length < n && any.length > all.length) r = await rank(any);
     return {
       total: r.rows[0]?.total ?? 0,
       hits: r.rows.map((row) => {
