@@ -10,7 +10,7 @@ import type { ContextItem, ToolDefinition, ToolDefinitionsItem } from './items';
 import { countItemTokens } from './token-accounting';
 import type { Tokenizer } from './tokenizer';
 
-/** The tool's name (a worker's own tool of that name is shadowed by it in conversations that compacted). */
+/** The tool's name (while `recall` is on, a call of that name goes to the built-in tool, not to a worker's own tool of that name). */
 export const RECALL_TOOL_NAME = 'recall';
 
 /** What the model is told the tool does (a named constant: it is a prompt). */
