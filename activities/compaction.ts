@@ -62,24 +62,20 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
     source: PlanSource,
     config: CompactionConfig,
     tokenizer: policy.Tokenizer,
-  ): policy.CompactionPlan =>
-    policy.planCompaction({
-      // With recall on, the context a compaction leaves offers the recall tool (issue 24): planned
-      // as a header item, so its tokens are in the budget.
-      items: config.recall
-        ? policy.withRecallTool(
-            source.baseItems,
-            input.conversationId,
-            tokenizer,
-            policy.targetTokens(config),
-          )
-        : source.baseItems,
+  ): policy.CompactionPlan => {
+    const planInput = {
+      items: source.baseItems,
       config,
       tokenizer,
       trigger: input.trigger,
       compactionId: input.compactionId,
       gitDiffStat: source.gitDiffStat,
-    });
+    };
+    // With recall on, the context a compaction leaves offers the recall tool (issue 24).
+    return config.recall
+      ? policy.planOfferingRecall(planInput, input.conversationId)
+      : policy.planCompaction(planInput);
+  };
 
   return {
     async selectivePrune(input: PruneInput): Promise<PruneResult> {

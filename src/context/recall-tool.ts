@@ -6,6 +6,9 @@
  *
  * Pure module.
  */
+import { gitDiffStatItemId } from './carried-state';
+import { planCompaction, type CompactionPlan } from './compaction-plan';
+import { targetTokens } from './config';
 import type { ContextItem, ToolDefinition, ToolDefinitionsItem } from './items';
 import { countItemTokens } from './token-accounting';
 import type { Tokenizer } from './tokenizer';
@@ -84,4 +87,25 @@ export function withRecallTool(
   while (at < items.length && (items[at]?.type === 'SYSTEM_PROMPT' || items[at]?.type === 'TOOL_DEFINITIONS'))
     at++;
   return [...items.slice(0, at), item, ...items.slice(at)];
+}
+
+/**
+ * `planCompaction` of a context that offers the recall tool once this compaction commits: planned
+ * with the tool's definition in the header (its tokens in the budget), unless the conversation
+ * offers it already, the window is too small for it, or the plan would then leave the context no
+ * smaller than it is (a compaction of little pays for nothing; a later one offers the tool). Pure
+ * and deterministic, so the prune and summarize activities and `eval` plan the same.
+ */
+export function planOfferingRecall(
+  input: Parameters<typeof planCompaction>[0],
+  conversationId: string,
+): CompactionPlan {
+  const offered = withRecallTool(input.items, conversationId, input.tokenizer, targetTokens(input.config));
+  if (offered.length === input.items.length) return planCompaction(input);
+  const plan = planCompaction({ ...input, items: offered });
+  // As the workflow measures it: the stored context, without this compaction's own git diff stat.
+  const stat = gitDiffStatItemId(input.compactionId);
+  const before = input.items.reduce((n, i) => (i.id === stat ? n : n + i.tokens), 0);
+  const after = plan.steps.at(-1)?.tokensAfter ?? before;
+  return after < before ? plan : planCompaction(input);
 }

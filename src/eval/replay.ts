@@ -9,7 +9,7 @@
  *
  * What it records is judged in `metrics.ts`; nothing here decides what is good.
  */
-import { withRecallTool } from '../context/recall-tool';
+import { planOfferingRecall } from '../context/recall-tool';
 import { performance } from 'node:perf_hooks';
 import {
   decideCompaction,
@@ -19,7 +19,7 @@ import {
 } from '../context/compaction-decision';
 import { finishCompaction, planCompaction, type CompactionPlan } from '../context/compaction-plan';
 import { planSummaryItem } from '../context/compaction-summary';
-import { targetTokens, type CompactionConfig } from '../context/config';
+import type { CompactionConfig } from '../context/config';
 import type { CompactionSummaryItem, ContextItem } from '../context/items';
 import { messageText } from '../context/items';
 import { isRoundStart } from '../context/segments';
@@ -106,8 +106,8 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     const started = performance.now();
     const before = context;
     // As the compaction activities do: with recall on, the context offers the recall tool (issue 24).
-    const items = config.recall ? withRecallTool(before, 'eval', tokenizer, targetTokens(config)) : before;
-    const plan = planCompaction({ items, config, tokenizer, trigger, compactionId: `eval-${seq}` });
+    const planInput = { items: before, config, tokenizer, trigger, compactionId: `eval-${seq}` };
+    const plan = config.recall ? planOfferingRecall(planInput, 'eval') : planCompaction(planInput);
     const record = (
       status: ReplayCompaction['status'],
       reason: string | null,
