@@ -58,19 +58,24 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
    * staged instead of running git again.
    */
   const planOf = (
-    input: { trigger: policy.TriggerKind; compactionId: string },
+    input: { trigger: policy.TriggerKind; compactionId: string; conversationId: string },
     source: PlanSource,
     config: CompactionConfig,
     tokenizer: policy.Tokenizer,
-  ): policy.CompactionPlan =>
-    policy.planCompaction({
+  ): policy.CompactionPlan => {
+    const planInput = {
       items: source.baseItems,
       config,
       tokenizer,
       trigger: input.trigger,
       compactionId: input.compactionId,
       gitDiffStat: source.gitDiffStat,
-    });
+    };
+    // With recall on, the context a compaction leaves offers the recall tool (issue 24).
+    return config.recall
+      ? policy.planOfferingRecall(planInput, input.conversationId)
+      : policy.planCompaction(planInput);
+  };
 
   return {
     async selectivePrune(input: PruneInput): Promise<PruneResult> {
@@ -157,7 +162,11 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
           // The summary joins the conversation's context: counted in its model's encoding.
           const tokenizer = deps.tokens.forModel(input.model ?? input.summaryModel);
           const plan = planOf(
-            { trigger: comp.trigger as policy.TriggerKind, compactionId: input.compactionId },
+            {
+              trigger: comp.trigger as policy.TriggerKind,
+              compactionId: input.compactionId,
+              conversationId: input.conversationId,
+            },
             { baseItems: [...baseItems, ...stat], gitDiffStat: stat.length > 0 ? undefined : null },
             config,
             tokenizer,
@@ -182,7 +191,8 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
                 requestSummary(deps.llm(), {
                   model: input.summaryModel,
                   messages: request.messages,
-                  maxTokens: plan.summaryBudget,
+                  // The summary item keeps room for its line of recall handles (issue 24).
+                  maxTokens: plan.summaryBudget - policy.summaryHandlesBudget(plan.summaryBudget),
                 }),
               );
               text = outcome.summary;

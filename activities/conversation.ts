@@ -15,7 +15,9 @@ import { storeBoundary } from './failures';
 import { withHeartbeat } from './heartbeat';
 import type { ActivityDeps } from './deps';
 import { noteItem } from './notes';
-import { ToolError } from './tools/registry';
+import { ToolError, type ToolOutput } from './tools/registry';
+import { runRecall } from './tools/recall';
+import { Recall } from '../src/recall';
 import type {
   AppendUserMessageInput,
   CallModelInput,
@@ -70,6 +72,7 @@ function precheckFires(totals: Totals, precheck: PrecheckInput): boolean {
 
 export function conversationActivities(deps: ActivityDeps): ConversationActivities {
   const { store, tokens, tools } = deps;
+  const recall = new Recall(store.pool);
 
   const appendUser = (input: AppendUserMessageInput): Promise<Totals> => {
     const message = { role: 'user' as const, content: input.text };
@@ -85,6 +88,12 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
     );
     return store.appendItems(input.conversationId, [item]);
   };
+
+  /** The built-in recall tool with the conversation's settings (it reads the store, see tools/recall.ts). */
+  const recallTool = (settings: NonNullable<RunToolInput['recall']>, model: string) => ({
+    run: (args: Record<string, unknown>, ctx: { conversationId: string }) =>
+      runRecall(recall, ctx.conversationId, args, settings, tokens.forModel(model)),
+  });
 
   /** The item as stored: its tokens counted, its facts worked out (a result's with its tool's name). */
   const counted = <T extends ContextItem>(item: T, model: string, toolName?: string): T => {
@@ -262,7 +271,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
               recording.toolResult(input.toolCallId) ??
               `(no recorded result for tool call ${input.toolCallId})`;
           } else {
-            const tool = tools.get(input.name);
+            const tool = input.recall ? recallTool(input.recall, input.model.model) : tools.get(input.name);
             if (!tool) {
               content = `Error: unknown tool "${input.name}". Available tools: ${tools.names().join(', ')}`;
               isError = true;
@@ -276,7 +285,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
                   throw new ToolError('arguments must be a JSON object');
                 }
                 args = parsed as Record<string, unknown>;
-                const output = await tool.run(args, {
+                const output: ToolOutput = await tool.run(args, {
                   conversationId: input.conversationId,
                   round: input.round,
                   workspace: input.workspace,

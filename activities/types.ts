@@ -108,6 +108,11 @@ export interface RunToolInput {
   resultItemId: string;
   workspace: string | null;
   model: ModelSettings;
+  /**
+   * For a call of the built-in `recall` tool, with recall on: the conversation's settings (issue
+   * 24). Absent: the call goes to the worker's tools like any other.
+   */
+  recall?: { pageTokens: number; searchLimit: number };
 }
 
 /** The result item's id is the workflow's `resultItemId`: not echoed (every byte is in history). */

@@ -1,6 +1,6 @@
 /**
  * `npm run bench` (and `bench:quick`, `BENCH_FULL=1 npm run bench`): measures the seven figures of
- * the benchmarks issue on this machine and writes bench/RESULTS.md, bench/results.json and
+ * the benchmarks issue and figure 8, recall (issue 24), on this machine and writes bench/RESULTS.md, bench/results.json and
  * bench/growth.svg (quick mode writes to test-output/bench-quick/ so it never replaces the real
  * results). Benchmarks print figures; they never pass or fail. `--only=3,4` runs some figures.
  */
@@ -13,6 +13,7 @@ import { footprintFigure } from './history-footprint';
 import { planningFigure, type PlanningRow } from './planning-cost';
 import { peersFigure } from './peers';
 import { realSessionFigure } from './real-session';
+import { recallFigure } from './recall-latency';
 import { onStopSignal } from '../src/infra/signals';
 import { cpuShares, machineCpu } from './process-stats';
 import { machineInfo, previousFigures, writeResults, type Figure } from './report';
@@ -50,6 +51,7 @@ const sizes = {
     localSummary: quick ? [20] : [100],
   },
   replayRounds: quick ? 20 : null,
+  recall: { tokens: quick ? 200_000 : 1_000_000, queries: quick ? 100 : 300 },
 };
 
 const wanted = (id: string): boolean => !only || only.includes(id);
@@ -133,6 +135,8 @@ async function main(): Promise<void> {
   await measure(figures, '3', () => planningFigure(sizes.planning));
   await measure(figures, '4', () => tokenFigure(sizes.tokens));
   await measure(figures, '5', () => peersFigure(sizes.peerReps));
+  // PostgreSQL only (its own embedded one unless DATABASE_URL is set), before the dev server starts.
+  await measure(figures, '8', () => recallFigure(sizes.recall));
   let env: BenchEnv | undefined;
   if (['1', '2', '6', '7'].some(wanted)) {
     console.error('starting Temporal dev server and PostgreSQL');

@@ -29,7 +29,13 @@ import {
   log,
 } from '@temporalio/workflow';
 import type { ConversationActivities, CallModelResult, Totals } from '../activities/types';
-import { ConfigError, parseCompactionConfig, type CompactionConfig } from '../src/context/config';
+import {
+  ConfigError,
+  parseCompactionConfig,
+  recallPageBudget,
+  type CompactionConfig,
+} from '../src/context/config';
+import { RECALL_TOOL_NAME } from '../src/context/recall-tool';
 import { checkConversationId, ConversationIdError } from '../src/context/conversation-id';
 import { compaction } from './compaction';
 import {
@@ -813,6 +819,10 @@ export async function agentConversation(input: AgentConversationInput): Promise<
             resultItemId: uuid4(),
             workspace: input.workspace ?? null,
             model: input.model,
+            // The built-in recall tool reads the archive with the conversation's settings (issue 24).
+            ...(call.name === RECALL_TOOL_NAME && config.recall
+              ? { recall: { pageTokens: recallPageBudget(config), searchLimit: config.recallSearchLimit } }
+              : {}),
           },
         ];
         const toolsBy = localCalls ? tools.local : tools.activity;

@@ -14,6 +14,7 @@
 import type { ContextItem, FileTouch } from './items';
 import { maxTokens, type Tokenizer } from './tokenizer';
 import { callFactsOf } from './item-facts';
+import { handleOf } from './recall-handle';
 
 /** Commands kept by the trail's data (the rendering shows fewer). */
 const MAX_COMMANDS = 30;
@@ -41,24 +42,51 @@ export function collectArtifactTrail(
   const files = new Map<string, FileTouch>();
   for (const file of previous.files) files.set(file.path, { ...file, ops: [...file.ops] });
   const commands = [...previous.commands];
+  const results = resultsOfCalls(items);
   let openFile: string | null = null;
   for (const item of items) {
     if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls?.length) continue;
-    for (const effect of callFactsOf(item)) {
+    const calls = item.message.tool_calls;
+    for (const [i, effect] of callFactsOf(item).entries()) {
       const touches: { path: string; op: string }[] =
         effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
+      // The item recall reads for this touch (issue 24): the call's result, else the call.
+      const callId = calls[i]?.id;
+      const handle = handleOf(
+        (callId !== undefined ? results.get(`${item.id}\n${callId}`) : undefined) ?? item.sourceId ?? item.id,
+      );
       for (const { path, op } of touches) {
         const known = files.get(path);
         files.delete(path);
         const ops = known ? known.ops : [];
         if (!ops.includes(op)) ops.push(op);
-        files.set(path, { path, ops, lastRound: Math.max(item.round, known?.lastRound ?? 0) });
+        files.set(path, { path, ops, lastRound: Math.max(item.round, known?.lastRound ?? 0), handle });
         if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
       }
       if (effect.command !== null) commands.push({ command: effect.command, round: item.round });
     }
   }
   return { files: [...files.values()], commands: commands.slice(-MAX_COMMANDS) };
+}
+
+/**
+ * The original id of each tool call's result, keyed by the call's item id and call id: the first
+ * result with the call's id after it (sessions reuse call ids).
+ */
+function resultsOfCalls(items: readonly ContextItem[]): Map<string, string> {
+  const results = new Map<string, string>();
+  const waiting = new Map<string, string>();
+  for (const item of items) {
+    if (item.type === 'ASSISTANT_MESSAGE') {
+      for (const call of item.message.tool_calls ?? []) waiting.set(call.id, item.id);
+    } else if (item.type === 'TOOL_RESULT') {
+      const callItem = waiting.get(item.message.tool_call_id);
+      if (callItem === undefined) continue;
+      waiting.delete(item.message.tool_call_id);
+      results.set(`${callItem}\n${item.message.tool_call_id}`, item.sourceId ?? item.id);
+    }
+  }
+  return results;
 }
 
 const OP_WORDS: Record<string, string> = {
@@ -75,7 +103,8 @@ const OP_WORDS: Record<string, string> = {
 export const ARTIFACT_TRAIL_HEADING = '[Artifact trail] Files this conversation touched, newest first';
 
 function fileLine(file: FileTouch): string {
-  return `- ${file.path} (${file.ops.map((op) => OP_WORDS[op] ?? op).join(', ')}; round ${file.lastRound})`;
+  const handle = file.handle ? `, ${file.handle}` : '';
+  return `- ${file.path} (${file.ops.map((op) => OP_WORDS[op] ?? op).join(', ')}; round ${file.lastRound}${handle})`;
 }
 
 function dirOf(path: string): string {
@@ -86,7 +115,8 @@ function dirOf(path: string): string {
 /**
  * The trail as text within `budgetTokens`, or '' when it is empty. Overflow rule, applied in order
  * until the text fits:
- * 1. every file on its own line with its operations and last round, the 10 latest commands;
+ * 1. every file on its own line with its operations, last round and the recall handle of its last
+ *    touch (the tool result: `#a1f3c2`), the 10 latest commands;
  * 2. fewer commands (5, then none);
  * 3. the oldest files lose their details: listed by path only, comma-separated, on one line;
  * 4. the oldest directories of that list collapse into a count (`src/old/ (12 files)`), oldest

@@ -9,7 +9,7 @@ import type { CompactionConfig } from './config';
 import type { CompactionPlan } from './compaction-plan';
 import { extractiveSummary } from './extractive-summary';
 import type { CompactionSummaryItem } from './items';
-import { buildSummaryItem } from './post-compaction';
+import { buildSummaryItem, summaryHandlesBudget } from './post-compaction';
 import { buildSummaryRequest, type SummaryRequest } from './summary-request';
 import type { Tokenizer } from './tokenizer';
 
@@ -35,8 +35,8 @@ export function planExtractiveSummary(plan: CompactionPlan, tokenizer: Tokenizer
     toSummarize: plan.toSummarize,
     previousSummaries: plan.previousSummaries,
     openErrors: plan.carried.openErrors,
-    // The summary item adds its prefix line and framing to the text.
-    budgetTokens: plan.summaryBudget - SUMMARY_FRAMING_TOKENS,
+    // The summary item adds its prefix line, framing and line of recall handles to the text.
+    budgetTokens: plan.summaryBudget - SUMMARY_FRAMING_TOKENS - summaryHandlesBudget(plan.summaryBudget),
     tokenizer,
   });
 }

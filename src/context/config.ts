@@ -218,6 +218,24 @@ const CompactionConfigSchema = z
      * overflow compaction that commits lifts it at once). Default 10.
      */
     loopGuardPauseRounds: positiveInt('loopGuardPauseRounds').default(10),
+
+    // ---- recall (issue 24) ----
+    /**
+     * Offer the built-in `recall` tool once a compaction has archived items: a committed compaction
+     * adds its definition to the header, so the model can search what was compacted away and read
+     * it back. Default true.
+     */
+    recall: z.boolean({ error: 'recall must be true or false' }).default(true),
+    /**
+     * Tokens of one page of `recall({ handle })`: a longer item is read a page at a time (`offset`).
+     * Never more than a quarter of the target (`recallPageBudget`), so one page cannot fill the
+     * context a compaction just made room in. Default 2,000.
+     */
+    recallPageTokens: positiveInt('recallPageTokens').default(2000),
+    /** Results of a `recall({ query })` that gives no `limit` (a `limit` is capped at 20). Default 5. */
+    recallSearchLimit: positiveInt('recallSearchLimit')
+      .max(20, { error: 'recallSearchLimit must be at most 20' })
+      .default(5),
   })
   .superRefine((c, ctx) => {
     // Cross-field checks compare only values that passed their own checks (zod runs this even when
@@ -323,4 +341,12 @@ export function targetTokens(config: CompactionConfig): number {
  */
 export function summaryTokenBudget(config: CompactionConfig): number {
   return Math.min(config.summaryMaxTokens, targetTokens(config));
+}
+
+/**
+ * Tokens of one page of `recall({ handle })`: `recallPageTokens`, but never more than a quarter of
+ * the target (at least 50), whatever the window.
+ */
+export function recallPageBudget(config: CompactionConfig): number {
+  return Math.max(50, Math.min(config.recallPageTokens, Math.floor(targetTokens(config) / 4)));
 }

@@ -32,3 +32,5 @@ export * from './summary-request';
 export * from './summary-result';
 export * from './extractive-summary';
 export * from './text-signals';
+export * from './recall-handle';
+export * from './recall-tool';

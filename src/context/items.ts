@@ -196,6 +196,8 @@ export interface FileTouch {
   ops: string[];
   /** Round of the last tool call that touched it. */
   lastRound: number;
+  /** The recall handle of that call's result (issue 24); absent in trails written before recall. */
+  handle?: string;
 }
 
 /** An error a tool reported that no later step resolved (`open-errors.ts`). */

@@ -24,11 +24,15 @@ import type { AssistantMessageItem, ContextItem, ItemType, ToolResultItem } from
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS } from './token-accounting';
 import { framingTokensOf } from './item-facts';
 import type { Tokenizer } from './tokenizer';
+import { handleOf } from './recall-handle';
 import { WorkingContext, type PlannedCut, type WorkingUnit } from './working-context';
 
-/** Seed 003's marker after a cut field. */
-export function truncationMarker(originalTokens: number): string {
-  return `[TRUNCATED original~${originalTokens} tokens]`;
+/**
+ * Seed 003's marker after a cut field; with the original's recall handle when given (issue 24):
+ * `[TRUNCATED original~N tokens; recall #a1f3c2]`.
+ */
+export function truncationMarker(originalTokens: number, handle?: string): string {
+  return `[TRUNCATED original~${originalTokens} tokens${handle ? `; recall ${handle}` : ''}]`;
 }
 
 /** Stats of the prune (seed 003's meta event fields). */
@@ -62,21 +66,28 @@ export function countRemoval(unit: WorkingUnit, stats: PruneStats): void {
 
 /** Tokens a cut field adds beyond its preview: the line break and the marker, with room to spare. */
 function markerTokens(): number {
-  // "\n[TRUNCATED original~N tokens]" is at most 12 tokens in o200k_base and cl100k_base for any
-  // N under 10^9; planning on the bound counts nothing (the written cut form is counted exactly).
+  // "\n[TRUNCATED original~N tokens; recall #a1f3c2]" is at most 21 tokens in o200k_base and
+  // cl100k_base for any N under 10^9 (the marker 12, the handle's hex digits up to 9; measured over
+  // 20,000 handles); planning on the bound counts nothing (the written cut form is counted exactly).
   return MARKER_TOKENS_BOUND + 2;
 }
 
 /** Tokens of a line break and the marker at most (`markerTokens`). */
-const MARKER_TOKENS_BOUND = 12;
+const MARKER_TOKENS_BOUND = 21;
 
-/** A field's text cut to a preview of `previewTokens` tokens plus the marker. */
-function cutText(text: string, originalTokens: number, previewTokens: number, tokenizer: Tokenizer): string {
-  return `${tokenizer.prefix(text, previewTokens)}\n${truncationMarker(originalTokens)}`;
+/** A field's text cut to a preview of `previewTokens` tokens plus the marker naming the original's handle. */
+function cutText(
+  text: string,
+  originalTokens: number,
+  previewTokens: number,
+  tokenizer: Tokenizer,
+  originalId: string,
+): string {
+  return `${tokenizer.prefix(text, previewTokens)}\n${truncationMarker(originalTokens, handleOf(originalId))}`;
 }
 
-/** The original size a cut form's marker states, or null when the text ends with no marker. */
-const MARKER_AT_END = /\n\[TRUNCATED original~(\d+) tokens\]$/;
+/** The original size a cut form's marker states, or null when the text ends with no marker (with or without a handle). */
+const MARKER_AT_END = /\n\[TRUNCATED original~(\d+) tokens(?:; recall #[0-9a-f]+)?\]$/;
 
 /**
  * Tokens a cut form's count may exceed its plan by: the preview counted alone can split a token
@@ -127,7 +138,7 @@ export function planCut(
         ...item,
         id,
         sourceId: source,
-        message: { ...item.message, content: cutText(text, original, previewTokens, tokenizer) },
+        message: { ...item.message, content: cutText(text, original, previewTokens, tokenizer, source) },
       };
       return { ...next, tokens: countItemTokens(next, tokenizer) };
     };
@@ -175,6 +186,7 @@ export function planCut(
                     originals[i] as number,
                     previewTokens,
                     tokenizer,
+                    item.id,
                   ),
                 },
               }

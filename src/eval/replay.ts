@@ -9,6 +9,7 @@
  *
  * What it records is judged in `metrics.ts`; nothing here decides what is good.
  */
+import { planOfferingRecall } from '../context/recall-tool';
 import { performance } from 'node:perf_hooks';
 import {
   decideCompaction,
@@ -104,7 +105,9 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     const seq = compactions.length + 1;
     const started = performance.now();
     const before = context;
-    const plan = planCompaction({ items: before, config, tokenizer, trigger, compactionId: `eval-${seq}` });
+    // As the compaction activities do: with recall on, the context offers the recall tool (issue 24).
+    const planInput = { items: before, config, tokenizer, trigger, compactionId: `eval-${seq}` };
+    const plan = config.recall ? planOfferingRecall(planInput, 'eval') : planCompaction(planInput);
     const record = (
       status: ReplayCompaction['status'],
       reason: string | null,

@@ -24,6 +24,7 @@ export const EVAL_COLUMNS = [
   'touched files kept',
   'carried state kept',
   'ms / compaction',
+  'recall@3',
   'pi after (median)',
   'trimMessages after (median)',
 ] as const;
@@ -44,6 +45,9 @@ export function evalCells(row: EvalRow): string[] {
     row.pathsChecked === 0 ? '-' : pct((row.pathsChecked - row.pathsMissing) / row.pathsChecked),
     row.probesChecked === 0 ? '-' : pct((row.probesChecked - row.probesMissing) / row.probesChecked),
     Number.isFinite(row.msPerCompaction.median) ? row.msPerCompaction.median.toFixed(1) : '-',
+    row.recall === null || row.recall.probes === 0
+      ? '-'
+      : `${pct(row.recall.found / row.recall.probes)} (${row.recall.found}/${row.recall.probes})`,
     pct(row.peers.pi.median),
     pct(row.peers.trimMessages.median),
   ];
@@ -65,6 +69,7 @@ export function textTable(rows: readonly EvalRow[]): string {
     'files',
     'carried',
     'ms',
+    'recall@3',
     'pi',
     'trim',
   ];

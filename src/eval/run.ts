@@ -9,7 +9,9 @@ import { targetTokens, type CompactionConfig } from '../context/config';
 import type { ContextItem } from '../context/items';
 import { splitSegments } from '../context/segments';
 import type { Tokenizer } from '../context/tokenizer';
+import type { Pool } from 'pg';
 import { judgeCompaction, type CompactionJudgement } from './metrics';
+import { scoreRecall, type RecallScore } from './recall-eval';
 import { peersAt, type PeerPoint } from './peers';
 import { replaySession, type ReplayResult, type Summarizer } from './replay';
 
@@ -31,6 +33,11 @@ export interface EvalOptions {
   peers?: boolean;
   /** Progress, one line per session × window. */
   log?: (line: string) => void;
+  /**
+   * Score recall probes (issue 24) on this PostgreSQL: each replay is written to it as a
+   * conversation of its own. Absent: no recall probes.
+   */
+  recallStore?: Pool;
 }
 
 /** Min, median and max of some numbers (NaN for none). */
@@ -84,6 +91,8 @@ export interface EvalRow {
   compactionDetails: CompactionJudgement[];
   /** Context tokens at each request, and the requests at which compactions committed (for the chart). */
   timeline: { requests: number[]; compactedAt: number[] };
+  /** Recall probes of the committed compactions (recall@3), or null when not scored. */
+  recall: RecallScore | null;
   /** Every broken invariant, one line each. */
   violations: string[];
 }
@@ -205,10 +214,12 @@ export async function runEval(options: EvalOptions): Promise<EvalRow[]> {
           requests: replay.requests.map((r) => r.tokens),
           compactedAt: replay.compactions.filter((c) => c.status === 'committed').map((c) => c.atRequest),
         },
+        recall: options.recallStore ? await scoreRecall(options.recallStore, replay.compactions) : null,
       };
       rows.push({ ...base, violations: violationsOf(base) });
+      const recall = base.recall ? `, recall@3 ${base.recall.found}/${base.recall.probes}` : '';
       options.log?.(
-        `eval ${session.name} @ ${window}: ${committed.length} compactions, ${replay.requests.length} requests, ` +
+        `eval ${session.name} @ ${window}: ${committed.length} compactions, ${replay.requests.length} requests${recall}, ` +
           `${(performance.now() - started).toFixed(0)} ms`,
       );
     }

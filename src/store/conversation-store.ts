@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { checkConversationId, ConversationIdError } from '../context/conversation-id';
-import type { ContextItem } from '../context/items';
+import type { ContextItem, ToolCall } from '../context/items';
 import { itemColumns, rowToItem, type ItemRow } from './rows';
+import { searchTexts } from './search-document';
+import { searchVector } from './search-terms';
 
 /** Token and item totals of one context version. */
 export interface ContextTotals {
@@ -108,7 +110,7 @@ const statementNames = new Map<string, string>();
  * few variants, so a connection prepares a bounded set. A pooler in front of PostgreSQL must keep
  * prepared statements per client (PgBouncer ≥ 1.21 with `max_prepared_statements`, or session mode).
  */
-function prepared<R extends QueryResultRow = QueryResultRow>(
+export function prepared<R extends QueryResultRow = QueryResultRow>(
   db: Pool | PoolClient,
   text: string,
   values: unknown[],
@@ -765,13 +767,17 @@ export class ConversationStore {
       [conversationId, fresh.length],
     );
     let seq = Number(seqRow.rows[0]?.next_seq ?? 1);
+    const calls = await this.callsOf(c, conversationId, fresh);
     for (const item of fresh) {
       const col = itemColumns(item);
+      const call = calls.get(item.id);
+      // The recall index (migration 003): '' for an item recall does not search.
+      const search = searchVector(searchTexts(item, call)) ?? '';
       await prepared(
         c,
         `insert into items (id, conversation_id, seq, type, role, body, tokens, round, is_meta, pinned, ephemeral,
-                            source_id, attrs)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+                            source_id, attrs, search)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::tsvector)`,
         [
           item.id,
           conversationId,
@@ -786,9 +792,51 @@ export class ConversationStore {
           item.ephemeral,
           item.sourceId ?? null,
           col.attrs,
+          search,
         ],
       );
     }
+  }
+
+  /**
+   * The call of each tool result among `items`, by the result's id: the nearest call with its id
+   * before it in `items`, else in the newest stored assistant message that has it (a result is
+   * stored after its call; real sessions reuse call ids, so the nearest one is the call).
+   */
+  private async callsOf(
+    c: PoolClient,
+    conversationId: string,
+    items: ContextItem[],
+  ): Promise<Map<string, ToolCall>> {
+    const latest = new Map<string, ToolCall>();
+    const callOf = new Map<string, ToolCall>();
+    const missing: { resultId: string; callId: string }[] = [];
+    for (const item of items) {
+      if (item.type === 'ASSISTANT_MESSAGE')
+        for (const call of item.message.tool_calls ?? []) latest.set(call.id, call);
+      if (item.type !== 'TOOL_RESULT') continue;
+      const call = latest.get(item.message.tool_call_id);
+      if (call) callOf.set(item.id, call);
+      else missing.push({ resultId: item.id, callId: item.message.tool_call_id });
+    }
+    for (const { resultId, callId } of missing) {
+      const r = await prepared<ItemRow>(
+        c,
+        `select ${ITEM_COLUMNS} from items i
+          where i.conversation_id = $1 and i.type = 'ASSISTANT_MESSAGE' and i.source_id is null
+            and strpos(i.body, $2) > 0
+          order by i.seq desc limit 1`,
+        [conversationId, JSON.stringify(callId)],
+      );
+      const row = r.rows[0];
+      const found = row ? rowToItem(row) : null;
+      const call =
+        found?.type === 'ASSISTANT_MESSAGE'
+          ? found.message.tool_calls?.find((t) => t.id === callId)
+          : undefined;
+      if (call) callOf.set(resultId, call);
+    }
+    return callOf;
   }
 
   private async insertVersion(

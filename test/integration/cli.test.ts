@@ -138,7 +138,12 @@ describe('a conversation from the command functions', () => {
     expect(active.version).toBe(after.activeVersion);
     expect(active.request.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
     expect(active.text).toContain('manual summary of the talk');
-    expect(JSON.parse(active.text)).toEqual({ messages: active.request.messages });
+    // The compacted context offers the recall tool (issue 24): its tool list is exported with it.
+    expect(active.request.tools.map((t) => t.function.name)).toEqual(['recall']);
+    expect(JSON.parse(active.text)).toEqual({
+      messages: active.request.messages,
+      tools: active.request.tools,
+    });
     const v1 = await exportConversation(env.store, { id, version: 1, format: 'jsonl' });
     const v1Messages = v1.text
       .trimEnd()

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { handleOf } from '../../src/context/recall-handle';
 import {
   formatTaskList,
   hasPin,
@@ -27,6 +28,14 @@ function carried(items: readonly ContextItem[], over: Partial<CarriedStateInput>
 
 const textOf = (item: ContextItem | undefined): string =>
   item && item.type !== 'TOOL_DEFINITIONS' ? String(item.message.content) : '';
+
+/** The recall handle of the result of the (first) call to `tool` among the items. */
+function resultHandle(items: readonly ContextItem[], tool: string): string {
+  const at = items.findIndex(
+    (i) => i.type === 'ASSISTANT_MESSAGE' && i.message.tool_calls?.[0]?.function.name === tool,
+  );
+  return handleOf(items[at + 1]?.id ?? '');
+}
 
 /** A coding session: an edit, a failing test run, a read. */
 function session(f: ItemsFactory = itemsFactory(o200k)) {
@@ -60,13 +69,21 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       isMeta: true,
       message: {
         role: 'user',
-        content: `${ARTIFACT_TRAIL_HEADING}\n- README.md (read; round 1)\n- src/cli.ts (edited; round 1)\nCommands run, latest first: \`npm test\` (round 1)`,
+        content:
+          `${ARTIFACT_TRAIL_HEADING}\n- README.md (read; round 1, ${resultHandle(items, 'read_file')})\n` +
+          `- src/cli.ts (edited; round 1, ${resultHandle(items, 'str_replace_editor')})\n` +
+          'Commands run, latest first: `npm test` (round 1)',
       },
       carried: {
         kind: 'artifact_trail',
         files: [
-          { path: 'src/cli.ts', ops: ['edit'], lastRound: 1 },
-          { path: 'README.md', ops: ['read'], lastRound: 1 },
+          {
+            path: 'src/cli.ts',
+            ops: ['edit'],
+            lastRound: 1,
+            handle: resultHandle(items, 'str_replace_editor'),
+          },
+          { path: 'README.md', ops: ['read'], lastRound: 1, handle: resultHandle(items, 'read_file') },
         ],
         commands: [{ command: 'npm test', round: 1 }],
       },
@@ -111,7 +128,8 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
 
   it('replaces the previous carried items and merges their data', () => {
     const f = itemsFactory(o200k);
-    const first = carried(session(f), { gitDiffStat: 'src/cli.ts | 4 ++--' });
+    const start = session(f);
+    const first = carried(start, { gitDiffStat: 'src/cli.ts | 4 ++--' });
     // The next compaction: the old blocks were summarized; the test now passes, a new file is written.
     const later = conversation(
       first.items.filter((i) => i.type !== 'ASSISTANT_MESSAGE' && i.type !== 'TOOL_RESULT'),
@@ -123,9 +141,14 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
     expect(ids(next.items).filter((id) => id.startsWith('c1:'))).toStrictEqual(['c1:git-diff-stat']);
     expect(next.trail).toStrictEqual({
       files: [
-        { path: 'src/cli.ts', ops: ['edit'], lastRound: 1 },
-        { path: 'README.md', ops: ['read'], lastRound: 1 },
-        { path: 'docs/json.md', ops: ['write'], lastRound: 2 },
+        {
+          path: 'src/cli.ts',
+          ops: ['edit'],
+          lastRound: 1,
+          handle: resultHandle(start, 'str_replace_editor'),
+        },
+        { path: 'README.md', ops: ['read'], lastRound: 1, handle: resultHandle(start, 'read_file') },
+        { path: 'docs/json.md', ops: ['write'], lastRound: 2, handle: resultHandle(later, 'write_file') },
       ],
       commands: [
         { command: 'npm test', round: 1 },

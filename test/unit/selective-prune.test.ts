@@ -3,6 +3,7 @@ import { parseCompactionConfig, type CompactionConfig } from '../../src/context/
 import type { AssistantMessageItem, ContextItem, ToolResultItem } from '../../src/context/items';
 import { assignRounds } from '../../src/context/segments';
 import { selectivePrune, truncationMarker } from '../../src/context/selective-prune';
+import { handleOf } from '../../src/context/recall-handle';
 import type { Tokenizer } from '../../src/context/tokenizer';
 import { pairToolCalls, unansweredCalls } from '../../src/context/tool-pairs';
 import { sumTokens } from '../../src/context/tool-blocks';
@@ -76,9 +77,13 @@ describe('truncate: tool-call arguments over toolCallThreshold (500 tokens) are 
     expect(replaced.id).toBe(`${call.id}~cut200`);
     expect(replaced.sourceId).toBe(call.id);
     expect(replaced.message.tool_calls?.[0]?.function.arguments).toBe(
-      `${words(200)}\n${truncationMarker(n)}`,
+      `${words(200)}\n${truncationMarker(n, handleOf(call.id))}`,
     );
     expect(truncationMarker(n)).toBe(`[TRUNCATED original~${n} tokens]`);
+    // The marker names the original's recall handle (issue 24).
+    expect(truncationMarker(n, handleOf(call.id))).toBe(
+      `[TRUNCATED original~${n} tokens; recall ${handleOf(call.id)}]`,
+    );
     // The call keeps its id and name, so its result still answers it.
     expect(replaced.message.tool_calls?.[0]?.id).toBe(call.message.tool_calls?.[0]?.id);
     expect(replaced.message.tool_calls?.[0]?.function.name).toBe('write_file');
@@ -107,7 +112,7 @@ describe('truncate: tool-call arguments over toolCallThreshold (500 tokens) are 
     const calls = (out.items[1] as AssistantMessageItem).message.tool_calls ?? [];
     expect(calls.map((c) => c.function.arguments)).toStrictEqual([
       words(100),
-      `${words(200)}\n${truncationMarker(900)}`,
+      `${words(200)}\n${truncationMarker(900, handleOf(call.id))}`,
     ]);
     expect(out.stats.toolCallsTruncated).toBe(1);
   });
@@ -147,7 +152,7 @@ describe('truncate: tool results over toolResultThreshold (600 tokens) are cut',
       message: {
         role: 'tool',
         tool_call_id: result.message.tool_call_id,
-        content: `${words(200, 'x')}\n[TRUNCATED original~${n} tokens]`,
+        content: `${words(200, 'x')}\n[TRUNCATED original~${n} tokens; recall ${handleOf(result.id)}]`,
       },
     });
     expect(after.tokens).toBe(o200k.countItem(after));
@@ -161,18 +166,18 @@ describe('truncate: tool results over toolResultThreshold (600 tokens) are cut',
     const [call, result] = f.block('read_file', { path: 'a.ts' }, words(51));
     const out = prune(conversation(f.user('task'), call, result, f.assistant('done')), ALL_THE_WAY, config);
     expect((out.items[2] as ToolResultItem).message.content).toBe(
-      `${words(10)}\n[TRUNCATED original~51 tokens]`,
+      `${words(10)}\n[TRUNCATED original~51 tokens; recall ${handleOf(result.id)}]`,
     );
     expect(out.items[2]?.id).toBe(`${result.id}~cut10`);
   });
 
   // One 5000-token result; the context is `over` tokens over the target.
   it.each([
-    [1, 4972],
-    [100, 4873],
-    [1000, 3975],
-    [4500, 482],
-    [4700, 282],
+    [1, 4963],
+    [100, 4864],
+    [1000, 3966],
+    [4500, 473],
+    [4700, 273],
   ])('%d tokens over the target: the cut that reaches it keeps a %d-token preview', (over, preview) => {
     const f = itemsFactory(o200k);
     const [call, result] = f.block('read_file', { path: 'a.ts' }, words(5000, 'x'));
@@ -182,7 +187,7 @@ describe('truncate: tool results over toolResultThreshold (600 tokens) are cut',
     expect(out.items[2]).toMatchObject({
       id: `${result.id}~cut${preview}`,
       sourceId: result.id,
-      message: { content: `${words(preview, 'x')}\n${truncationMarker(5000)}` },
+      message: { content: `${words(preview, 'x')}\n${truncationMarker(5000, handleOf(result.id))}` },
     });
     expect(out.stats.rulesApplied).toStrictEqual(['truncate']);
     expect(out.tokensAfter).toBeLessThanOrEqual(target);
@@ -201,11 +206,11 @@ describe('truncate: tool results over toolResultThreshold (600 tokens) are cut',
 
   // Three blocks with 2000-token results; the context is `over` tokens over the target.
   it.each([
-    [1, ['~cut1978', '', '']],
-    [1500, ['~cut482', '', '']],
-    [1800, ['~cut200', '~cut1961', '']],
-    [3600, ['~cut200', '~cut200', '~cut1943']],
-    [5000, ['~cut200', '~cut200', '~cut545']],
+    [1, ['~cut1969', '', '']],
+    [1500, ['~cut473', '', '']],
+    [1800, ['~cut200', '~cut1943', '']],
+    [3600, ['~cut200', '~cut200', '~cut1916']],
+    [5000, ['~cut200', '~cut200', '~cut518']],
   ])('%d tokens over: oldest first, only as many as it takes → %j', (over, suffixes) => {
     const f = itemsFactory(o200k);
     const task = f.user('task');
@@ -614,7 +619,7 @@ describe('never touched: the header, pinned items, the latest tool block', () =>
     expect(ids(roomy.items)).toStrictEqual([
       ids(withOlder)[0],
       older[0].id,
-      `${older[1].id}~cut1979`,
+      `${older[1].id}~cut1970`,
       call.id,
       result.id,
     ]);
@@ -657,13 +662,13 @@ describe('cut forms: new items, derived ids, cut again only to a shorter preview
     const items = conversation(f.user('task'), call, result, f.assistant('done'));
     const total = sumTokens(items);
     const once = prune(items, total - 1000);
-    expect(ids(once.items)[2]).toBe(`${result.id}~cut3975`);
+    expect(ids(once.items)[2]).toBe(`${result.id}~cut3966`);
 
     const twice = prune(once.items, total - 4500);
     expect(twice.items[2]).toMatchObject({
-      id: `${result.id}~cut482`,
+      id: `${result.id}~cut473`,
       sourceId: result.id,
-      message: { content: `${words(482, 'x')}\n${truncationMarker(5000)}` },
+      message: { content: `${words(473, 'x')}\n${truncationMarker(5000, handleOf(result.id))}` },
     });
     expect(twice.newItems).toStrictEqual([twice.items[2]]);
 
@@ -687,7 +692,7 @@ describe('cut forms: new items, derived ids, cut again only to a shorter preview
     const [call, result] = f.block('bash', words(5000), words(3000, 'y'));
     const once = prune(conversation(f.user('task'), call, result, f.assistant('done')), ALL_THE_WAY, config);
     expect((once.items[2] as ToolResultItem).message.content).toBe(
-      `${words(10, 'y')}\n[TRUNCATED original~3000 tokens]`,
+      `${words(10, 'y')}\n[TRUNCATED original~3000 tokens; recall ${handleOf(result.id)}]`,
     );
     expect(o200k.countText((once.items[2] as ToolResultItem).message.content)).toBeGreaterThan(11);
     const twice = prune(once.items, ALL_THE_WAY, config);

@@ -23,6 +23,8 @@ const REVIEWED: Record<string, string> = {
   'src/store/migrate.ts: sql': 'the text of a migration file shipped in src/store/migrations',
   'src/infra/cluster.ts: pg.escapeIdentifier(name)':
     'a database name from the constant TEMPORAL_DATABASES, quoted as an identifier (create database takes no parameter)',
+  'src/store/archive-search.ts: HIT_COLUMNS': 'a constant column list',
+  'src/store/archive-search.ts: ITEM_SELECT': 'a constant column list',
   'src/store/conversation-store.ts: { name, text, values }':
     'the `prepared` wrapper: its text is the SQL argument of each prepared(...) call, checked there',
 };

@@ -491,7 +491,7 @@ describe('planCompaction: steps in order, stopping at the first that reaches the
       'sys',
       'task',
       call.id,
-      `${result.id}~cut3921`,
+      `${result.id}~cut3907`,
       'done',
       'c1:artifact-trail',
     ]);
@@ -686,7 +686,7 @@ describe('planCompaction: previous summaries, pinned and protected units', () =>
       'task',
       'old',
       call.id,
-      `${result.id}~cut3904`,
+      `${result.id}~cut3890`,
       'done',
       'c1:artifact-trail',
     ]);
@@ -773,10 +773,12 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
       'c5',
       'r5',
       'a5',
+      'u6',
     ]);
     const out = finishCompaction(p, summaryOf(20));
-    expect(ids(out).slice(0, 6)).toStrictEqual(['sys', 'task', 'new', 'c5', 'r5~cut200', 'a5']);
-    expect(out[4]).toMatchObject({ sourceId: 'r5', message: { tool_call_id: 'call5' } });
+    // The trail's recall handles (issue 24) take room: round 6's block is the newest removed one.
+    expect(ids(out).slice(0, 7)).toStrictEqual(['sys', 'task', 'new', 'a5', 'u6', 'c6', 'r6~cut200']);
+    expect(out[6]).toMatchObject({ sourceId: 'r6', message: { tool_call_id: 'call6' } });
     expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
     expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
   });

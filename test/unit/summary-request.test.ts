@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { handleOf } from '../../src/context/recall-handle';
 import {
   ARTIFACT_TRAIL_HEADING,
   collectArtifactTrail,
@@ -174,15 +175,17 @@ describe('buildSummaryRequest', () => {
 
   it('preserves the header: task, pins, the last 10 memories, the task list and the carried state', () => {
     const f = itemsFactory();
+    const edit = f.block('str_replace_editor', { path: 'src/cli.ts', command: 'str_replace' }, 'edited');
+    const read = f.block('read_file', { path: 'README.md' }, 'docs');
     const base = conversation(
       f.system('sys'),
       f.user('Make the CLI accept --json', { id: 'task' }),
       f.user('<Pin>Never push to main</Pin>', { pinned: true }),
       ...Array.from({ length: 12 }, (_, i) => f.note('MEMORY', `memory ${i}`)),
       f.note('TASK_LIST', '- [x] parse flag\n- [ ] print json'),
-      f.block('str_replace_editor', { path: 'src/cli.ts', command: 'str_replace' }, 'edited'),
+      edit,
       f.block('bash', { command: 'npm test' }, 'npm ERR! Test failed'),
-      f.block('read_file', { path: 'README.md' }, 'docs'),
+      read,
     );
     const { items } = buildCarriedState({
       items: base,
@@ -200,7 +203,8 @@ describe('buildSummaryRequest', () => {
         // The last 10 memories (seed 001), oldest first.
         `Recent memories:\n${Array.from({ length: 10 }, (_, i) => `- memory ${i + 2}`).join('\n')}`,
         'Task list:\n- [x] parse flag\n- [ ] print json',
-        `${ARTIFACT_TRAIL_HEADING}\n- README.md (read; round 2)\n- src/cli.ts (edited; round 2)\n` +
+        `${ARTIFACT_TRAIL_HEADING}\n- README.md (read; round 2, ${handleOf(read[1].id)})\n` +
+          `- src/cli.ts (edited; round 2, ${handleOf(edit[1].id)})\n` +
           'Commands run, latest first: `npm test` (round 2)',
         '[Open errors] Reported by a tool and not seen resolved since\n- round 2, bash npm test: npm ERR! Test failed',
         '[Workspace changes] git diff --stat at the last compaction\nsrc/cli.ts | 4 ++--\n' +
@@ -394,21 +398,23 @@ describe('toolCallEffect: the files a tool call touches and the command it runs'
 });
 
 describe('collectArtifactTrail', () => {
-  it('every file with its operations and last round, newest touch last; the commands in order', () => {
+  it('every file with its operations, last round and the handle of its last touch; the commands in order', () => {
     const f = itemsFactory();
+    const writeB = f.block('write_file', { path: 'b.ts', content: 'x' }, '');
+    const readA = f.block('read_file', { path: 'a.ts' }, '');
     const items = conversation(
       f.user('task'),
       f.block('read_file', { path: 'a.ts' }, ''),
-      f.block('write_file', { path: 'b.ts', content: 'x' }, ''),
+      writeB,
       f.user('next'),
       f.block('edit_file', { path: 'a.ts' }, ''),
       f.block('bash', { command: 'npm test' }, ''),
-      f.block('read_file', { path: 'a.ts' }, ''),
+      readA,
     );
     expect(collectArtifactTrail(items)).toStrictEqual({
       files: [
-        { path: 'b.ts', ops: ['write'], lastRound: 1 },
-        { path: 'a.ts', ops: ['read', 'edit'], lastRound: 2 },
+        { path: 'b.ts', ops: ['write'], lastRound: 1, handle: handleOf(writeB[1].id) },
+        { path: 'a.ts', ops: ['read', 'edit'], lastRound: 2, handle: handleOf(readA[1].id) },
       ],
       commands: [{ command: 'npm test', round: 2 }],
     });
@@ -416,16 +422,26 @@ describe('collectArtifactTrail', () => {
 
   it('a SWE-agent edit applies to the file opened last', () => {
     const f = itemsFactory();
+    const editM = f.block('edit', { start_line: 3, end_line: 4, replacement: 'y' }, 'ok');
+    const editN = f.block('edit', { start_line: 1, end_line: 1, replacement: 'z' }, 'ok');
     const items = conversation(
       f.user('fix it'),
       f.block('open', { path: 'src/m.py' }, '[file]'),
-      f.block('edit', { start_line: 3, end_line: 4, replacement: 'y' }, 'ok'),
+      editM,
       f.block('open', { path: 'src/n.py', line_number: 10 }, '[file]'),
-      f.block('edit', { start_line: 1, end_line: 1, replacement: 'z' }, 'ok'),
+      editN,
     );
     expect(collectArtifactTrail(items).files).toStrictEqual([
-      { path: 'src/m.py', ops: ['read', 'edit'], lastRound: 1 },
-      { path: 'src/n.py', ops: ['read', 'edit'], lastRound: 1 },
+      { path: 'src/m.py', ops: ['read', 'edit'], lastRound: 1, handle: handleOf(editM[1].id) },
+      { path: 'src/n.py', ops: ['read', 'edit'], lastRound: 1, handle: handleOf(editN[1].id) },
+    ]);
+  });
+
+  it('a touch without its result (cut away, or still running) names the call', () => {
+    const f = itemsFactory();
+    const [call] = f.block('read_file', { path: 'a.ts' }, '');
+    expect(collectArtifactTrail(conversation(f.user('q'), call)).files).toStrictEqual([
+      { path: 'a.ts', ops: ['read'], lastRound: 1, handle: handleOf(call.id) },
     ]);
   });
 
@@ -439,16 +455,13 @@ describe('collectArtifactTrail', () => {
     };
     const frozen = structuredClone(previous);
     const f = itemsFactory();
-    const items = conversation(
-      f.user('q'),
-      f.block('edit_file', { path: 'a.ts' }, ''),
-      f.block('bash', { command: 'make test' }, ''),
-    );
+    const editA = f.block('edit_file', { path: 'a.ts' }, '');
+    const items = conversation(f.user('q'), editA, f.block('bash', { command: 'make test' }, ''));
     const shifted = items.map((i) => ({ ...i, round: i.round + 4 }));
     expect(collectArtifactTrail(shifted, previous)).toStrictEqual({
       files: [
         { path: 'old.ts', ops: ['read'], lastRound: 1 },
-        { path: 'a.ts', ops: ['read', 'edit'], lastRound: 5 },
+        { path: 'a.ts', ops: ['read', 'edit'], lastRound: 5, handle: handleOf(editA[1].id) },
       ],
       commands: [
         { command: 'make', round: 2 },

@@ -2,8 +2,9 @@
  * `durable-compaction eval <session files…> --window 8000,16000,32000,64000 [--summarizer
  * extractive|llm] [--json] [--out DIR]`: replays each recorded session (any importer format) item
  * by item through the same pure planning the compaction activities run, at each window, and
- * reports what survives a compaction and what is lost (src/eval). No Temporal, no PostgreSQL; an
- * LLM only with `--summarizer llm`.
+ * reports what survives a compaction and what is lost (src/eval), and how much of what it lost
+ * `recall` finds again (PostgreSQL: DATABASE_URL or an embedded one; `--no-recall` needs none). No
+ * Temporal; an LLM only with `--summarizer llm`.
  *
  * Exit codes: 0 every invariant held; 4 an invariant broke (listed); 2 bad input; 1 a failure.
  */
@@ -11,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadCompactionConfig } from '../../infra/config-sources';
+import { connectPostgres } from '../../infra/postgres';
 import { createLlmClient, requestSummary } from '../../llm';
 import { tokenCounterForModel } from '../../tokens';
 import { evalJson, evalSvg, markdownTable, textTable } from '../../eval/report';
@@ -34,6 +36,11 @@ export interface EvalCommandOptions {
   /** A compaction config file (as `DC_COMPACTION_CONFIG`); the window is set per run. */
   configFile?: string;
   peers: boolean;
+  /**
+   * Score recall probes (issue 24) on PostgreSQL: DATABASE_URL when set (each replay becomes a
+   * conversation `eval-recall-…` there), else an embedded PostgreSQL for the run. Default false.
+   */
+  recall?: boolean;
   log?: (line: string) => void;
 }
 
@@ -82,15 +89,21 @@ export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> 
       return outcome.summary;
     });
   }
-  return runEval({
-    sessions,
-    windows: options.windows,
-    config,
-    tokenizer: tokenCounterForModel(options.model),
-    summarizer,
-    peers: options.peers,
-    ...(options.log ? { log: options.log } : {}),
-  });
+  const postgres = options.recall ? await connectPostgres({ poolSize: 2 }) : null;
+  try {
+    return await runEval({
+      sessions,
+      windows: options.windows,
+      config,
+      tokenizer: tokenCounterForModel(options.model),
+      summarizer,
+      peers: options.peers,
+      ...(options.log ? { log: options.log } : {}),
+      ...(postgres ? { recallStore: postgres.pool } : {}),
+    });
+  } finally {
+    await postgres?.shutdown();
+  }
 }
 
 /** Writes eval.json, eval.md and eval.svg into `dir`. */
@@ -125,6 +138,10 @@ export function registerEval(program: Command): void {
     )
     .option('--config <file>', 'a compaction config file (YAML; the window is set by --window)')
     .option('--no-peers', "leave out pi's prepareCompaction and LangChain's trimMessages")
+    .option(
+      '--no-recall',
+      'leave out the recall probes (they need PostgreSQL: DATABASE_URL, else an embedded one for the run)',
+    )
     .option('--json', 'print every row as JSON')
     .option('--out <dir>', 'write eval.json, eval.md and eval.svg into this directory')
     .addHelpText(
@@ -132,7 +149,9 @@ export function registerEval(program: Command): void {
       '\nEach assistant message of a session is one model call: triggers are checked before and after it, and a\n' +
         'request over the window is refused as the model would (overflow). Reported per session and window:\n' +
         'compactions, tokens after each (% of the window), target met, fill, requests over the window, tool results\n' +
-        'orphaned, header items lost, touched files kept, carried state kept, ms per compaction, and the peers.\n' +
+        'orphaned, header items lost, touched files kept, carried state kept, ms per compaction, recall@3 (strings\n' +
+        'only the compacted span held, searched the way a model would: a read file by its path, an error by its words,\n' +
+        "a command's output by the command; found when a top-3 result holds them), and the peers.\n" +
         `Exit codes: 0 every invariant held, ${EVAL_VIOLATION_EXIT} an invariant broke (each is listed), 2 bad input, 1 failure.`,
     )
     .action(
@@ -146,6 +165,7 @@ export function registerEval(program: Command): void {
             summaryModel?: string;
             config?: string;
             peers: boolean;
+            recall: boolean;
             json?: boolean;
             out?: string;
           },
@@ -163,6 +183,7 @@ export function registerEval(program: Command): void {
             ...(opts.summaryModel !== undefined ? { summaryModel: opts.summaryModel } : {}),
             ...(opts.config !== undefined ? { configFile: opts.config } : {}),
             peers: opts.peers,
+            recall: opts.recall,
             log: (line) => console.error(line),
           });
           const violations = rows.flatMap((r) => r.violations.map((v) => `${r.session} @ ${r.window}: ${v}`));
