@@ -202,7 +202,12 @@ const targetShare = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1.2, noNaN
 /** An output item's identity in the input: itself, or for a cut form made from it, its source. */
 function originIn(input: readonly ContextItem[]): (item: ContextItem) => string {
   const ids = new Set(input.map((item) => item.id));
-  return (item) => (ids.has(item.id) ? item.id : (item.sourceId ?? item.id));
+  // The input may hold a cut form already: a shorter cut of it names the original as its source.
+  const formOf = new Map(input.flatMap((item) => (item.sourceId ? [[item.sourceId, item.id] as const] : [])));
+  return (item) => {
+    if (ids.has(item.id) || item.sourceId === undefined) return item.id;
+    return ids.has(item.sourceId) ? item.sourceId : (formOf.get(item.sourceId) ?? item.sourceId);
+  };
 }
 
 /** Header and pinned items of the input are in the output, unchanged (the same objects). */
