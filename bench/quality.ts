@@ -53,6 +53,8 @@ runMain(async () => {
     summarizer: 'extractive',
     model: 'gpt-4o',
     peers: true,
+    // recall@3 (issue 24): PostgreSQL from DATABASE_URL, else an embedded one for the run.
+    recall: true,
     log: (line) => console.error(line),
   });
   const machine = machineInfo('quality');
