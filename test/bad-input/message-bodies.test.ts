@@ -24,7 +24,7 @@ import {
 } from '../../src/infra/codec';
 import { isSummaryRequest, step } from '../support/fake-openai';
 import { startConversationEnv, type ConversationEnv } from '../support/conversation-env';
-import { encodeHistory, fetchFullHistory } from '../support/histories';
+import { allHistories, encodeHistory, fetchFullHistory } from '../support/histories';
 import { testDatabaseUrl, testTemporalAddress, uniqueId } from '../support/harness';
 import { runCli, type Run } from '../support/cli-process';
 
@@ -57,9 +57,9 @@ async function started(r: Run): Promise<string> {
 async function historyBytes(id: string): Promise<string> {
   const description = await env.client.workflow.getHandle(id).describe();
   // These conversations are short: one run (fetchFullHistory would follow a continue-as-new).
-  const { runs, children } = await fetchFullHistory(env.client, id, description.runId);
-  return [...runs, ...children]
-    .map((h) => Buffer.from(encodeHistory(h.history)).toString('latin1'))
+  const full = await fetchFullHistory(env.client, id, description.runId);
+  return allHistories(full)
+    .map((h) => Buffer.from(encodeHistory(h)).toString('latin1'))
     .join('\n');
 }
 

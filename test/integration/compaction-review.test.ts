@@ -28,6 +28,7 @@ import { runCli, spawnWorker, workerStarted } from '../support/cli-process';
 import { isSummaryRequest, startFakeOpenAI, step } from '../support/fake-openai';
 import {
   activityNames,
+  allHistories,
   encodeHistory,
   startConversationEnv,
   TEST_API_KEY,
@@ -185,8 +186,8 @@ describe('review before commit', () => {
     expect((await conv.events()).find((e) => e.type === 'review')).toMatchObject({ edited: true });
     // The edit, the proposal's preview and the summary travel by reference: in no history (issue 22).
     const full = await conv.fullHistory();
-    const bytes = [...full.runs, ...full.children]
-      .map((h) => Buffer.from(encodeHistory(h.history)).toString('latin1'))
+    const bytes = allHistories(full)
+      .map((h) => Buffer.from(encodeHistory(h)).toString('latin1'))
       .join('\n');
     expect(bytes).toContain('binary/claim-check');
     expect(bytes).not.toContain('Edited by the reviewer');
