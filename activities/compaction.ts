@@ -13,6 +13,7 @@ import { llmBoundary, requestSummary } from '../src/llm';
 import type { ActivityDeps } from './deps';
 import { CLAIM } from '../src/claim';
 import { storeBoundary } from './failures';
+import { checkedInput } from '../src/failures';
 import { faultPoint } from './faults';
 import { withHeartbeat } from './heartbeat';
 import { gitDiffStat } from './git-stat';
@@ -32,15 +33,9 @@ import type {
 /** Characters of the summary carried in workflow history as a preview (the text is in the store). */
 export const SUMMARY_PREVIEW_CHARS = 300;
 
+/** The configuration as given, defaults filled; a bad one is `CONFIG_INVALID`, not retried. */
 function parseConfig(raw: Record<string, unknown>): CompactionConfig {
-  try {
-    return policy.parseCompactionConfig(raw);
-  } catch (err) {
-    throw ApplicationFailure.nonRetryable(
-      `invalid compaction config: ${(err as Error).message}`,
-      'CONFIG_INVALID',
-    );
-  }
+  return checkedInput(() => policy.parseCompactionConfig(raw));
 }
 
 /** The inputs of `planCompaction` for a running compaction: the base context and the git diff stat. */

@@ -4,18 +4,10 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { StoreError, type StoreErrorKind } from '../src/store';
+import { NON_RETRYABLE_STORE_FAILURE_TYPES } from '../src/failures';
 
 /** Store failures that retrying cannot fix. */
-const NON_RETRYABLE: ReadonlySet<StoreErrorKind> = new Set([
-  'CONVERSATION_NOT_FOUND',
-  'CONVERSATION_ENDED',
-  'VERSION_NOT_FOUND',
-  'BASE_VERSION_CHANGED',
-  'COMPACTION_NOT_FOUND',
-  'COMPACTION_FINISHED',
-  'ITEM_NOT_FOUND',
-  'INVALID_CONVERSATION_ID',
-]);
+const NON_RETRYABLE: ReadonlySet<StoreErrorKind> = new Set(NON_RETRYABLE_STORE_FAILURE_TYPES);
 
 /** Runs `fn`, turning a StoreError into an ApplicationFailure of the same kind. */
 export async function storeBoundary<T>(fn: () => Promise<T>): Promise<T> {

@@ -15,7 +15,8 @@ import {
 import { ActivityFailure, ApplicationFailure, type PayloadCodec } from '@temporalio/common';
 import { ConfigError } from '../context/config';
 import { ImportError } from '../context/importers';
-import { describeError, InfraError, innermostCause } from '../infra/errors';
+import { describeError, InfraError } from '../infra/errors';
+import { BAD_REQUEST_FAILURE_TYPES, causeChain, innermostCause } from '../failures';
 import { parseTemporalAddress } from '../infra/temporal';
 import type { ConversationStore } from '../store';
 import { statusQuery, type ConversationStatus } from '../../workflows/definitions';
@@ -29,7 +30,7 @@ export class UsageError extends Error {
 export const CONVERSATION_WORKFLOW = 'agentConversation';
 
 /** Store failure kinds that mean the user named something that is not there (exit 2). */
-const BAD_INPUT_FAILURES = new Set(['CONVERSATION_NOT_FOUND', 'CONVERSATION_ENDED', 'VERSION_NOT_FOUND']);
+const BAD_INPUT_FAILURES: ReadonlySet<string> = new Set(BAD_REQUEST_FAILURE_TYPES);
 
 export interface ClientSettings {
   /** `host:port` of the Temporal frontend (TEMPORAL_ADDRESS, default localhost:7233). */
@@ -178,9 +179,9 @@ export async function workflowFailure(
     return null;
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) return null;
-    let application: ApplicationFailure | undefined;
-    for (let failure: unknown = err.cause; failure instanceof Error; failure = failure.cause)
-      if (failure instanceof ApplicationFailure) application = failure;
+    const application = causeChain(err.cause)
+      .filter((failure): failure is ApplicationFailure => failure instanceof ApplicationFailure)
+      .pop();
     const root = application ?? innermost(err);
     return { message: root?.message.split('\n')[0] ?? err.message, type: application?.type ?? null };
   }
@@ -233,7 +234,7 @@ export function explainUpdateFailure(err: unknown): Error {
   const cause = err.cause;
   // A validator's plain Error arrives as an ApplicationFailure of type `Error`.
   if (cause instanceof ApplicationFailure && cause.type === 'Error') return new UsageError(cause.message);
-  for (let failure: unknown = cause; failure instanceof Error; failure = failure.cause) {
+  for (const failure of causeChain(cause)) {
     if (failure instanceof ApplicationFailure && BAD_INPUT_FAILURES.has(failure.type ?? ''))
       return new UsageError(failure.message);
     if (!(failure instanceof ActivityFailure) && !(failure instanceof ApplicationFailure)) break;

@@ -1,3 +1,7 @@
+import { innermostCause } from '../failures';
+
+export { innermostCause };
+
 /**
  * Failures of the infrastructure a user can fix (an unreachable server, a bad URL, a port in use):
  * one clear line saying what is wrong and what to do, no stack trace unless DEBUG is set.
@@ -22,14 +26,6 @@ export class InfraError extends Error {
 /** What to do when a payload is encrypted (`binary/encrypted`, src/infra/codec.ts) and this process has no key. */
 const NO_KEY_HINT =
   'the conversation is encrypted: set DC_PAYLOAD_KEY (and DC_PAYLOAD_OLD_KEYS) to the key the workers use';
-
-/** The innermost error of `err`'s cause chain (itself when it has no cause). */
-export function innermostCause(err: unknown): unknown {
-  let current = err;
-  for (let depth = 0; depth < 20 && current instanceof Error && current.cause !== undefined; depth++)
-    current = current.cause;
-  return current;
-}
 
 /**
  * The line printed for any error at an entry point. A wrapper's message ("Workflow Update

@@ -14,33 +14,10 @@ import {
   OpenAIError,
 } from 'openai';
 import type { SummaryFailureReason } from '../context/summary-result';
+import type { LlmFailureType } from '../failures';
 
-/** Every failure type this module produces; stable strings used in retry policies. */
-export const LLM_FAILURE_TYPES = [
-  'LLM_CONTEXT_LENGTH_EXCEEDED',
-  'LLM_BAD_REQUEST',
-  'LLM_AUTH',
-  'LLM_QUOTA_EXCEEDED',
-  'LLM_RATE_LIMITED',
-  'LLM_TIMEOUT',
-  'LLM_SERVER_ERROR',
-  'LLM_CONNECTION',
-  'LLM_INVALID_RESPONSE',
-  'LLM_UNEXPECTED',
-  'SUMMARY_INVALID',
-] as const;
-export type LlmFailureType = (typeof LLM_FAILURE_TYPES)[number];
-
-/**
- * Types that retrying the same request cannot fix. The workflow handles
- * `LLM_CONTEXT_LENGTH_EXCEEDED` itself (emergency compaction, then one retry of the call).
- */
-export const NON_RETRYABLE_LLM_FAILURE_TYPES: readonly LlmFailureType[] = [
-  'LLM_CONTEXT_LENGTH_EXCEEDED',
-  'LLM_BAD_REQUEST',
-  'LLM_AUTH',
-  'LLM_QUOTA_EXCEEDED',
-];
+/** The failure types this module produces, and those not retried (src/failures.ts names them all). */
+export { LLM_FAILURE_TYPES, NON_RETRYABLE_LLM_FAILURE_TYPES, type LlmFailureType } from '../failures';
 
 /** Small, history-safe facts about a failure (no bodies, no headers, no secrets). */
 export interface LlmFailureDetails {

@@ -19,6 +19,7 @@ import {
   type ClientSettings,
 } from '../client';
 import { buildStartInput, DEFAULT_MODEL, type StartFlags } from '../start-options';
+import { BAD_START_INPUT_FAILURE_TYPES } from '../../failures';
 
 export interface StartResult {
   conversationId: string;
@@ -28,12 +29,7 @@ export interface StartResult {
 }
 
 /** Failure types of a workflow that fails at start because of what it was started with: exit 2. */
-const BAD_START_INPUT = new Set([
-  'TOOL_UNKNOWN',
-  'HEADER_EXCEEDS_WINDOW',
-  'CONFIG_INVALID',
-  'INVALID_CONVERSATION_ID',
-]);
+const BAD_START_INPUT: ReadonlySet<string> = new Set(BAD_START_INPUT_FAILURE_TYPES);
 
 /**
  * Starts the conversation. An id already used (running or ended) is refused: a conversation's
