@@ -5,7 +5,26 @@
 import type { TriggerObservation } from '../src/context/compaction-decision';
 import type { TriggerKind } from '../src/context/triggers';
 import type { Claimed } from '../src/claim';
-import type { ModelSettings, UsageInfo } from '../workflows/definitions';
+
+/** Which model answers the agent's turns. */
+export interface ModelSettings {
+  /** `openai`: any OpenAI-compatible endpoint (key and URL from the worker's environment). `recorded`: play back an imported session. */
+  provider: 'openai' | 'recorded';
+  /** Agent model name. */
+  model: string;
+  /** Summarizer model (a cheaper one is common); defaults to `model`. */
+  summaryModel?: string;
+  /** For `recorded`: the session file, as the worker sees it. */
+  recordingPath?: string;
+  /** Upper bound on the tokens of one answer. */
+  maxOutputTokens?: number;
+}
+
+export interface UsageInfo {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
 
 /** Totals of the active context after a write. */
 export interface Totals {

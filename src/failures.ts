@@ -59,6 +59,8 @@ export const WORKFLOW_FAILURE_TYPES = [
   /** The context needed compaction and it was declined (`onReject: "fail"`). */
   'COMPACTION_REJECTED',
   'COMPACTION_FAILED',
+  /** The compaction child found no summary strategy to run (a bug). */
+  'NO_STRATEGY',
   'RESTORE_FAILED',
   'ROUND_FAILED',
   /** A bug: the workflow lost track of its own state. */

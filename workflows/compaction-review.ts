@@ -8,7 +8,6 @@
  */
 import {
   type ActivityOptions,
-  ActivityFailure,
   ApplicationFailure,
   condition,
   proxyActivities,
@@ -18,6 +17,7 @@ import {
 import type { PruneResult, RevisedSummary, ReviewActivities, SummarizeResult } from '../activities/types';
 import type { CompactionConfig } from '../src/context/config';
 import { withoutSummaryPrefix } from '../src/context/summary-edit';
+import { applicationFailureIn, asFinalFailure, NOT_RETRIED } from '../src/failures';
 import {
   CLAIM,
   NO_REVIEW_PENDING,
@@ -38,7 +38,7 @@ const reviseOptions: ActivityOptions = {
   retry: {
     initialInterval: '500ms',
     maximumAttempts: 5,
-    nonRetryableErrorTypes: ['SUMMARY_EDIT_REFUSED', 'COMPACTION_FINISHED', 'VERSION_NOT_FOUND'],
+    nonRetryableErrorTypes: [...NOT_RETRIED.reviewEdit],
   },
 };
 const review = proxyActivities<ReviewActivities>(reviseOptions);
@@ -215,13 +215,8 @@ export class SummaryReview {
         ],
       );
     } catch (err) {
-      const cause = err instanceof ActivityFailure ? err.cause : err;
-      if (cause instanceof ApplicationFailure)
-        throw ApplicationFailure.create({
-          type: cause.type ?? 'SUMMARY_EDIT_FAILED',
-          message: cause.message,
-          nonRetryable: true,
-        });
+      // The reviewer is told why (a refused edit, a finished compaction); a cancellation goes on.
+      if (applicationFailureIn(err)) throw asFinalFailure(err, 'SUMMARY_EDIT_FAILED');
       throw err;
     }
   }

@@ -20,39 +20,32 @@ import {
   getExternalWorkflowHandle,
   patched,
   proxyActivities,
-  setCurrentDetails,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
-import type {
-  CompactionActivities,
-  PruneInput,
-  PruneResult,
-  SummarizeResult,
-  SummaryStep,
-} from '../activities/types';
+import type { CompactionActivities, PruneInput, PruneResult } from '../activities/types';
 import { parseCompactionConfig, type CompactionConfig } from '../src/context/config';
 import { bothWays } from './activity-options';
 import {
   CLAIM,
   compactionMetaSignal,
-  compactionProgressQuery,
   compactionReviewSignal,
   type CompactionInput,
-  type CompactionProgress,
   type CompactionResult,
   type ConversationEvent,
   type ReviewVerdict,
 } from './definitions';
-import { reviewDetails, reviewProposal, SummaryReview } from './compaction-review';
+import { reviewProposal, SummaryReview } from './compaction-review';
+import { trackProgress } from './compaction-progress';
+import { summarizeInSteps, type SummaryTally } from './compaction-summary';
+import { applicationFailureIn, innermostCause, NOT_RETRIED } from '../src/failures';
 
 /** Pruning is deterministic and cheap: retry it freely. */
 const pruneOptions: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
   // Prune, commit and compensation heartbeat too: a dead worker's task moves on after 10 s.
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '500ms', maximumAttempts: 5, nonRetryableErrorTypes: ['CONFIG_INVALID'] },
+  retry: { initialInterval: '500ms', maximumAttempts: 5, nonRetryableErrorTypes: [...NOT_RETRIED.prune] },
 };
 
 /**
@@ -68,7 +61,7 @@ const summarizeOptions: ActivityOptions = {
     initialInterval: '1s',
     backoffCoefficient: 2,
     maximumAttempts: 3,
-    nonRetryableErrorTypes: ['LLM_BAD_REQUEST', 'LLM_AUTH', 'LLM_CONTEXT_LENGTH_EXCEEDED', 'CONFIG_INVALID'],
+    nonRetryableErrorTypes: [...NOT_RETRIED.summaryCall],
   },
 };
 
@@ -79,7 +72,7 @@ const commitOptions: ActivityOptions = {
   retry: {
     initialInterval: '500ms',
     maximumAttempts: 10,
-    nonRetryableErrorTypes: ['BASE_VERSION_CHANGED', 'COMPACTION_FINISHED', 'VERSION_NOT_FOUND'],
+    nonRetryableErrorTypes: [...NOT_RETRIED.commit],
   },
 };
 
@@ -105,38 +98,15 @@ const summary = bothWays<CompactionActivities>(summarizeOptions);
 const commit = bothWays<CompactionActivities>(commitOptions);
 const compensation = proxyActivities<CompactionActivities>(compensationOptions);
 
-/** Rounds kept verbatim by the last-resort full summary, then fewer (seed 004: "keep fewer rounds"). */
-function fullSummarySteps(keepRecentRounds: number): SummaryStep[] {
-  const steps: SummaryStep[] = [];
-  for (let k = keepRecentRounds; k >= 0; k--) steps.push({ strategy: 'full', keepRecentRounds: k });
-  return steps;
-}
-
-/** The failure's reason as recorded: the application failure type and message, innermost first. */
-export function describeFailure(err: unknown): string {
-  let cause: unknown = err;
-  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
-  if (cause instanceof ApplicationFailure) {
-    const reason = (cause.details?.[0] as { reason?: string } | undefined)?.reason;
-    return [cause.type ?? 'Error', reason, cause.message].filter(Boolean).join(': ');
+/** The failure's reason as recorded: the application failure's type, reason and message. */
+function describeFailure(err: unknown): string {
+  const application = applicationFailureIn(err);
+  if (application) {
+    const reason = (application.details?.[0] as { reason?: string } | undefined)?.reason;
+    return [application.type ?? 'Error', reason, application.message].filter(Boolean).join(': ');
   }
-  if (cause instanceof Error) return cause.message;
-  return String(cause);
-}
-
-/** The child's current details in the Web UI: where it is, in a few lines of markdown. */
-export function progressDetails(p: CompactionProgress): string {
-  const tokens =
-    p.tokensBefore === null
-      ? ''
-      : ` · ${p.tokensBefore.toLocaleString('en-US')} → ${(p.tokensAfter ?? p.tokensBefore).toLocaleString('en-US')} tokens`;
-  const lines = [`**${p.trigger} compaction #${p.seq}** · ${p.phase}${tokens}`];
-  if (p.step) lines.push(`Step: ${p.step}`);
-  if (p.summaryCalls > 0) lines.push(`Summary calls ended: ${p.summaryCalls}`);
-  if (p.review) lines.push(...reviewDetails(p.review));
-  if (p.outcome)
-    lines.push(`Outcome: ${p.outcome.status}${p.outcome.reason ? ` (${p.outcome.reason})` : ''}`);
-  return lines.join('\n\n');
+  const root = innermostCause(err);
+  return root instanceof Error ? root.message : String(root);
 }
 
 export async function compaction(input: CompactionInput): Promise<CompactionResult> {
@@ -191,24 +161,7 @@ async function runCompaction(
   emit: (event: ConversationEvent) => void,
   review: SummaryReview,
 ): Promise<CompactionResult> {
-  // Where it is, for the `progress` Query and the Web UI's current details (no history of its own).
-  const progress: CompactionProgress = {
-    seq: input.seq,
-    trigger: input.trigger,
-    phase: 'prune',
-    step: null,
-    tokensBefore: null,
-    tokensAfter: null,
-    prunedTokens: null,
-    summaryCalls: 0,
-    outcome: null,
-  };
-  const report = (change: Partial<CompactionProgress>): void => {
-    Object.assign(progress, change);
-    setCurrentDetails(progressDetails(progress));
-  };
-  setHandler(compactionProgressQuery, () => progress);
-  report({});
+  const { progress, report } = trackProgress(input);
 
   const started = Date.now();
   const events: ConversationEvent[] = [];
@@ -218,9 +171,7 @@ async function runCompaction(
   };
   const timings = { pruneMs: 0, summaryMs: 0, commitMs: 0, totalMs: 0 };
   let pruned: PruneResult | undefined;
-  let chosen: SummarizeResult | undefined;
-  let attempts = 0;
-  let strategy: string | null = null;
+  const tally: SummaryTally = { attempts: 0, strategy: null, chosen: undefined };
   let failedPhase: CompactionResult['failedPhase'] = 'prune';
   let reviewed: ReviewVerdict | undefined;
 
@@ -233,6 +184,7 @@ async function runCompaction(
     const tokensAfter = status === 'committed' ? (totals?.tokens ?? tokensBefore) : tokensBefore;
     timings.totalMs = Date.now() - started;
     report({ phase: 'done', tokensAfter, outcome: { status, reason } });
+    const chosen = tally.chosen;
     const summaryPreview = status === 'committed' ? (chosen?.summaryPreview ?? '') : '';
     return {
       // The summary's preview is conversation text: by reference (see CLAIM).
@@ -241,7 +193,7 @@ async function runCompaction(
       seq: input.seq,
       status,
       trigger: input.trigger,
-      strategy,
+      strategy: tally.strategy,
       taskType: pruned?.taskType ?? null,
       tokensBefore,
       tokensAfter,
@@ -250,7 +202,7 @@ async function runCompaction(
       itemsCompacted: status === 'committed' ? (chosen?.itemsCompacted ?? 0) : 0,
       summaryItemId: status === 'committed' ? (chosen?.summaryItemId ?? null) : null,
       summaryPreview,
-      attempts,
+      attempts: tally.attempts,
       reason,
       failedPhase: status === 'rolled_back' ? failedPhase : null,
       timings,
@@ -335,8 +287,8 @@ async function runCompaction(
       tokensBefore: pruned.tokensAfter,
     });
     if (input.mode === 'drop_oldest') {
-      strategy = 'drop_oldest';
-      chosen = await summaryBy.call.dropOldestRounds.executeWithOptions(
+      tally.strategy = 'drop_oldest';
+      tally.chosen = await summaryBy.call.dropOldestRounds.executeWithOptions(
         { ...summaryBy.options, summary: 'drop oldest rounds (no summary)' },
         [
           {
@@ -348,56 +300,21 @@ async function runCompaction(
         ],
       );
     } else {
-      const keepRecentRounds = config.keepRecentRounds;
-      const steps: SummaryStep[] = [
-        ...pruned.chain.map((s) => ({ strategy: s, keepRecentRounds: null })),
-        ...fullSummarySteps(keepRecentRounds),
-      ];
-      const nameOf = (step: SummaryStep): string =>
-        step.keepRecentRounds === null ? step.strategy : `full(keep ${step.keepRecentRounds})`;
-      // One activity passes over the steps that would summarize nothing (compactions before this
-      // change ran an activity per step; their histories replay on that path). Local prune and
-      // commit came later: a compaction that has them has this too, and records one marker fewer.
-      const skipsEmptySteps = storeStepsLocal || patched('summary-skips-empty-steps');
-      for (let i = 0; i < steps.length;) {
-        const step = steps[i] as SummaryStep;
-        report({ step: nameOf(step) });
-        const then = skipsEmptySteps ? steps.slice(i + 1) : [];
-        const r = await summaryBy.call.summarize.executeWithOptions(
-          {
-            ...summaryBy.options,
-            // The plan runs the steps it needs (prune, the chain, the full summary) and summarizes once.
-            summary: `summary: planned steps (prune → ${pruned.chain.join(' → ')} → full), one summary`,
-          },
-          [
-            {
-              ...(input.focus ? CLAIM : {}),
-              conversationId: input.conversationId,
-              compactionId: input.compactionId,
-              prunedVersion: pruned.stagedVersion,
-              strategy: step.strategy,
-              keepRecentRounds: step.keepRecentRounds,
-              ...(then.length > 0 ? { then } : {}),
-              focus: input.focus,
-              config: input.config,
-              summaryModel: input.summaryModel,
-              ...(input.model ? { model: input.model } : {}),
-              workspace: input.workspace,
-            },
-          ],
-        );
-        i += (r.stepIndex ?? 0) + 1;
-        strategy = r.strategy ?? nameOf(steps[i - 1] as SummaryStep);
-        report({ step: strategy, summaryCalls: progress.summaryCalls + 1, tokensAfter: r.tokensAfter });
-        attempts += r.attempts;
-        chosen = r;
-        // The pure plan ran every step it needed in that one call (src/context/compaction-plan.ts).
-        if (r.final) break;
-        // Before it, a strategy that summarized nothing did not compact (seed 003).
-        if (r.underTarget && r.itemsCompacted > 0) break;
-      }
+      await summarizeInSteps(
+        {
+          input,
+          pruned,
+          keepRecentRounds: config.keepRecentRounds,
+          calls: summaryBy,
+          progress,
+          report,
+          storeStepsLocal,
+        },
+        tally,
+      );
     }
     timings.summaryMs = Date.now() - t;
+    let chosen = tally.chosen;
     if (!chosen) throw ApplicationFailure.nonRetryable('no summary strategy ran', 'NO_STRATEGY');
     meta({
       type: 'compaction_meta',
@@ -418,7 +335,7 @@ async function runCompaction(
       const proposal = reviewProposal({
         workflowId: workflowInfo().workflowId,
         input,
-        strategy,
+        strategy: tally.strategy,
         pruned,
         chosen,
         config,
@@ -432,7 +349,7 @@ async function runCompaction(
         config.reviewDefault,
       );
       reviewed = outcome.verdict;
-      if (outcome.revised) chosen = { ...chosen, ...outcome.revised };
+      if (outcome.revised) chosen = tally.chosen = { ...chosen, ...outcome.revised };
       report({ review: null, tokensAfter: chosen.tokensAfter });
       if (reviewed.decision === 'rejected') {
         const reason = reviewed.timedOut
@@ -463,7 +380,7 @@ async function runCompaction(
   } catch (err) {
     if (failedPhase === 'summary' && err instanceof ActivityFailure) {
       // The failed summary call's attempts: all of them when retries ran out, else the one.
-      attempts +=
+      tally.attempts +=
         err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED
           ? (summarizeOptions.retry?.maximumAttempts ?? 1)
           : 1;
