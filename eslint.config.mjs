@@ -57,6 +57,66 @@ export default tseslint.config(
       ],
     },
   },
+  // ---- imports run downhill (DESIGN.md §1): workflows → activities (types) → src; policy alone ----
+  {
+    // Workflows call activities through proxies: their types only, never their code.
+    files: ['workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)activities(/|$)',
+              allowTypeImports: true,
+              message: 'Workflows import activities as types only (`import type`): activity code runs on workers.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Activities are called by workflows; they never call back up.
+    files: ['activities/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)workflows(/|$)',
+              message: 'Activities never import workflows/: what both need lives in src/ (or activities/types.ts).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // The policy is the bottom room: it imports nothing of the project outside src/context (token
+  // types excepted), so it can be read, tested and reused alone. One block per folder depth, since
+  // the rule sees the import's text: `../` leaves src/context from its top, `../../` from a folder.
+  ...['', '../'].map((up, depth) => ({
+    files: [`src/context/${'*/'.repeat(depth)}*.ts`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./){${depth + 1},}(?!tokens/)`,
+              message: 'src/context imports nothing outside src/context (token types excepted).',
+            },
+            {
+              regex: `^(\\.\\./){${depth + 1}}tokens/`,
+              allowTypeImports: true,
+              message: 'src/context imports src/tokens as types only.',
+            },
+          ],
+        },
+      ],
+    },
+  })),
   {
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
