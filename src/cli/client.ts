@@ -14,7 +14,7 @@ import {
 } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, type PayloadCodec } from '@temporalio/common';
 import { ConfigError } from '../context/config';
-import { ImportError } from '../context/importers';
+import { ImportError } from '../importers';
 import { describeError, InfraError, innermostCause } from '../infra/errors';
 import { parseTemporalAddress } from '../infra/temporal';
 import type { ConversationStore } from '../store';

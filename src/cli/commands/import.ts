@@ -11,7 +11,7 @@ import {
   importSession,
   importSweAgentTraj,
   type ImportedSession,
-} from '../../context/importers';
+} from '../../importers';
 import { SESSION_FORMATS, type SessionFormat } from '../../context/items';
 import type { ConversationStore } from '../../store';
 import { tokenCounterForModel } from '../../tokens';

@@ -17,8 +17,8 @@
  * entries off the path or before the kept part of a compaction, unknown types) is kept as it is in
  * the document, so the exporter writes the file back whole. Pure.
  */
-import type { ChatMessage, ContentPart, ContextItem, UserMessage } from '../items';
-import { messageText } from '../items';
+import type { ChatMessage, ContentPart, ContextItem, UserMessage } from '../context/items';
+import { messageText } from '../context/items';
 import { putText, takeText } from './blocks';
 import {
   defaultIdPrefix,

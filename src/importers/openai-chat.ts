@@ -2,8 +2,8 @@
  * OpenAI chat lists: a JSON array of messages, an object `{ messages, tools?, ...other keys }`, or
  * JSONL with one message per line. Pure: takes text, returns items.
  */
-import type { ContextItem, ToolDefinition } from '../items';
-import { lower } from '../lower';
+import type { ContextItem, ToolDefinition } from '../context/items';
+import { lower } from '../context/lower';
 import { chatMessageFromJson, chatMessageToJson } from './chat-messages';
 import {
   defaultIdPrefix,

@@ -5,8 +5,8 @@
  * `thought`, `action`, `is_demo`, ...) are kept as side fields like any key the item model lacks.
  * Pure.
  */
-import type { ChatMessage, ContentPart, ToolCall } from '../items';
-import { lowerMessage } from '../lower';
+import type { ChatMessage, ContentPart, ToolCall } from '../context/items';
+import { lowerMessage } from '../context/lower';
 import { putText, takeText } from './blocks';
 import { rawFields, unchangedRaw, type Converted } from './common';
 import { ImportError } from './errors';

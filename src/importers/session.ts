@@ -1,7 +1,7 @@
 /**
  * One entry point for any session file: detects the format, imports it, and writes it back. Pure.
  */
-import type { SessionFormat } from '../items';
+import type { SessionFormat } from '../context/items';
 import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
 import { ImportError } from './errors';
 import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';

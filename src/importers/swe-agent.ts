@@ -10,8 +10,15 @@
  *   one tool call parsed from the action, its observation as the result, and a round of its own.
  * Pure.
  */
-import type { AssistantMessage, ContextItem, ItemOrigin, MessageItem, ToolCall, ToolMessage } from '../items';
-import { messageText } from '../items';
+import type {
+  AssistantMessage,
+  ContextItem,
+  ItemOrigin,
+  MessageItem,
+  ToolCall,
+  ToolMessage,
+} from '../context/items';
+import { messageText } from '../context/items';
 import { chatMessageFromJson, chatMessageToJson } from './chat-messages';
 import {
   countItems,
