@@ -4,7 +4,10 @@
  */
 export type { ImportedSession, ImportOptions, OpenAILayout, PiSlot, SessionDocument } from './common';
 export { ImportError } from './errors';
-export { exportOpenAIChat, exportOpenAIDocument, importOpenAIChat } from './openai-chat';
-export { exportPiSession, importPiSession } from './pi-session';
-export { detectSessionFormat, exportSession, importSession, type DetectedFormat } from './session';
+export { exportOpenAIChat, exportOpenAIDocument } from './openai-chat-export';
+export { importOpenAIChat } from './openai-chat-import';
+export { exportPiSession } from './pi-session-export';
+export { importPiSession } from './pi-session-import';
+export { exportSession } from './session-export';
+export { detectSessionFormat, importSession, type DetectedFormat } from './session-import';
 export { exportSweAgentTraj, importSweAgentTraj } from './swe-agent';

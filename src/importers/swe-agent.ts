@@ -19,7 +19,8 @@ import type {
   ToolMessage,
 } from '../context/items';
 import { messageText } from '../context/items';
-import { chatMessageFromJson, chatMessageToJson } from './chat-messages';
+import { chatMessageToJson } from './chat-messages-export';
+import { chatMessageFromJson } from './chat-messages-import';
 import {
   countItems,
   defaultIdPrefix,

@@ -1,13 +1,13 @@
 /**
- * One entry point for any session file: detects the format, imports it, and writes it back. Pure.
+ * One entry point for any session file: detects the format and imports it. Pure.
  */
 import type { SessionFormat } from '../context/items';
 import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
 import { ImportError } from './errors';
 import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
-import { exportOpenAIDocument, openAIFromLines, openAIFromValue } from './openai-chat';
-import { exportPiSession, piFromLines } from './pi-session';
-import { exportSweAgentTraj, sweAgentFromValue } from './swe-agent';
+import { openAIFromLines, openAIFromValue } from './openai-chat-import';
+import { piFromLines } from './pi-session-import';
+import { sweAgentFromValue } from './swe-agent';
 
 export interface DetectedFormat {
   format: SessionFormat;
@@ -102,22 +102,5 @@ export function importSession(text: string, options: ImportOptions & { fileName?
       return layout === 'jsonl'
         ? openAIFromLines([{ line: 1, value: parsed.value }], options, prefix)
         : openAIFromValue(parsed.value, options, prefix);
-  }
-}
-
-/**
- * Writes a session back in the format it was imported from. For an unchanged import the result
- * parses to a value deep-equal to the parsed source (JSONL: line for line). The items may have
- * changed since (compacted, appended): see each format's exporter for how changes are written.
- */
-export function exportSession(session: Pick<ImportedSession, 'items' | 'document'>): string {
-  const { items, document } = session;
-  switch (document.format) {
-    case 'openai':
-      return exportOpenAIDocument(items, document);
-    case 'swe-agent':
-      return exportSweAgentTraj(items, document);
-    case 'pi':
-      return exportPiSession(items, document);
   }
 }
