@@ -10,4 +10,5 @@ export { exportPiSession } from './pi-session-export';
 export { importPiSession } from './pi-session-import';
 export { exportSession } from './session-export';
 export { detectSessionFormat, importSession, type DetectedFormat } from './session-import';
-export { exportSweAgentTraj, importSweAgentTraj } from './swe-agent';
+export { exportSweAgentTraj } from './swe-agent-export';
+export { importSweAgentTraj } from './swe-agent-import';

@@ -4,7 +4,7 @@
 import type { ImportedSession } from './common';
 import { exportOpenAIDocument } from './openai-chat-export';
 import { exportPiSession } from './pi-session-export';
-import { exportSweAgentTraj } from './swe-agent';
+import { exportSweAgentTraj } from './swe-agent-export';
 
 /**
  * Writes a session back in the format it was imported from. For an unchanged import the result

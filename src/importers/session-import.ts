@@ -7,7 +7,7 @@ import { ImportError } from './errors';
 import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
 import { openAIFromLines, openAIFromValue } from './openai-chat-import';
 import { piFromLines } from './pi-session-import';
-import { sweAgentFromValue } from './swe-agent';
+import { sweAgentFromValue } from './swe-agent-import';
 
 export interface DetectedFormat {
   format: SessionFormat;
