@@ -5,9 +5,9 @@ import type { SessionFormat } from '../context/items';
 import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
 import { ImportError } from './errors';
 import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
-import { openAIFromLines, openAIFromValue } from './openai-chat-import';
-import { piFromLines } from './pi-session-import';
-import { sweAgentFromValue } from './swe-agent-import';
+import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
+import { importPiSession, piFromLines } from './pi-session-import';
+import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
 
 export interface DetectedFormat {
   format: SessionFormat;
@@ -76,13 +76,25 @@ export function detectSessionFormat(text: string, fileName?: string): DetectedFo
   return parsed.kind === 'lines' ? linesFormat(parsed.lines) : valueFormat(parsed.value, fileName);
 }
 
+/** The importer of each format, for a format given rather than detected. */
+const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) => ImportedSession> = {
+  openai: importOpenAIChat,
+  'swe-agent': importSweAgentTraj,
+  pi: importPiSession,
+};
+
 /**
  * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
  * SWE-agent trajectory, or a pi session. The format is detected from the content (and the file
- * name's extension when given).
+ * name's extension when given), unless `format` names it: then that format's importer reads the
+ * text (`importOpenAIChat`, `importSweAgentTraj`, `importPiSession`) and `fileName` is not used.
  * @throws ImportError naming the line (JSONL) or field of malformed input
  */
-export function importSession(text: string, options: ImportOptions & { fileName?: string }): ImportedSession {
+export function importSession(
+  text: string,
+  options: ImportOptions & { fileName?: string; format?: SessionFormat },
+): ImportedSession {
+  if (options.format !== undefined) return IMPORTERS[options.format](text, options);
   const parsed = parse(text, options.fileName);
   if (parsed.kind === 'lines') {
     const { format } = linesFormat(parsed.lines);
