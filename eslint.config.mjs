@@ -22,8 +22,9 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O libraries.
-    // src/context is imported by workflows, so it obeys the same rule.
-    files: ['workflows/**/*.ts', 'src/context/**/*.ts'],
+    // src/context is imported by workflows, so it obeys the same rule; src/importers is pure too
+    // (text in, items out: the caller reads and writes the files).
+    files: ['workflows/**/*.ts', 'src/context/**/*.ts', 'src/importers/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -48,7 +49,7 @@ export default tseslint.config(
   },
   {
     // Policy code is pure: time is an argument (workflows may read the SDK's deterministic clock).
-    files: ['src/context/**/*.ts'],
+    files: ['src/context/**/*.ts', 'src/importers/**/*.ts'],
     rules: {
       'no-restricted-properties': [
         'error',

@@ -4,7 +4,7 @@
  */
 import type { Pool } from 'pg';
 import type OpenAI from 'openai';
-import { importSession } from '../src/context/importers';
+import { importSession } from '../src/importers';
 import { createLlmClient } from '../src/llm';
 import { ConversationStore } from '../src/store';
 import { tokenCounterForModel } from '../src/tokens';

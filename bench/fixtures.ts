@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { importSession } from '../src/context/importers';
+import { importSession } from '../src/importers';
 import type { ContextItem } from '../src/context/items';
 import { assignRounds } from '../src/context/segments';
 import { tokenCounterForModel } from '../src/tokens';

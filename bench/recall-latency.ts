@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { importSession } from '../src/context/importers';
+import { importSession } from '../src/importers';
 import type { ContextItem } from '../src/context/items';
 import { handleOf } from '../src/context/recall-handle';
 import { recallProbes } from '../src/eval/recall-probes';

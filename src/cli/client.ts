@@ -14,7 +14,7 @@ import {
 } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, type PayloadCodec } from '@temporalio/common';
 import { ConfigError } from '../context/config';
-import { ImportError } from '../context/importers';
+import { ImportError } from '../importers';
 import { describeError, InfraError } from '../infra/errors';
 import { BAD_REQUEST_FAILURE_TYPES, causeChain, innermostCause } from '../failures';
 import { parseTemporalAddress } from '../infra/temporal';

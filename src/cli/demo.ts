@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { importSession } from '../context/importers';
+import { importSession } from '../importers';
 import { loadCompactionConfig } from '../infra/config-sources';
 import { tokenCounterForModel } from '../tokens';
 import { Recording } from '../../activities/recordings';

@@ -8,7 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, parseCompactionConfig } from '../context/config';
 import { checkConversationId as checkId, ConversationIdError } from '../context/conversation-id';
-import { ImportError, importSession } from '../context/importers';
+import { ImportError, importSession } from '../importers';
 import { messageText } from '../context/items';
 import {
   CONFIG_FILE_VARIABLE,

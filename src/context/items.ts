@@ -131,7 +131,7 @@ export interface ItemFacts {
   framingTokens?: number;
 }
 
-/** The session formats the importers read and the exporters write (`importers/`). */
+/** The session formats the importers read and the exporters write (`src/importers/`). */
 export const SESSION_FORMATS = ['openai', 'swe-agent', 'pi'] as const;
 export type SessionFormat = (typeof SESSION_FORMATS)[number];
 

@@ -13,7 +13,7 @@ import { ToolError, ToolRegistry, type AgentTool } from '../../activities/tools/
 import { prepareImport, saveImport } from '../../src/cli/commands/import';
 import { parseTools } from '../../src/cli/start-options';
 import { checkConversationId } from '../../src/context/conversation-id';
-import { exportSession } from '../../src/context/importers';
+import { exportSession } from '../../src/importers';
 import type { ContextItem } from '../../src/context/items';
 import { StoreError } from '../../src/store';
 import { step } from '../support/fake-openai';

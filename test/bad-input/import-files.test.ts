@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareImport, saveImport } from '../../src/cli/commands/import';
-import { exportSession } from '../../src/context/importers';
+import { exportSession } from '../../src/importers';
 import { StoredRowError } from '../../src/store';
 import { step } from '../support/fake-openai';
 import { startConversationEnv, type ConversationEnv } from '../support/conversation-env';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentTool } from '../../activities/tools/registry';
 import { prepareImport, saveImport } from '../../src/cli/commands/import';
 import { parseCompactionConfig, summaryTokenBudget } from '../../src/context/config';
-import { exportSession } from '../../src/context/importers';
+import { exportSession } from '../../src/importers';
 import { messageText, type ContextItem } from '../../src/context/items';
 import { SUMMARY_MESSAGE_PREFIX } from '../../src/context/post-compaction';
 import { tokenCounterForModel } from '../../src/tokens';

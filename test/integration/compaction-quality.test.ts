@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noteOfToolCall, formatTaskList } from '../../src/context/agent-notes';
-import { importSession } from '../../src/context/importers';
+import { importSession } from '../../src/importers';
 import type { ContextItem } from '../../src/context/items';
 import { runDemo, SAMPLE_SESSION } from '../../src/cli/demo';
 import { contextText, touchedPaths } from '../../src/eval/metrics';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pairToolCalls, unansweredCalls } from '../../src/context/tool-pairs';
 import { ConversationStore } from '../../src/store';
 import { connectTemporal, type TemporalHandle } from '../../src/infra/temporal';
-import { importSession } from '../../src/context/importers';
+import { importSession } from '../../src/importers';
 import { sendMessageUpdate, compactUpdate, type AgentConversationInput } from '../../workflows/definitions';
 import { readEvents } from '../../src/cli/commands/events';
 import { isSummaryRequest, startFakeOpenAI, step, type RecordedRequest } from '../support/fake-openai';

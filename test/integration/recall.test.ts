@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importSession } from '../../src/context/importers';
+import { importSession } from '../../src/importers';
 import type { ContextItem, ToolResultItem } from '../../src/context/items';
 import { handleOf, storedHandle } from '../../src/context/recall-handle';
 import { RECALL_TOOL_NAME } from '../../src/context/recall-tool';

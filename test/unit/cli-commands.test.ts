@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/context/config';
-import { ImportError } from '../../src/context/importers';
+import { ImportError } from '../../src/importers';
 import {
   exitCodeFor,
   explainUpdateFailure,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseCompactionConfig, targetTokens } from '../../src/context/config';
-import { exportSession, importSession } from '../../src/context/importers';
+import { exportSession, importSession } from '../../src/importers';
 import type { ContextItem } from '../../src/context/items';
 import { finishCompaction, planCompaction } from '../../src/context/compaction-plan';
 import { planExtractiveSummary, planSummaryItem } from '../../src/context/compaction-summary';

@@ -6,8 +6,8 @@
  * SWE-agent 0.x writes one.
  */
 import { describe, expect, it } from 'vitest';
-import { exportSession, ImportError, importSession, type ImportedSession } from '../../src/context/importers';
-import { parseSweAgentAction } from '../../src/context/importers/swe-agent';
+import { exportSession, ImportError, importSession, type ImportedSession } from '../../src/importers';
+import { parseSweAgentAction } from '../../src/importers/swe-agent-import';
 import type { ContextItem } from '../../src/context/items';
 import { pairToolCalls, unansweredCalls } from '../../src/context/tool-pairs';
 import { collectArtifactTrail } from '../../src/context/artifact-trail';

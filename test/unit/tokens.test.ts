@@ -3,7 +3,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 import o200kBase from 'js-tiktoken/ranks/o200k_base';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { importSession } from '../../src/context/importers';
+import { importSession } from '../../src/importers';
 import type { ContextItem } from '../../src/context/items';
 import {
   createTokenCounter,

@@ -4,14 +4,7 @@
  * it can be inspected, exported, or continued by starting the workflow on its id.
  */
 import type { Command } from 'commander';
-import {
-  ImportError,
-  importOpenAIChat,
-  importPiSession,
-  importSession,
-  importSweAgentTraj,
-  type ImportedSession,
-} from '../../context/importers';
+import { ImportError, importSession, type ImportedSession } from '../../importers';
 import { SESSION_FORMATS, type SessionFormat } from '../../context/items';
 import type { ConversationStore } from '../../store';
 import { tokenCounterForModel } from '../../tokens';
@@ -64,16 +57,11 @@ export function readSession(
     idPrefix: `${options.conversationId}:`,
   };
   try {
-    switch (options.format) {
-      case undefined:
-        return importSession(text, { ...importOptions, fileName: file });
-      case 'openai':
-        return importOpenAIChat(text, importOptions);
-      case 'swe-agent':
-        return importSweAgentTraj(text, importOptions);
-      case 'pi':
-        return importPiSession(text, importOptions);
-    }
+    return importSession(text, {
+      ...importOptions,
+      fileName: file,
+      ...(options.format ? { format: options.format } : {}),
+    });
   } catch (err) {
     if (err instanceof ImportError) throw new UsageError(`cannot import ${file}: ${err.message}`);
     throw err;

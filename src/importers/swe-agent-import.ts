@@ -8,41 +8,25 @@
  *   assistant step holds `thought` and `action` (the command line it ran), and the next user entry
  *   is the observation (the command's output). Each step is imported as an assistant message with
  *   one tool call parsed from the action, its observation as the result, and a round of its own.
- * Pure.
+ * The exporter (`swe-agent-export.ts`) writes either layout back. Pure.
  */
-import type { AssistantMessage, ContextItem, ItemOrigin, MessageItem, ToolCall, ToolMessage } from '../items';
-import { messageText } from '../items';
-import { chatMessageFromJson, chatMessageToJson } from './chat-messages';
+import type { AssistantMessage, ContextItem, ItemOrigin, ToolMessage } from '../context/items';
+import { messageText } from '../context/items';
+import { chatMessageFromJson } from './chat-messages-import';
 import {
   countItems,
   defaultIdPrefix,
   finishItems,
   makeItem,
   rawFields,
-  unchangedRaw,
   type ImportedSession,
   type ImportOptions,
   type SessionDocument,
 } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, parseJson, type JsonObject } from './json';
+import { COMMANDS, EDIT_END, EDIT_HEAD } from './swe-agent-commands';
 
-/** SWE-agent commands of one line: their argument keys in order and how many are required. */
-const COMMANDS: Record<string, { keys: readonly string[]; required: number }> = {
-  open: { keys: ['path', 'line_number'], required: 1 },
-  create: { keys: ['path'], required: 1 },
-  goto: { keys: ['line_number'], required: 1 },
-  scroll_up: { keys: [], required: 0 },
-  scroll_down: { keys: [], required: 0 },
-  // The CTF configs submit a flag.
-  submit: { keys: ['flag'], required: 0 },
-  find_file: { keys: ['file_name', 'dir'], required: 1 },
-  search_file: { keys: ['search_term', 'path'], required: 1 },
-  search_dir: { keys: ['search_term', 'dir'], required: 1 },
-};
-/** `edit <start>:<end>` (or `edit` alone, which replaces between the cursors in the cursor configs). */
-const EDIT_HEAD = /^edit(?:[ \t]+(\d+):(\d+))?[ \t]*$/;
-const EDIT_END = 'end_of_edit';
 /** The state line SWE-agent 0.x appends to every observation. */
 const OPEN_FILE_LINE = /^\(Open file: (.*)\)\s*$/gm;
 
@@ -106,35 +90,6 @@ export function parseSweAgentAction(
   }
   if (name === 'search_file' && args.path === undefined) Object.assign(args, file);
   return { name, args };
-}
-
-/** A word as a command line writes it: quoted when it holds anything but plain path characters. */
-function quoteWord(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return /^[\w./:@%+=,-]+$/.test(text) ? text : `"${text.replace(/["\\$`]/g, '\\$&')}"`;
-}
-
-/** The action line of a tool call, the inverse of {@link parseSweAgentAction} (for changed items). */
-function actionOf(call: ToolCall): string {
-  const { name, arguments: text } = call.function;
-  let args: unknown;
-  try {
-    args = JSON.parse(text);
-  } catch {
-    args = undefined;
-  }
-  // Arguments cut by compaction are no longer JSON: written as the text they are.
-  if (!isRecord(args)) return name === 'bash' ? text : `${name} ${text}`;
-  if (name === 'bash' && typeof args.command === 'string') return args.command;
-  if (name === 'edit' && typeof args.replacement === 'string') {
-    const range =
-      typeof args.start_line === 'number' && typeof args.end_line === 'number'
-        ? ` ${args.start_line}:${args.end_line}`
-        : '';
-    return `edit${range}\n${args.replacement}\n${EDIT_END}`;
-  }
-  const keys = COMMANDS[name]?.keys ?? Object.keys(args);
-  return [name, ...keys.flatMap((key) => (args[key] === undefined ? [] : [quoteWord(args[key])]))].join(' ');
 }
 
 /** The file open after an observation: its state line's, spelled as the action did when the same. */
@@ -306,45 +261,4 @@ export function sweAgentFromValue(value: unknown, options: ImportOptions, idPref
  */
 export function importSweAgentTraj(text: string, options: ImportOptions): ImportedSession {
   return sweAgentFromValue(parseJson(text), options, options.idPrefix ?? defaultIdPrefix('swe-agent', text));
-}
-
-/**
- * An item as an entry of a thought/action history: the source entry when unchanged; a changed (or
- * new) assistant message with tool calls as a step (`thought`, `action` written from the calls, the
- * content both in a code block, other keys of the source entry kept); a tool result as the user
- * entry of its observation; anything else as in the function-calling layout.
- */
-function thoughtActionEntry(item: MessageItem): JsonObject {
-  const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
-  const kept = unchangedRaw(fields, item.message);
-  if (isRecord(kept)) return kept;
-  const source = isRecord(fields?.entry) ? fields.entry : isRecord(fields?.raw) ? fields.raw : {};
-  const message = item.message;
-  if (message.role === 'tool') return { ...source, role: 'user', content: message.content };
-  if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
-    const thought = message.content ?? '';
-    const action = message.tool_calls.map(actionOf).join('\n');
-    const content = `${thought ? `${thought}\n\n` : ''}\`\`\`\n${action}\n\`\`\``;
-    return { ...source, role: 'assistant', content, thought, action };
-  }
-  return chatMessageToJson(message, fields, 'swe-agent');
-}
-
-/**
- * Writes items back as the trajectory they came from: the document's top-level keys, `history`
- * rebuilt from the items in order, in the document's layout (function calling: SWE-agent side
- * fields restored, other items in the plain API shape with `tool_call_ids`; thought/action: see
- * {@link thoughtActionEntry}). An unchanged import gives back a deep-equal document.
- */
-export function exportSweAgentTraj(
-  items: readonly ContextItem[],
-  document: Extract<SessionDocument, { format: 'swe-agent' }>,
-): string {
-  const history: JsonObject[] = items.flatMap((item) => {
-    if (item.type === 'TOOL_DEFINITIONS') return [];
-    if (document.layout === 'thought_action') return [thoughtActionEntry(item)];
-    const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
-    return [chatMessageToJson(item.message, fields, 'swe-agent')];
-  });
-  return JSON.stringify({ ...document.top, history }, null, 2) + '\n';
 }

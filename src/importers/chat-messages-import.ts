@@ -1,32 +1,18 @@
 /**
- * OpenAI chat messages as the OpenAI-list and SWE-agent formats write them, to and from the item
- * model's messages. The SWE-agent dialect differs in one field: a tool message names its calls in
- * `tool_call_ids` (a list) instead of `tool_call_id`; its other keys (`agent`, `message_type`,
- * `thought`, `action`, `is_demo`, ...) are kept as side fields like any key the item model lacks.
- * Pure.
+ * OpenAI chat messages as the OpenAI-list and SWE-agent formats write them, read into the item
+ * model's messages (`chat-messages-export.ts` writes them back). The SWE-agent dialect differs in
+ * one field: a tool message names its calls in `tool_call_ids` (a list) instead of `tool_call_id`;
+ * its other keys (`agent`, `message_type`, `thought`, `action`, `is_demo`, ...) are kept as side
+ * fields like any key the item model lacks. Pure.
  */
-import type { ChatMessage, ContentPart, ToolCall } from '../items';
-import { lowerMessage } from '../lower';
-import { putText, takeText } from './blocks';
-import { rawFields, unchangedRaw, type Converted } from './common';
+import type { ContentPart, ToolCall } from '../context/items';
+import { takeText } from './blocks';
+import { chatMessageToJson, MAPPED_KEYS, type ChatDialect, type ChatFields } from './chat-messages-export';
+import { rawFields, type Converted } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, jsonEqual, omit, type JsonObject } from './json';
 
-export type ChatDialect = 'openai' | 'swe-agent';
-
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'];
-const MAPPED_KEYS: Record<ChatDialect, string[]> = {
-  openai: ['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'reasoning_content'],
-  'swe-agent': ['role', 'content', 'name', 'tool_calls', 'tool_call_ids', 'reasoning_content'],
-};
-
-/**
- * Side fields of a chat message (all optional): `extra` (keys the item model lacks, in order),
- * `role: 'developer'`, `noContent` (the source had no `content`), `contentParts` (layout of a
- * content part list), `toolCallIds` (SWE-agent list other than exactly one id), or `raw` +
- * `digest` (the whole source message, when the mapping cannot rebuild it exactly).
- */
-type ChatFields = JsonObject;
 
 function expectString(value: unknown, field: string): string {
   if (typeof value !== 'string')
@@ -180,55 +166,4 @@ export function chatMessageFromJson(
     return { ...converted, fields: rawFields(raw, converted.message) };
   }
   return { ...converted, fields };
-}
-
-/**
- * A message written in the dialect: from its side fields when it came from this dialect (exactly
- * the source when unchanged), else the plain API shape (plus `tool_call_ids` for SWE-agent).
- */
-export function chatMessageToJson(
-  message: ChatMessage,
-  fields: ChatFields | undefined,
-  dialect: ChatDialect,
-): JsonObject {
-  const kept = unchangedRaw(fields, message);
-  if (isRecord(kept)) return kept;
-  if (!fields) {
-    const plain = lowerMessage(message) as unknown as JsonObject;
-    if (dialect === 'swe-agent' && message.role === 'tool') {
-      return { ...omit(plain, ['tool_call_id']), tool_call_ids: [message.tool_call_id] };
-    }
-    return plain;
-  }
-  const raw = isRecord(fields.raw) ? fields.raw : undefined;
-  const f: ChatFields = raw ? {} : fields;
-  const out: JsonObject = { role: f.role ?? message.role };
-  const content = message.content;
-  if (message.role === 'user') {
-    if (!(f.noContent && content === '')) out.content = content;
-  } else if (Array.isArray(f.contentParts)) {
-    out.content = putText(f.contentParts as JsonObject[], 'text', 'text', content as string | null, '');
-  } else if (!(f.noContent && (content === null || content === ''))) {
-    out.content = content;
-  }
-  if (message.role === 'assistant') {
-    if (message.tool_calls !== undefined) {
-      out.tool_calls = message.tool_calls.map((c) => ({
-        id: c.id,
-        type: c.type,
-        function: { name: c.function.name, arguments: c.function.arguments },
-      }));
-    } else if (f.nullToolCalls) {
-      out.tool_calls = null;
-    }
-    if (message.reasoning_content !== undefined) out.reasoning_content = message.reasoning_content;
-  }
-  if (message.role === 'tool') {
-    if (dialect === 'swe-agent')
-      out.tool_call_ids = Array.isArray(f.toolCallIds) ? f.toolCallIds : [message.tool_call_id];
-    else out.tool_call_id = message.tool_call_id;
-  }
-  if (message.name !== undefined) out.name = message.name;
-  const extra = isRecord(f.extra) ? f.extra : raw ? omit(raw, MAPPED_KEYS[dialect]) : {};
-  return { ...out, ...extra };
 }

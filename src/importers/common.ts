@@ -11,12 +11,12 @@ import type {
   SystemMessage,
   ToolMessage,
   UserMessage,
-} from '../items';
-import { hasPin } from '../agent-notes';
-import { withFactsAll } from '../item-facts';
-import { assignRounds } from '../segments';
-import { withTokenCount } from '../token-accounting';
-import type { Tokenizer } from '../tokenizer';
+} from '../context/items';
+import { hasPin } from '../context/agent-notes';
+import { withFactsAll } from '../context/item-facts';
+import { assignRounds } from '../context/segments';
+import { withTokenCount } from '../context/token-accounting';
+import type { Tokenizer } from '../context/tokenizer';
 import { contentHash, type JsonObject } from './json';
 
 export interface ImportOptions {

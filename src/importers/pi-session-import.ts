@@ -15,46 +15,24 @@
  *   messages.
  * Every other entry (session header, model and thinking-level changes, labels, custom state,
  * entries off the path or before the kept part of a compaction, unknown types) is kept as it is in
- * the document, so the exporter writes the file back whole. Pure.
+ * the document, so the exporter (`pi-session-export.ts`) writes the file back whole. Pure.
  */
-import type { ChatMessage, ContentPart, ContextItem, UserMessage } from '../items';
-import { messageText } from '../items';
-import { putText, takeText } from './blocks';
+import type { ChatMessage, ContentPart, ContextItem, UserMessage } from '../context/items';
+import { takeText } from './blocks';
 import {
   defaultIdPrefix,
   finishItems,
   makeItem,
   rawFields,
-  unchangedRaw,
   type Converted,
   type ImportedSession,
   type ImportOptions,
   type PiSlot,
-  type SessionDocument,
 } from './common';
 import { ImportError } from './errors';
-import {
-  contentHash,
-  describe,
-  isRecord,
-  jsonEqual,
-  omit,
-  parseJsonLines,
-  type JsonLine,
-  type JsonObject,
-} from './json';
-
-/** Separator of a message's text blocks (and of its thinking blocks) once joined into one string. */
-const BLOCK_SEPARATOR = '\n';
-const DATA_URL = /^data:([^;,]+);base64,([\s\S]*)$/;
-
-interface PiEntry {
-  /** Position among the file's entries (blank lines not counted). */
-  index: number;
-  /** 1-based line in the file. */
-  line: number;
-  value: JsonObject;
-}
+import { describe, isRecord, jsonEqual, omit, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import { BLOCK_SEPARATOR, entryFromItem } from './pi-session-export';
+import { activePath, contextEntries, type PiEntry } from './pi-session-path';
 
 interface PiConverted {
   converted: Converted;
@@ -87,16 +65,6 @@ function userContent(value: unknown, entry: PiEntry, field: string): string | Co
   });
 }
 
-/** Inverse of {@link userContent}. */
-function userContentBack(content: UserMessage['content']): unknown {
-  if (typeof content === 'string') return content;
-  return content.map((part) => {
-    const image = part.type === 'image_url' && isRecord(part.image_url) ? part.image_url : undefined;
-    const match = typeof image?.url === 'string' ? DATA_URL.exec(image.url) : null;
-    return match ? { type: 'image', data: match[2], mimeType: match[1] } : part;
-  });
-}
-
 function renderBash(message: JsonObject): string {
   const command = typeof message.command === 'string' ? message.command : '';
   const output = typeof message.output === 'string' ? message.output : '';
@@ -107,14 +75,6 @@ function renderBash(message: JsonObject): string {
   }
   if (message.truncated === true) text += '\n(output truncated)';
   return text;
-}
-
-function parseArguments(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text; // changed since import (e.g. cut to a preview): kept as text
-  }
 }
 
 function convertMessage(entry: PiEntry): PiConverted | undefined {
@@ -263,47 +223,6 @@ function convertEntry(entry: PiEntry, isContextCompaction: boolean): PiConverted
   }
 }
 
-/** The entries pi would build its context from (see the module comment), in order. */
-function activePath(entries: readonly PiEntry[]): PiEntry[] {
-  const body = entries.filter((entry) => entry.value.type !== 'session');
-  const isTree = body.some((entry) => typeof entry.value.id === 'string' && 'parentId' in entry.value);
-  if (!isTree) return body;
-  const byId = new Map<string, PiEntry>();
-  let leaf: PiEntry | undefined;
-  for (const entry of body) {
-    if (typeof entry.value.id !== 'string') continue;
-    byId.set(entry.value.id, entry);
-    leaf = entry;
-  }
-  const path: PiEntry[] = [];
-  const seen = new Set<PiEntry>();
-  for (let at = leaf; at && !seen.has(at);) {
-    seen.add(at);
-    path.push(at);
-    const parent = at.value.parentId;
-    at = typeof parent === 'string' ? byId.get(parent) : undefined;
-  }
-  return path.reverse();
-}
-
-/** The path's entries in context order: after the latest compaction, its summary first. */
-function contextEntries(path: readonly PiEntry[]): { entries: PiEntry[]; compaction?: PiEntry } {
-  let at = -1;
-  for (let i = path.length - 1; i >= 0 && at < 0; i--)
-    if ((path[i] as PiEntry).value.type === 'compaction') at = i;
-  if (at < 0) return { entries: [...path] };
-  const compaction = path[at] as PiEntry;
-  const { firstKeptEntryId, firstKeptEntryIndex } = compaction.value;
-  let first = path.findIndex(
-    (entry, i) =>
-      i < at &&
-      ((typeof firstKeptEntryId === 'string' && entry.value.id === firstKeptEntryId) ||
-        (typeof firstKeptEntryIndex === 'number' && entry.index === firstKeptEntryIndex)),
-  );
-  if (first < 0) first = at; // as pi: nothing before the compaction is kept
-  return { entries: [compaction, ...path.slice(first, at), ...path.slice(at + 1)], compaction };
-}
-
 /** Import from parsed JSONL lines. */
 export function piFromLines(
   lines: readonly JsonLine[],
@@ -353,162 +272,4 @@ export function piFromLines(
  */
 export function importPiSession(text: string, options: ImportOptions): ImportedSession {
   return piFromLines(parseJsonLines(text), options, options.idPrefix ?? defaultIdPrefix('pi', text));
-}
-
-/** The assistant's blocks: the layout with text, thinking and tool calls put back. */
-function assistantBlocks(
-  message: Extract<ChatMessage, { role: 'assistant' }>,
-  layout: JsonObject[],
-): JsonObject[] {
-  let blocks = putText(layout, 'text', 'text', message.content, BLOCK_SEPARATOR);
-  blocks = putText(blocks, 'thinking', 'thinking', message.reasoning_content ?? null, BLOCK_SEPARATOR);
-  const calls = message.tool_calls ?? [];
-  let next = 0;
-  const out = blocks.flatMap((block) => {
-    if (block.type !== 'toolCall') return [block];
-    const call = calls[next++];
-    if (!call) return [];
-    return [
-      { ...block, id: call.id, name: call.function.name, arguments: parseArguments(call.function.arguments) },
-    ];
-  });
-  for (const call of calls.slice(next)) {
-    out.push({
-      type: 'toolCall',
-      id: call.id,
-      name: call.function.name,
-      arguments: parseArguments(call.function.arguments),
-    });
-  }
-  return out;
-}
-
-/** A pi entry for a message that did not come from pi (or whose kept entry no longer matches). */
-function freshEntry(message: ChatMessage): JsonObject {
-  switch (message.role) {
-    case 'system':
-      return { type: 'message', message: { role: 'user', content: message.content } };
-    case 'user':
-      return { type: 'message', message: { role: 'user', content: userContentBack(message.content) } };
-    case 'assistant': {
-      const calls = message.tool_calls ?? [];
-      return {
-        type: 'message',
-        message: {
-          role: 'assistant',
-          content: assistantBlocks(message, []),
-          stopReason: calls.length > 0 ? 'toolUse' : 'stop',
-        },
-      };
-    }
-    case 'tool':
-      return {
-        type: 'message',
-        message: {
-          role: 'toolResult',
-          toolCallId: message.tool_call_id,
-          toolName: message.name ?? '',
-          content: [{ type: 'text', text: message.content }],
-          isError: false,
-        },
-      };
-  }
-}
-
-/** The entry of an item's message given its pi side fields (exactly the source when unchanged). */
-function entryFromItem(message: ChatMessage, fields: JsonObject): JsonObject {
-  const kept = unchangedRaw(fields, message);
-  if (isRecord(kept)) return kept;
-  const envelope = isRecord(fields.entry) ? fields.entry : undefined;
-  if (!envelope) {
-    const fresh = freshEntry(message);
-    // A kept message entry that changed: its envelope (id, parentId, timestamp) with the new message.
-    return isRecord(fields.raw) && fields.raw.type === 'message'
-      ? { ...omit(fields.raw, ['message']), message: fresh.message }
-      : fresh;
-  }
-  const textKey = typeof fields.textKey === 'string' ? fields.textKey : undefined;
-  if (fields.kind === 'entry') {
-    const content = textKey
-      ? messageText(message)
-      : message.role === 'user'
-        ? userContentBack(message.content)
-        : messageText(message);
-    return { ...envelope, [textKey ?? 'content']: content };
-  }
-  const out: JsonObject = { ...(isRecord(fields.message) ? fields.message : {}) };
-  const layout = Array.isArray(fields.blocks) ? (fields.blocks as JsonObject[]) : [];
-  if (textKey) out[textKey] = messageText(message);
-  else if (message.role === 'user') out.content = userContentBack(message.content);
-  else if (message.role === 'assistant') out.content = assistantBlocks(message, layout);
-  else if (message.role === 'tool') {
-    out.content = putText(layout, 'text', 'text', message.content, BLOCK_SEPARATOR);
-    out.toolCallId = message.tool_call_id;
-    if (message.name !== undefined) out.toolName = message.name;
-  } else out.content = message.content;
-  return { ...envelope, message: out };
-}
-
-/**
- * Writes items back as the pi session they came from: every line of the source in its place,
- * items rebuilt from their side fields (an unchanged import gives back deep-equal entries, line for
- * line). For a changed context: an item replaced by a truncated form (`sourceId`) takes its
- * source's line, a dropped item's line is left out, a new item is written after the line of the
- * item before it (linked into the tree with a derived id when the session has ids), SYSTEM_PROMPT
- * and TOOL_DEFINITIONS items without a pi origin are left out (pi sessions hold neither).
- */
-export function exportPiSession(
-  items: readonly ContextItem[],
-  document: Extract<SessionDocument, { format: 'pi' }>,
-): string {
-  const slotOf = new Map<string, number>();
-  document.slots.forEach((slot, i) => {
-    if ('itemId' in slot) slotOf.set(slot.itemId, i);
-  });
-  const assigned = new Map<number, ContextItem>();
-  const after = new Map<number, ContextItem[]>();
-  const head: ContextItem[] = [];
-  let previous = -1;
-  for (const item of items) {
-    let slot = slotOf.get(item.id);
-    if (slot === undefined && item.sourceId !== undefined) slot = slotOf.get(item.sourceId);
-    if (slot !== undefined && !assigned.has(slot)) {
-      assigned.set(slot, item);
-      previous = slot;
-    } else if (previous < 0) head.push(item);
-    else after.set(previous, [...(after.get(previous) ?? []), item]);
-  }
-  const hasIds = document.slots.some(
-    (slot) => 'entry' in slot && isRecord(slot.entry) && typeof slot.entry.id === 'string',
-  );
-  const out: unknown[] = [];
-  let lastId: string | null = null;
-  const emit = (entry: unknown): void => {
-    out.push(entry);
-    if (isRecord(entry) && typeof entry.id === 'string') lastId = entry.id;
-  };
-  const emitNew = (list: readonly ContextItem[]): void => {
-    for (const item of list) {
-      if (item.type === 'TOOL_DEFINITIONS' || item.type === 'SYSTEM_PROMPT') continue;
-      const fields = item.origin?.format === 'pi' ? item.origin.fields : {};
-      const entry = entryFromItem(item.message, fields);
-      emit(
-        hasIds && !item.origin ? { ...entry, id: contentHash(item.id).slice(0, 8), parentId: lastId } : entry,
-      );
-    }
-  };
-  const firstItemSlot = document.slots.findIndex((slot) => 'itemId' in slot);
-  document.slots.forEach((slot, i) => {
-    if (i === firstItemSlot) emitNew(head);
-    if ('entry' in slot) emit(slot.entry);
-    else {
-      const item = assigned.get(i);
-      if (item && item.type !== 'TOOL_DEFINITIONS') {
-        emit(entryFromItem(item.message, item.origin?.format === 'pi' ? item.origin.fields : {}));
-      }
-    }
-    emitNew(after.get(i) ?? []);
-  });
-  if (firstItemSlot < 0) emitNew(head);
-  return out.map((entry) => JSON.stringify(entry)).join('\n') + (out.length > 0 ? '\n' : '');
 }

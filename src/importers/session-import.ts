@@ -1,13 +1,13 @@
 /**
- * One entry point for any session file: detects the format, imports it, and writes it back. Pure.
+ * One entry point for any session file: detects the format and imports it. Pure.
  */
-import type { SessionFormat } from '../items';
+import type { SessionFormat } from '../context/items';
 import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
 import { ImportError } from './errors';
 import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
-import { exportOpenAIDocument, openAIFromLines, openAIFromValue } from './openai-chat';
-import { exportPiSession, piFromLines } from './pi-session';
-import { exportSweAgentTraj, sweAgentFromValue } from './swe-agent';
+import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
+import { importPiSession, piFromLines } from './pi-session-import';
+import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
 
 export interface DetectedFormat {
   format: SessionFormat;
@@ -76,13 +76,25 @@ export function detectSessionFormat(text: string, fileName?: string): DetectedFo
   return parsed.kind === 'lines' ? linesFormat(parsed.lines) : valueFormat(parsed.value, fileName);
 }
 
+/** The importer of each format, for a format given rather than detected. */
+const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) => ImportedSession> = {
+  openai: importOpenAIChat,
+  'swe-agent': importSweAgentTraj,
+  pi: importPiSession,
+};
+
 /**
  * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
  * SWE-agent trajectory, or a pi session. The format is detected from the content (and the file
- * name's extension when given).
+ * name's extension when given), unless `format` names it: then that format's importer reads the
+ * text (`importOpenAIChat`, `importSweAgentTraj`, `importPiSession`) and `fileName` is not used.
  * @throws ImportError naming the line (JSONL) or field of malformed input
  */
-export function importSession(text: string, options: ImportOptions & { fileName?: string }): ImportedSession {
+export function importSession(
+  text: string,
+  options: ImportOptions & { fileName?: string; format?: SessionFormat },
+): ImportedSession {
+  if (options.format !== undefined) return IMPORTERS[options.format](text, options);
   const parsed = parse(text, options.fileName);
   if (parsed.kind === 'lines') {
     const { format } = linesFormat(parsed.lines);
@@ -102,22 +114,5 @@ export function importSession(text: string, options: ImportOptions & { fileName?
       return layout === 'jsonl'
         ? openAIFromLines([{ line: 1, value: parsed.value }], options, prefix)
         : openAIFromValue(parsed.value, options, prefix);
-  }
-}
-
-/**
- * Writes a session back in the format it was imported from. For an unchanged import the result
- * parses to a value deep-equal to the parsed source (JSONL: line for line). The items may have
- * changed since (compacted, appended): see each format's exporter for how changes are written.
- */
-export function exportSession(session: Pick<ImportedSession, 'items' | 'document'>): string {
-  const { items, document } = session;
-  switch (document.format) {
-    case 'openai':
-      return exportOpenAIDocument(items, document);
-    case 'swe-agent':
-      return exportSweAgentTraj(items, document);
-    case 'pi':
-      return exportPiSession(items, document);
   }
 }

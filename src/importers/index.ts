@@ -1,0 +1,14 @@
+/**
+ * Importers and exporters of agent sessions (OpenAI chat lists, SWE-agent trajectories, pi
+ * sessions): text in, items out, and back. Pure: file reading happens in the caller.
+ */
+export type { ImportedSession, ImportOptions, OpenAILayout, PiSlot, SessionDocument } from './common';
+export { ImportError } from './errors';
+export { exportOpenAIChat, exportOpenAIDocument } from './openai-chat-export';
+export { importOpenAIChat } from './openai-chat-import';
+export { exportPiSession } from './pi-session-export';
+export { importPiSession } from './pi-session-import';
+export { exportSession } from './session-export';
+export { detectSessionFormat, importSession, type DetectedFormat } from './session-import';
+export { exportSweAgentTraj } from './swe-agent-export';
+export { importSweAgentTraj } from './swe-agent-import';

@@ -1,0 +1,79 @@
+/**
+ * SWE-agent trajectories written back (the layouts are described in `swe-agent-import.ts`): the
+ * document's top-level keys with `history` rebuilt from the items. Pure.
+ */
+import type { ContextItem, MessageItem, ToolCall } from '../context/items';
+import { chatMessageToJson } from './chat-messages-export';
+import { unchangedRaw, type SessionDocument } from './common';
+import { isRecord, type JsonObject } from './json';
+import { COMMANDS, EDIT_END } from './swe-agent-commands';
+
+/** A word as a command line writes it: quoted when it holds anything but plain path characters. */
+function quoteWord(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return /^[\w./:@%+=,-]+$/.test(text) ? text : `"${text.replace(/["\\$`]/g, '\\$&')}"`;
+}
+
+/** The action line of a tool call, the inverse of `parseSweAgentAction` (for changed items). */
+function actionOf(call: ToolCall): string {
+  const { name, arguments: text } = call.function;
+  let args: unknown;
+  try {
+    args = JSON.parse(text);
+  } catch {
+    args = undefined;
+  }
+  // Arguments cut by compaction are no longer JSON: written as the text they are.
+  if (!isRecord(args)) return name === 'bash' ? text : `${name} ${text}`;
+  if (name === 'bash' && typeof args.command === 'string') return args.command;
+  if (name === 'edit' && typeof args.replacement === 'string') {
+    const range =
+      typeof args.start_line === 'number' && typeof args.end_line === 'number'
+        ? ` ${args.start_line}:${args.end_line}`
+        : '';
+    return `edit${range}\n${args.replacement}\n${EDIT_END}`;
+  }
+  const keys = COMMANDS[name]?.keys ?? Object.keys(args);
+  return [name, ...keys.flatMap((key) => (args[key] === undefined ? [] : [quoteWord(args[key])]))].join(' ');
+}
+
+/**
+ * An item as an entry of a thought/action history: the source entry when unchanged; a changed (or
+ * new) assistant message with tool calls as a step (`thought`, `action` written from the calls, the
+ * content both in a code block, other keys of the source entry kept); a tool result as the user
+ * entry of its observation; anything else as in the function-calling layout.
+ */
+function thoughtActionEntry(item: MessageItem): JsonObject {
+  const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
+  const kept = unchangedRaw(fields, item.message);
+  if (isRecord(kept)) return kept;
+  const source = isRecord(fields?.entry) ? fields.entry : isRecord(fields?.raw) ? fields.raw : {};
+  const message = item.message;
+  if (message.role === 'tool') return { ...source, role: 'user', content: message.content };
+  if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
+    const thought = message.content ?? '';
+    const action = message.tool_calls.map(actionOf).join('\n');
+    const content = `${thought ? `${thought}\n\n` : ''}\`\`\`\n${action}\n\`\`\``;
+    return { ...source, role: 'assistant', content, thought, action };
+  }
+  return chatMessageToJson(message, fields, 'swe-agent');
+}
+
+/**
+ * Writes items back as the trajectory they came from: the document's top-level keys, `history`
+ * rebuilt from the items in order, in the document's layout (function calling: SWE-agent side
+ * fields restored, other items in the plain API shape with `tool_call_ids`; thought/action: see
+ * {@link thoughtActionEntry}). An unchanged import gives back a deep-equal document.
+ */
+export function exportSweAgentTraj(
+  items: readonly ContextItem[],
+  document: Extract<SessionDocument, { format: 'swe-agent' }>,
+): string {
+  const history: JsonObject[] = items.flatMap((item) => {
+    if (item.type === 'TOOL_DEFINITIONS') return [];
+    if (document.layout === 'thought_action') return [thoughtActionEntry(item)];
+    const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
+    return [chatMessageToJson(item.message, fields, 'swe-agent')];
+  });
+  return JSON.stringify({ ...document.top, history }, null, 2) + '\n';
+}
