@@ -29,7 +29,7 @@ import {
   renderTable,
   withClusterSection,
 } from './report';
-import { fmt, summarize } from './stats';
+import { fmt, summarize, type LoadFigures } from './stats';
 
 const API_KEY = 'sk-bench';
 const WINDOW = 3_000;
@@ -51,15 +51,9 @@ function sizes(text: string): Size[] {
     });
 }
 
-interface Row {
+interface Row extends LoadFigures {
   server: 'dev server' | 'cluster';
   workers: number;
-  conversations: number;
-  rounds: number;
-  seconds: number;
-  roundsPerSecond: number;
-  p50: number;
-  p99: number;
   failures: number;
   compactions: number;
   /** Cores used on average by each party. */

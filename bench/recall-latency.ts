@@ -22,13 +22,18 @@ import { ConversationStore } from '../src/store';
 import { tokenCounterForModel } from '../src/tokens';
 import { readSessionText } from './fixtures';
 import type { Figure } from './report';
-import { fmt, now, summarize } from './stats';
+import { fmt, now, summarize, type Summary } from './stats';
 
 export interface RecallBenchOptions {
   /** Tokens of the archive (about). */
   tokens: number;
   /** Searches timed (the queries cycle). */
   queries: number;
+}
+
+/** A table row of latency figures, in ms. */
+function latencyRow(operation: string, s: Summary): (string | number)[] {
+  return [operation, s.n, fmt(s.p50), fmt(s.p95), fmt(s.p99), fmt(s.max)];
 }
 
 export interface RecallBenchResult {
@@ -159,22 +164,8 @@ export async function recallFigure(options: RecallBenchOptions): Promise<Figure>
         {
           columns: ['operation', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'],
           rows: [
-            [
-              'search (5 results)',
-              r.search.n,
-              fmt(r.search.p50),
-              fmt(r.search.p95),
-              fmt(r.search.p99),
-              fmt(r.search.max),
-            ],
-            [
-              'read by handle (2,000-token page)',
-              r.read.n,
-              fmt(r.read.p50),
-              fmt(r.read.p95),
-              fmt(r.read.p99),
-              fmt(r.read.max),
-            ],
+            latencyRow('search (5 results)', r.search),
+            latencyRow('read by handle (2,000-token page)', r.read),
           ],
         },
       ],

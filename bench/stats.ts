@@ -102,3 +102,14 @@ export function kb(bytes: number): string {
 export function ratio(a: number, b: number): string {
   return b === 0 || !Number.isFinite(a / b) ? 'n/a' : `×${(a / b).toFixed(2)}`;
 }
+
+/** The figures of a load run: how many conversations and rounds, how long, how fast. */
+export interface LoadFigures {
+  conversations: number;
+  rounds: number;
+  seconds: number;
+  roundsPerSecond: number;
+  /** Round latency percentiles, in ms. */
+  p50: number;
+  p99: number;
+}

@@ -13,7 +13,7 @@ import type { AgentConversationInput } from '../workflows/definitions';
 import type { BenchEnv, BenchWorker } from './bench-env';
 import { cpuShares, descendantCpu, machineCpu, ownCpu } from './process-stats';
 import type { Figure } from './report';
-import { fitLine, fmt, summarize } from './stats';
+import { fitLine, fmt, summarize, type LoadFigures } from './stats';
 
 export interface ThroughputOptions {
   conversations: number[];
@@ -28,18 +28,12 @@ export interface ThroughputOptions {
 
 type SummaryCalls = NonNullable<AgentConversationInput['summaryCalls']>;
 
-export interface Row {
+export interface Row extends LoadFigures {
   workers: number;
   /** The conversations' context window (tokens): the smaller, the more often they compact. */
   window: number;
   /** Where the compactions' summary calls ran (rows measured before this field: the default). */
   summaryCalls?: SummaryCalls;
-  conversations: number;
-  rounds: number;
-  seconds: number;
-  roundsPerSecond: number;
-  p50: number;
-  p99: number;
   maxRssMiB: number;
   /** RSS of the second worker's process (0 with one worker). */
   secondRssMiB: number;

@@ -11,6 +11,7 @@ import { CLAIM, type Claimed } from '../src/claim';
 import type { TriggerKind } from '../src/context/triggers';
 import type { ModelSettings, UsageInfo } from '../activities/types';
 import type { PendingReview, ReviewVerdict, RunningCompaction } from './compaction-definitions';
+import type { ConversationState } from './conversation/state';
 
 /** What fired a compaction (DESIGN.md §3): one definition, in the pure policy. */
 export type { TriggerKind };
@@ -45,27 +46,32 @@ export function bodyText(input: unknown): string | null {
   return null;
 }
 
-/** State carried across continue-as-new: ids, counters and cooldown state only. */
-export interface CarriedState extends Claimed {
-  rounds: number;
-  compactionSeq: number;
-  lastCompactionRound: number;
-  /** Workflow time (ms since epoch) until which automatic compaction is cooling down. */
-  cooldownUntil: number | null;
-  contextTokens: number;
-  itemCount: number;
-  activeVersion: number;
-  lastReportedTokens: number | null;
-  /** Rounds at which recent automatic compactions ran, and what they saved (the loop guard's memory). */
-  recentAutomatic: { round: number; savedRatio: number }[];
-  pausedReason: string | null;
-  /** The round the loop guard paused automatic compaction at (absent in runs before it was kept). */
-  pausedAtRound?: number | null;
-  recentEvents: ConversationEvent[];
-  /** Events pushed since the conversation began (the cursor of `eventsPage`; absent before it was kept). */
-  eventsTotal?: number;
-  runs: number;
-}
+/**
+ * State carried across continue-as-new: ids, counters and cooldown state only. Each field means
+ * what it means in the running conversation (workflows/conversation/state.ts).
+ */
+export type CarriedState = Claimed &
+  Pick<
+    ConversationState,
+    | 'rounds'
+    | 'compactionSeq'
+    | 'lastCompactionRound'
+    | 'cooldownUntil'
+    | 'contextTokens'
+    | 'itemCount'
+    | 'activeVersion'
+    | 'lastReportedTokens'
+    | 'recentAutomatic'
+    | 'pausedReason'
+    | 'runs'
+  > & {
+    /** The round the loop guard paused automatic compaction at (absent in runs before it was kept). */
+    pausedAtRound?: number | null;
+    /** The last events (the `events` Query's). */
+    recentEvents: ConversationEvent[];
+    /** Events pushed since the conversation began (the cursor of `eventsPage`; absent before it was kept). */
+    eventsTotal?: number;
+  };
 
 export interface AgentConversationInput extends Claimed {
   conversationId: string;

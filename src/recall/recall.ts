@@ -17,7 +17,8 @@ export const SNIPPET_CHARS = 240;
 /** Characters of a tool call shown beside its result. */
 const CALL_CHARS = 160;
 
-export interface RecallHit {
+/** Where an archived item is and what it is: a search hit and a page both say it. */
+export interface RecallItemRef {
   handle: string;
   round: number;
   type: ContextItem['type'];
@@ -26,6 +27,9 @@ export interface RecallHit {
   /** A tool result's call (`read_file {"path":"src/tax.ts"}`, cut), or null. */
   call: string | null;
   tokens: number;
+}
+
+export interface RecallHit extends RecallItemRef {
   rank: number;
   /** The text around the first match, on one line. */
   snippet: string;
@@ -38,13 +42,7 @@ export interface RecallSearch {
   hits: RecallHit[];
 }
 
-export interface RecallPage {
-  handle: string;
-  round: number;
-  type: ContextItem['type'];
-  tool: string | null;
-  call: string | null;
-  tokens: number;
+export interface RecallPage extends RecallItemRef {
   /** Whether the item is outside the active context (false: it is in the context already). */
   archived: boolean;
   /** Characters of the item's text before this page. */

@@ -51,22 +51,32 @@ export function formatTokens(n: number): string {
 }
 
 export class ConversationState {
+  /** The context window, in tokens. */
   readonly window: number;
+  /** Workflow runs so far, this one included (continue-as-new starts the next). */
   readonly runs: number;
 
   phase: Phase = 'starting';
+  /** Rounds so far: user messages answered, imported rounds included. */
   rounds: number;
+  /** Compactions so far, skipped ones included: the next one's number is one more. */
   compactionSeq: number;
+  /** The round of the last committed compaction (the `rounds` trigger counts from it). */
   lastCompactionRound: number;
   /** Workflow time (ms since epoch) until which automatic compaction is cooling down. */
   cooldownUntil: number | null;
+  /** The active context's tokens, as the store counts them. */
   contextTokens: number;
   itemCount: number;
+  /** The context version in use (a compaction or a restore makes a new one active). */
   activeVersion: number;
+  /** The tokens the model last reported using (null after a compaction, until it reports again). */
   lastReportedTokens: number | null;
-  /** The loop guard's memory: recent automatic compactions and what they saved. */
+  /** Rounds at which recent automatic compactions ran, and what they saved (the loop guard's memory). */
   recentAutomatic: { round: number; savedRatio: number }[];
+  /** Why the loop guard paused automatic compaction, or null. */
   pausedReason: string | null;
+  /** The round the loop guard paused automatic compaction at. */
   pausedAtRound: number | null;
   events: ConversationEvent[];
   /** Events pushed since the conversation began: `events` holds the last ones, up to this. */

@@ -6,14 +6,13 @@
  * built, the Web UI. Every process is supervised: one that dies is restarted. Ctrl-C stops them
  * all (workers first, with their grace), then PostgreSQL; the next start reuses the data.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { validateEnvironment } from '../../infra/environment';
-import { InfraError } from '../../infra/errors';
 import { onStopSignal } from '../../infra/signals';
 import { UsageError } from '../client';
-import { connectLine, DEFAULT_SHUTDOWN_GRACE_MS } from './up';
+import { abandonStack, DEFAULT_SHUTDOWN_GRACE_MS, logConnectLine, openStack } from './stack';
 
 export interface UpClusterOptions {
   dataDir: string;
@@ -52,51 +51,22 @@ export async function upCluster(options: UpClusterOptions): Promise<void> {
         'the membership ports, 294–300 below it, are kept in a smallint column',
     );
   const log = options.log ?? ((line: string): void => console.log(line));
-  const dataDir = resolve(options.dataDir);
-  const clusterDir = join(dataDir, 'temporal-cluster');
-  try {
-    mkdirSync(clusterDir, { recursive: true });
-  } catch (err) {
-    throw new InfraError(
-      `cannot write the data directory ${dataDir} (${(err as Error).message})`,
-      'choose a writable directory with DC_DATA_DIR or --data-dir',
-    );
-  }
-  log(`durable-compaction: starting a Temporal cluster (data in ${dataDir})`);
-  const { assertPortsFree, claimDataDir, postmasterPid } = await import('../../infra/stack-lock');
   const { clusterPorts, listPorts, DYNAMIC_CONFIG_FILE } = await import('../../infra/cluster-config');
-  const embeddedPg = !process.env.DATABASE_URL;
-  const pgDataDir = embeddedPg ? join(dataDir, 'postgres') : null;
-  const claim = await claimDataDir(dataDir, pgDataDir, log);
-  const { connectPostgres, portInUse } = await import('../../infra/postgres');
   const setting = (what: string) =>
     what.startsWith('Temporal') ? 'TEMPORAL_PORT (the others follow it)' : '';
-  try {
-    await assertPortsFree(
-      [
-        ...listPorts(clusterPorts(options.temporalPort)).map((p) => ({ ...p, setting: setting(p.what) })),
-        ...(options.ui ? [{ port: options.uiPort, what: 'Web UI', setting: 'TEMPORAL_UI_PORT' }] : []),
-        ...(embeddedPg && options.pgPort !== undefined
-          ? [{ port: options.pgPort, what: 'PostgreSQL', setting: 'DC_PG_PORT' }]
-          : []),
-      ],
-      portInUse,
-    );
-  } catch (err) {
-    claim.release();
-    throw err;
-  }
-  let postgres;
-  try {
-    postgres = await connectPostgres({ dataDir: pgDataDir ?? undefined, port: options.pgPort });
-  } catch (err) {
-    claim.release();
-    throw err;
-  }
-  log(
-    `  PostgreSQL   ${postgres.displayUrl}${postgres.embedded ? ` (embedded, data ${postgres.dataDir})` : ''}`,
-  );
-  const pg = postgres;
+  const stack = await openStack({
+    dataDir: options.dataDir,
+    temporalDir: 'temporal-cluster',
+    starting: 'starting a Temporal cluster',
+    ports: [
+      ...listPorts(clusterPorts(options.temporalPort)).map((p) => ({ ...p, setting: setting(p.what) })),
+      ...(options.ui ? [{ port: options.uiPort, what: 'Web UI', setting: 'TEMPORAL_UI_PORT' }] : []),
+    ],
+    pgPort: options.pgPort,
+    log,
+  });
+  const { claim, postgres: pg } = stack;
+  const clusterDir = join(stack.dataDir, 'temporal-cluster');
   let codecServer: Server | null = null;
   const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   const { startCluster } = await import('../../infra/cluster');
@@ -158,30 +128,14 @@ export async function upCluster(options: UpClusterOptions): Promise<void> {
   else if (options.ui) log('  Web UI       not available (see above)');
   for (const w of running.workers)
     log(`  ${w.name.padEnd(12)} pid ${w.pid}, task queue "${options.taskQueue}" (log ${w.logFile})`);
-  log('\nOther shells (the CLI, more workers) connect with:');
-  log(
-    `  ${connectLine({
-      temporalAddress: running.address,
-      uiUrl: running.uiUrl,
-      databaseUrl: pg.embedded ? pg.url : null,
-    })}`,
-  );
-  if (!pg.embedded) log('  (and the DATABASE_URL of this shell)');
+  logConnectLine(log, { temporalAddress: running.address, uiUrl: running.uiUrl, postgres: pg });
   log('\nReady. Start a conversation with `npm run cli -- start`, or press Ctrl-C to stop.');
 
   let stopping = false;
   const stopNow = (why: string): never => {
     log(`\n${why}: stopping everything at once`);
     running.killNow();
-    const postmaster = pgDataDir && pg.embedded ? postmasterPid(pgDataDir) : null;
-    if (postmaster !== null) {
-      try {
-        process.kill(postmaster, 'SIGQUIT');
-      } catch {
-        // already gone
-      }
-    }
-    claim.release();
+    abandonStack(stack);
     process.exit(130);
   };
   const stop = async (why: string): Promise<void> => {

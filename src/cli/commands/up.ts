@@ -8,19 +8,28 @@
  * compactions happen. Ctrl-C (or the end of the chat's input) stops everything cleanly; the next
  * start reuses the data.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { DEFAULT_CLUSTER_WORKERS, DEFAULT_HISTORY_SHARDS } from '../../infra/cluster-config';
 import { validateEnvironment } from '../../infra/environment';
-import { InfraError } from '../../infra/errors';
 import { onStopSignal } from '../../infra/signals';
 import type { AgentConversationInput } from '../../../workflows/definitions';
 import { action, describeConversation, UsageError, workflowUiUrl } from '../client';
 import { buildStartInput, DEFAULT_MODEL, resolveStartConfig, type StartFlags } from '../start-options';
 import { chat } from './chat';
+import {
+  abandonStack,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  logConnectLine,
+  openStack,
+  shutdownGraceFromEnv,
+  signal,
+} from './stack';
 import { awaitStarted, startConversation } from './start';
+
+export { connectLine, DEFAULT_SHUTDOWN_GRACE_MS, shutdownGraceFromEnv } from './stack';
 
 /** The flags of the chat's conversation (used when it is started, not when it is continued). */
 export type UpChatFlags = Pick<StartFlags, 'id' | 'model' | 'system' | 'window' | 'config'>;
@@ -46,9 +55,6 @@ interface UpClusterFlags {
   shards: string;
   ui: boolean;
 }
-
-/** The first Ctrl-C stops everything within this (`DC_SHUTDOWN_GRACE`, seconds). */
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /**
  * How the grace is shared: in-flight activities get half of it, then are cancelled (Temporal
@@ -76,24 +82,6 @@ function intOption(name: string, value: string | undefined, fallback: number): n
 /** Whether an LLM endpoint is configured for the worker. */
 export function hasLlmEndpoint(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.OPENAI_API_KEY || env.OPENAI_BASE_URL);
-}
-
-/**
- * The line that points another shell at what `up` runs. The embedded PostgreSQL's URL is printed
- * whole: its password is the fixed local default in `src/infra/postgres.ts` and the server listens
- * on localhost only. A DATABASE_URL from the environment is not repeated (it may hold a secret).
- */
-export function connectLine(options: {
-  temporalAddress: string;
-  uiUrl: string | null;
-  databaseUrl: string | null;
-}): string {
-  const vars = [
-    `TEMPORAL_ADDRESS=${options.temporalAddress}`,
-    ...(options.databaseUrl ? [`DATABASE_URL=${options.databaseUrl}`] : []),
-    ...(options.uiUrl ? [`TEMPORAL_UI_URL=${options.uiUrl}`] : []),
-  ];
-  return `export ${vars.join(' ')}`;
 }
 
 /**
@@ -138,44 +126,23 @@ export async function up(options: UpOptions): Promise<void> {
       ...(options.chat?.config !== undefined ? { file: options.chat.config } : {}),
       env: process.env,
     });
-  const dataDir = resolve(options.dataDir);
-  try {
-    mkdirSync(join(dataDir, 'temporal'), { recursive: true });
-  } catch (err) {
-    throw new InfraError(
-      `cannot write the data directory ${dataDir} (${(err as Error).message})`,
-      'choose a writable directory with DC_DATA_DIR or --data-dir',
-    );
-  }
   const log = (line: string): void => console.log(line);
-  log(`durable-compaction: starting (data in ${dataDir})`);
-  const { assertPortsFree, claimDataDir, portHolder, postmasterPid } = await import('../../infra/stack-lock');
-  const embeddedPg = !process.env.DATABASE_URL;
   const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
-  const pgDataDir = embeddedPg ? join(dataDir, 'postgres') : null;
-  // One stack per data directory (a killed stack's servers are stopped here), then every port
-  // this one needs, before anything starts.
-  const claim = await claimDataDir(dataDir, pgDataDir, log);
-  const { connectPostgres, portInUse } = await import('../../infra/postgres');
-  try {
-    await assertPortsFree(
-      [
-        ...(embeddedTemporal
-          ? [
-              { port: options.temporalPort, what: 'Temporal', setting: 'TEMPORAL_PORT' },
-              { port: options.uiPort, what: 'Web UI', setting: 'TEMPORAL_UI_PORT' },
-            ]
-          : []),
-        ...(embeddedPg && options.pgPort !== undefined
-          ? [{ port: options.pgPort, what: 'PostgreSQL', setting: 'DC_PG_PORT' }]
-          : []),
-      ],
-      portInUse,
-    );
-  } catch (err) {
-    claim.release();
-    throw err;
-  }
+  const stack = await openStack({
+    dataDir: options.dataDir,
+    temporalDir: 'temporal',
+    starting: 'starting',
+    ports: embeddedTemporal
+      ? [
+          { port: options.temporalPort, what: 'Temporal', setting: 'TEMPORAL_PORT' },
+          { port: options.uiPort, what: 'Web UI', setting: 'TEMPORAL_UI_PORT' },
+        ]
+      : [],
+    pgPort: options.pgPort,
+    log,
+  });
+  const { dataDir, claim, postgres } = stack;
+  const { portHolder } = await import('../../infra/stack-lock');
   const { connectTemporal } = await import('../../infra/temporal');
   const { createWorker, DEFAULT_TASK_QUEUE } = await import('../../worker');
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
@@ -185,16 +152,6 @@ export async function up(options: UpOptions): Promise<void> {
   } catch {
     // a runtime is already installed: keep its logger
   }
-  let postgres;
-  try {
-    postgres = await connectPostgres({ dataDir: pgDataDir ?? undefined, port: options.pgPort });
-  } catch (err) {
-    claim.release();
-    throw err;
-  }
-  log(
-    `  PostgreSQL   ${postgres.displayUrl}${postgres.embedded ? ` (embedded, data ${postgres.dataDir})` : ''}`,
-  );
   let temporal;
   try {
     const { payloadCodecsFor } = await import('../../infra/codec');
@@ -242,15 +199,7 @@ export async function up(options: UpOptions): Promise<void> {
   }
   const running = worker.run();
   log(`  Worker       task queue "${DEFAULT_TASK_QUEUE}"`);
-  log('\nOther shells (the CLI, more workers) connect with:');
-  log(
-    `  ${connectLine({
-      temporalAddress: temporal.address,
-      uiUrl: temporal.uiUrl,
-      databaseUrl: postgres.embedded ? postgres.url : null,
-    })}`,
-  );
-  if (!postgres.embedded) log('  (and the DATABASE_URL of this shell)');
+  logConnectLine(log, { temporalAddress: temporal.address, uiUrl: temporal.uiUrl, postgres });
 
   let stopping = false;
   const shutdownAll = async (): Promise<void> => {
@@ -266,9 +215,7 @@ export async function up(options: UpOptions): Promise<void> {
   const stopNow = (why: string): never => {
     log(`\n${why}: stopping Temporal and PostgreSQL at once`);
     if (temporalPid !== undefined) signal(temporalPid, 'SIGKILL');
-    const postmaster = pgDataDir && postgres.embedded ? postmasterPid(pgDataDir) : null;
-    if (postmaster !== null) signal(postmaster, 'SIGQUIT');
-    claim.release();
+    abandonStack(stack);
     process.exit(130);
   };
   const stop = async (why: string): Promise<void> => {
@@ -347,25 +294,6 @@ export async function up(options: UpOptions): Promise<void> {
     throw err;
   }
   await running;
-}
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
-/** `DC_SHUTDOWN_GRACE` (seconds, may be fractional) in ms. */
-export function shutdownGraceFromEnv(value: string | undefined): number {
-  if (value === undefined || value === '') return DEFAULT_SHUTDOWN_GRACE_MS;
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
-    throw new UsageError(
-      `DC_SHUTDOWN_GRACE must be a number of seconds between 0 and 3600 (got ${JSON.stringify(value)})`,
-    );
-  return Math.round(seconds * 1000);
 }
 
 export function registerUp(program: Command): void {
