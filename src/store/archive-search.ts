@@ -8,7 +8,7 @@
 import type { Pool } from 'pg';
 import type { ContextItem, ToolCall } from '../context/items';
 import { handleDigits, HANDLE_CHARS } from '../context/recall-handle';
-import { prepared } from './conversation-store';
+import { prepared } from './sql';
 import { rowToItem, type ItemRow } from './rows';
 import { searchTexts } from './search-document';
 import { queryTerms, searchVector, tsqueryLiteral } from './search-terms';

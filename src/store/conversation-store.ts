@@ -1,10 +1,17 @@
-import { createHash } from 'node:crypto';
-import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
-import { checkConversationId, ConversationIdError } from '../context/conversation-id';
+import type { Pool, PoolClient } from 'pg';
 import type { ContextItem, ToolCall } from '../context/items';
+import {
+  assertConversationId,
+  compactionFinished,
+  compactionNotFound,
+  conversationNotFound,
+  noActiveVersion,
+  StoreError,
+} from './errors';
 import { itemColumns, rowToItem, type ItemRow } from './rows';
 import { searchTexts } from './search-document';
 import { searchVector } from './search-terms';
+import { inTransaction, prepared, textColumn } from './sql';
 
 /** Token and item totals of one context version. */
 export interface ContextTotals {
@@ -55,87 +62,6 @@ export interface CompactionEvent {
   phase: string;
   data: Record<string, unknown>;
   createdAt: Date;
-}
-
-/** Kinds of store failure that callers (activities) map to Temporal failures. */
-export type StoreErrorKind =
-  | 'CONVERSATION_NOT_FOUND'
-  | 'CONVERSATION_ENDED'
-  | 'VERSION_NOT_FOUND'
-  | 'BASE_VERSION_CHANGED'
-  | 'COMPACTION_NOT_FOUND'
-  | 'COMPACTION_FINISHED'
-  | 'ITEM_NOT_FOUND'
-  | 'INVALID_CONVERSATION_ID';
-
-export class StoreError extends Error {
-  constructor(
-    readonly kind: StoreErrorKind,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'StoreError';
-  }
-}
-
-/**
- * Checks a conversation id (the rule of `src/context/conversation-id.ts`) before the store writes
- * anything under it.
- * @throws StoreError INVALID_CONVERSATION_ID quoting the id and the rule
- */
-export function assertConversationId(id: string): void {
-  try {
-    checkConversationId(id);
-  } catch (err) {
-    if (err instanceof ConversationIdError) throw new StoreError('INVALID_CONVERSATION_ID', err.message);
-    throw err;
-  }
-}
-
-/**
- * Free text for a plain `text` column (a compaction's focus, a reason). PostgreSQL refuses U+0000
- * in text, so it is stored as U+FFFD — as the driver already stores a lone surrogate. Item bodies
- * never need this: they are JSON text, where both survive escaped.
- */
-function textColumn(value: string | null): string | null {
-  return value === null ? null : value.replaceAll('\u0000', '\ufffd');
-}
-
-const statementNames = new Map<string, string>();
-
-/**
- * Runs a statement as a named (server-side prepared) statement: each connection parses and plans
- * it once instead of at every call. That was a third of PostgreSQL's CPU per agent round (20
- * conversations × 20 rounds with compactions: 7.7 → 5.2 ms). Every text here is fixed or one of a
- * few variants, so a connection prepares a bounded set. A pooler in front of PostgreSQL must keep
- * prepared statements per client (PgBouncer ≥ 1.21 with `max_prepared_statements`, or session mode).
- */
-export function prepared<R extends QueryResultRow = QueryResultRow>(
-  db: Pool | PoolClient,
-  text: string,
-  values: unknown[],
-): Promise<QueryResult<R>> {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `dc_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-    statementNames.set(text, name);
-  }
-  return db.query<R>({ name, text, values });
-}
-
-async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const result = await fn(client);
-    await client.query('commit');
-    return result;
-  } catch (err) {
-    await client.query('rollback').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
 }
 
 interface ConversationLockRow {
@@ -261,9 +187,9 @@ export class ConversationStore {
       [conversationId],
     );
     const row = conv.rows[0];
-    if (!row) throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} does not exist`);
+    if (!row) throw conversationNotFound(conversationId);
     if (row.active_version === null) {
-      throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
+      throw noActiveVersion(conversationId);
     }
     return {
       version: row.active_version,
@@ -545,14 +471,11 @@ export class ConversationStore {
   async commitCompaction(compactionId: string, stagedVersion?: number): Promise<ContextTotals> {
     return inTransaction(this.pool, async (c) => {
       const comp = await this.compactionOn(c, compactionId, true);
-      if (!comp) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
+      if (!comp) throw compactionNotFound(compactionId);
       const conv = await this.lockConversation(c, comp.conversationId);
       if (comp.status === 'committed') return this.totalsOf(c, comp.conversationId);
       if (comp.status !== 'running') {
-        throw new StoreError(
-          'COMPACTION_FINISHED',
-          `compaction ${compactionId} is ${comp.status}, not running`,
-        );
+        throw compactionFinished(compactionId, comp.status);
       }
       const chosen = stagedVersion ?? comp.stagedVersion;
       if (chosen === null) {
@@ -729,18 +652,15 @@ export class ConversationStore {
       [conversationId],
     );
     const row = r.rows[0];
-    if (!row) throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} does not exist`);
+    if (!row) throw conversationNotFound(conversationId);
     return row;
   }
 
   private async lockRunningCompaction(c: PoolClient, compactionId: string): Promise<CompactionRecord> {
     const comp = await this.compactionOn(c, compactionId, true);
-    if (!comp) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
+    if (!comp) throw compactionNotFound(compactionId);
     if (comp.status !== 'running') {
-      throw new StoreError(
-        'COMPACTION_FINISHED',
-        `compaction ${compactionId} is ${comp.status}, not running`,
-      );
+      throw compactionFinished(compactionId, comp.status);
     }
     return comp;
   }
@@ -922,7 +842,7 @@ export class ConversationStore {
       );
       const active = r.rows[0]?.active_version;
       if (active === undefined || active === null) {
-        throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
+        throw noActiveVersion(conversationId);
       }
       v = active;
     }
@@ -939,7 +859,7 @@ export class ConversationStore {
 
 function requireActive(conv: { active_version: number | null }, conversationId: string): number {
   if (conv.active_version === null) {
-    throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
+    throw noActiveVersion(conversationId);
   }
   return conv.active_version;
 }

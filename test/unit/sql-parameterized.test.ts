@@ -25,7 +25,7 @@ const REVIEWED: Record<string, string> = {
     'a database name from the constant TEMPORAL_DATABASES, quoted as an identifier (create database takes no parameter)',
   'src/store/archive-search.ts: HIT_COLUMNS': 'a constant column list',
   'src/store/archive-search.ts: ITEM_SELECT': 'a constant column list',
-  'src/store/conversation-store.ts: { name, text, values }':
+  'src/store/sql.ts: { name, text, values }':
     'the `prepared` wrapper: its text is the SQL argument of each prepared(...) call, checked there',
 };
 

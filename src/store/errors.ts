@@ -1,0 +1,56 @@
+/**
+ * The store's failures: {@link StoreError} with a stable kind that activities map to Temporal
+ * failures (`activities/failures.ts`), and the messages each kind is raised with, named once here.
+ */
+import { checkConversationId, ConversationIdError } from '../context/conversation-id';
+
+/** Kinds of store failure that callers (activities) map to Temporal failures. */
+export type StoreErrorKind =
+  | 'CONVERSATION_NOT_FOUND'
+  | 'CONVERSATION_ENDED'
+  | 'VERSION_NOT_FOUND'
+  | 'BASE_VERSION_CHANGED'
+  | 'COMPACTION_NOT_FOUND'
+  | 'COMPACTION_FINISHED'
+  | 'ITEM_NOT_FOUND'
+  | 'INVALID_CONVERSATION_ID';
+
+export class StoreError extends Error {
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}
+
+/**
+ * Checks a conversation id (the rule of `src/context/conversation-id.ts`) before the store writes
+ * anything under it.
+ * @throws StoreError INVALID_CONVERSATION_ID quoting the id and the rule
+ */
+export function assertConversationId(id: string): void {
+  try {
+    checkConversationId(id);
+  } catch (err) {
+    if (err instanceof ConversationIdError) throw new StoreError('INVALID_CONVERSATION_ID', err.message);
+    throw err;
+  }
+}
+
+export function conversationNotFound(conversationId: string): StoreError {
+  return new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} does not exist`);
+}
+
+export function noActiveVersion(conversationId: string): StoreError {
+  return new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
+}
+
+export function compactionNotFound(compactionId: string): StoreError {
+  return new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
+}
+
+export function compactionFinished(compactionId: string, status: string): StoreError {
+  return new StoreError('COMPACTION_FINISHED', `compaction ${compactionId} is ${status}, not running`);
+}
