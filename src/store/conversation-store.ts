@@ -1,14 +1,17 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { ContextItem, ToolCall } from '../context/items';
 import {
   assertConversationId,
   compactionFinished,
   compactionNotFound,
   conversationNotFound,
+  malformed,
+  MalformedRowError,
   noActiveVersion,
   StoreError,
 } from './errors';
-import { itemColumns, rowToItem, type ItemRow } from './rows';
+import { firstRow, jsonObject, rowDecoder } from './row-decoder';
+import { ITEM_COLUMNS, itemColumns, rowToItem } from './rows';
 import { searchTexts } from './search-document';
 import { searchVector } from './search-terms';
 import { inTransaction, prepared, textColumn } from './sql';
@@ -21,9 +24,11 @@ export interface ContextTotals {
   itemCount: number;
 }
 
+const VERSION_STATUSES = ['active', 'staged', 'superseded', 'discarded'] as const;
+
 export interface VersionInfo {
   version: number;
-  status: 'active' | 'staged' | 'superseded' | 'discarded';
+  status: (typeof VERSION_STATUSES)[number];
   baseVersion: number | null;
   origin: string;
   compactionId: string | null;
@@ -32,7 +37,9 @@ export interface VersionInfo {
   createdAt: Date;
 }
 
-export type CompactionStatus = 'running' | 'committed' | 'rolled_back' | 'skipped';
+const COMPACTION_STATUSES = ['running', 'committed', 'rolled_back', 'skipped'] as const;
+
+export type CompactionStatus = (typeof COMPACTION_STATUSES)[number];
 
 export interface CompactionRecord {
   id: string;
@@ -64,15 +71,68 @@ export interface CompactionEvent {
   createdAt: Date;
 }
 
-interface ConversationLockRow {
-  active_version: number | null;
-  status: string;
-  next_seq: string;
-  next_version: number;
-}
+const decodeConversation = rowDecoder(
+  { active_version: 'int?', status: ['open', 'ended'], next_seq: 'bigint', next_version: 'int' },
+  malformed('conversation'),
+);
+type ConversationLockRow = ReturnType<typeof decodeConversation>;
 
-const ITEM_COLUMNS = `i.id, i.conversation_id, i.seq, i.type, i.role, i.body, i.tokens, i.round, i.is_meta,
-  i.pinned, i.ephemeral, i.source_id, i.attrs`;
+const decodeConversationStatus = rowDecoder(
+  { status: ['open', 'ended'], active_version: 'int?' },
+  malformed('conversation'),
+);
+const decodeNextSeq = rowDecoder({ n: 'int' }, malformed('next compaction number'));
+const decodeVersionStatus = rowDecoder({ status: VERSION_STATUSES }, malformed('context version'));
+const decodeMember = rowDecoder({ item_id: 'text' }, malformed('context version member'));
+const decodeItemId = rowDecoder({ id: 'text' }, malformed('item'));
+const decodeNextItemSeq = rowDecoder({ next_seq: 'bigint' }, malformed('conversation'));
+const decodeRound = rowDecoder({ round: 'int' }, malformed('last round'));
+const decodeActiveItemsVersion = rowDecoder({ active_version: 'int' }, malformed('active context'));
+const decodeActiveVersion = rowDecoder({ active_version: 'int?' }, malformed('conversation'));
+const decodeVersionNumber = rowDecoder({ version: 'int' }, malformed('context version'));
+const decodeTotals = rowDecoder({ tokens: 'int', item_count: 'int' }, malformed('version totals'));
+const decodeVersionInfo = rowDecoder(
+  {
+    version: 'int',
+    status: VERSION_STATUSES,
+    base_version: 'int?',
+    origin: 'text',
+    compaction_id: 'text?',
+    created_at: 'timestamp',
+    tokens: 'int',
+    item_count: 'int',
+  },
+  (row, problem) => new MalformedRowError(`context version ${String(row.version)}`, problem),
+);
+const decodeCompaction = rowDecoder(
+  {
+    id: 'text',
+    conversation_id: 'text',
+    seq: 'int',
+    trigger: 'text',
+    status: COMPACTION_STATUSES,
+    strategy: 'text?',
+    task_type: 'text?',
+    focus: 'text?',
+    base_version: 'int',
+    base_item_count: 'int?',
+    staged_version: 'int?',
+    tokens_before: 'int?',
+    tokens_after: 'int?',
+    items_compacted: 'int?',
+    summary_item_id: 'text?',
+    reason: 'text?',
+    attempts: 'int',
+    timings: 'text',
+    started_at: 'timestamp',
+    finished_at: 'timestamp?',
+  },
+  (row, problem) => new MalformedRowError(`compaction ${String(row.id)}`, problem),
+);
+const decodeEvent = rowDecoder(
+  { key: 'text', phase: 'text', data: 'text', created_at: 'timestamp' },
+  (row, problem) => new MalformedRowError(`compaction event ${String(row.key)}`, problem),
+);
 
 /**
  * The conversation store of DESIGN.md §2. Items are append-only; a context is a version that lists
@@ -120,12 +180,12 @@ export class ConversationStore {
    * stored, e.g. by `import`, after which a workflow continuing the conversation numbers its own.
    */
   async lastRound(conversationId: string): Promise<number> {
-    const r = await prepared<{ round: number }>(
+    const r = await prepared(
       this.pool,
       'select coalesce(max(round), 0)::int as round from items where conversation_id = $1',
       [conversationId],
     );
-    return r.rows[0]?.round ?? 0;
+    return firstRow(r.rows, decodeRound)?.round ?? 0;
   }
 
   /**
@@ -170,7 +230,7 @@ export class ConversationStore {
   async getActiveContext(conversationId: string): Promise<{ version: number; items: ContextItem[] }> {
     // One round trip in the common case (asked before every model call); the checks below only
     // run to say why nothing came back.
-    const r = await prepared<ItemRow & { active_version: number }>(
+    const r = await prepared(
       this.pool,
       `select c.active_version, ${ITEM_COLUMNS}
          from conversations c
@@ -179,14 +239,12 @@ export class ConversationStore {
         where c.id = $1 order by m.position`,
       [conversationId],
     );
-    const first = r.rows[0];
+    const first = firstRow(r.rows, decodeActiveItemsVersion);
     if (first) return { version: first.active_version, items: r.rows.map(rowToItem) };
-    const conv = await prepared<{ active_version: number | null }>(
-      this.pool,
-      'select active_version from conversations where id = $1',
-      [conversationId],
-    );
-    const row = conv.rows[0];
+    const conv = await prepared(this.pool, 'select active_version from conversations where id = $1', [
+      conversationId,
+    ]);
+    const row = firstRow(conv.rows, decodeActiveVersion);
     if (!row) throw conversationNotFound(conversationId);
     if (row.active_version === null) {
       throw noActiveVersion(conversationId);
@@ -207,7 +265,7 @@ export class ConversationStore {
     if (exists.rowCount !== 1) {
       throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no version ${version}`);
     }
-    const r = await prepared<ItemRow>(
+    const r = await prepared(
       this.pool,
       `select ${ITEM_COLUMNS} from context_version_items m join items i on i.id = m.item_id
         where m.conversation_id = $1 and m.version = $2 order by m.position`,
@@ -219,10 +277,13 @@ export class ConversationStore {
   /** Items by id (any conversation), in the order asked; missing ids raise ITEM_NOT_FOUND. */
   async getItems(ids: string[]): Promise<ContextItem[]> {
     if (ids.length === 0) return [];
-    const r = await prepared<ItemRow>(this.pool, `select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [
-      ids,
-    ]);
-    const byId = new Map(r.rows.map((row) => [row.id, rowToItem(row)]));
+    const r = await prepared(this.pool, `select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [ids]);
+    const byId = new Map(
+      r.rows.map((row) => {
+        const item = rowToItem(row);
+        return [item.id, item];
+      }),
+    );
     return ids.map((id) => {
       const item = byId.get(id);
       if (!item) throw new StoreError('ITEM_NOT_FOUND', `item ${id} does not exist`);
@@ -233,16 +294,19 @@ export class ConversationStore {
   /** Items by id that exist, in the order asked; missing ids are left out. */
   async getItemsIfPresent(ids: string[]): Promise<ContextItem[]> {
     if (ids.length === 0) return [];
-    const r = await prepared<ItemRow>(this.pool, `select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [
-      ids,
-    ]);
-    const byId = new Map(r.rows.map((row) => [row.id, rowToItem(row)]));
+    const r = await prepared(this.pool, `select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [ids]);
+    const byId = new Map(
+      r.rows.map((row) => {
+        const item = rowToItem(row);
+        return [item.id, item];
+      }),
+    );
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   /** Every item ever appended to the conversation, in append order (the archive). */
   async getArchive(conversationId: string): Promise<ContextItem[]> {
-    const r = await prepared<ItemRow>(
+    const r = await prepared(
       this.pool,
       `select ${ITEM_COLUMNS} from items i where i.conversation_id = $1 order by i.seq`,
       [conversationId],
@@ -272,7 +336,7 @@ export class ConversationStore {
         group by v.conversation_id, v.version order by v.version`,
       [conversationId],
     );
-    return r.rows.map((row) => ({
+    return r.rows.map(decodeVersionInfo).map((row) => ({
       version: row.version,
       status: row.status,
       baseVersion: row.base_version,
@@ -290,7 +354,7 @@ export class ConversationStore {
     const r = await prepared(this.pool, 'select status, active_version from conversations where id = $1', [
       conversationId,
     ]);
-    const row = r.rows[0];
+    const row = firstRow(r.rows, decodeConversationStatus);
     return row ? { status: row.status, activeVersion: row.active_version } : null;
   }
 
@@ -381,12 +445,12 @@ export class ConversationStore {
 
   /** Next compaction number for a conversation (1-based). */
   async nextCompactionSeq(conversationId: string): Promise<number> {
-    const r = await prepared<{ n: number }>(
+    const r = await prepared(
       this.pool,
       'select coalesce(max(seq), 0)::int + 1 as n from compactions where conversation_id = $1',
       [conversationId],
     );
-    return r.rows[0]?.n ?? 1;
+    return firstRow(r.rows, decodeNextSeq)?.n ?? 1;
   }
 
   /**
@@ -405,12 +469,12 @@ export class ConversationStore {
       const conversationId = comp.conversationId;
       await this.lockConversation(c, conversationId);
       const key = `${input.compactionId}:${input.idemKey}`;
-      const found = await prepared<{ version: number }>(
+      const found = await prepared(
         c,
         'select version from context_versions where conversation_id = $1 and idem_key = $2',
         [conversationId, key],
       );
-      let version = found.rows[0]?.version;
+      let version = firstRow(found.rows, decodeVersionNumber)?.version;
       if (version === undefined) {
         await this.insertItems(c, conversationId, input.newItems);
         version = await this.insertVersion(c, conversationId, {
@@ -581,10 +645,13 @@ export class ConversationStore {
       'select key, phase, data, created_at from compaction_events where compaction_id = $1 order by created_at, key',
       [compactionId],
     );
-    return r.rows.map((row) => ({
+    return r.rows.map(decodeEvent).map((row) => ({
       key: row.key,
       phase: row.phase,
-      data: JSON.parse(row.data) as Record<string, unknown>,
+      data: jsonObject(
+        row.data,
+        (problem) => new MalformedRowError(`compaction event ${row.key}`, `data: ${problem}`),
+      ),
       createdAt: row.created_at,
     }));
   }
@@ -598,18 +665,19 @@ export class ConversationStore {
       const conv = await this.lockConversation(c, conversationId);
       const active = requireActive(conv, conversationId);
       const key = `restore:${idemKey}`;
-      const found = await prepared<{ version: number }>(
+      const found = await prepared(
         c,
         'select version from context_versions where conversation_id = $1 and idem_key = $2',
         [conversationId, key],
       );
-      if (found.rows[0]) return this.totalsOf(c, conversationId, found.rows[0].version);
-      const source = await prepared<{ status: string }>(
+      const restored = firstRow(found.rows, decodeVersionNumber);
+      if (restored) return this.totalsOf(c, conversationId, restored.version);
+      const source = await prepared(
         c,
         'select status from context_versions where conversation_id = $1 and version = $2',
         [conversationId, version],
       );
-      const sourceRow = source.rows[0];
+      const sourceRow = firstRow(source.rows, decodeVersionStatus);
       if (!sourceRow || sourceRow.status === 'staged') {
         throw new StoreError(
           'VERSION_NOT_FOUND',
@@ -617,7 +685,7 @@ export class ConversationStore {
             (sourceRow ? ' (it is a staged version of a running compaction)' : ''),
         );
       }
-      const members = await prepared<{ item_id: string }>(
+      const members = await prepared(
         c,
         'select item_id from context_version_items where conversation_id = $1 and version = $2 order by position',
         [conversationId, version],
@@ -628,7 +696,7 @@ export class ConversationStore {
         origin: 'restore',
         compactionId: null,
         idemKey: key,
-        itemIds: members.rows.map((r) => r.item_id),
+        itemIds: members.rows.map((r) => decodeMember(r).item_id),
       });
       await prepared(
         c,
@@ -646,12 +714,12 @@ export class ConversationStore {
   // ---- internals ---------------------------------------------------------------------------
 
   private async lockConversation(c: PoolClient, conversationId: string): Promise<ConversationLockRow> {
-    const r = await prepared<ConversationLockRow>(
+    const r = await prepared(
       c,
       'select active_version, status, next_seq, next_version from conversations where id = $1 for update',
       [conversationId],
     );
-    const row = r.rows[0];
+    const row = firstRow(r.rows, decodeConversation);
     if (!row) throw conversationNotFound(conversationId);
     return row;
   }
@@ -669,24 +737,22 @@ export class ConversationStore {
     const r = await prepared(c, `select * from compactions where id = $1${forUpdate ? ' for update' : ''}`, [
       id,
     ]);
-    return r.rows[0] ? compactionFromRow(r.rows[0]) : null;
+    return firstRow(r.rows, compactionFromRow) ?? null;
   }
 
   /** Inserts items that are not in the archive yet, giving them the next sequence numbers. */
   private async insertItems(c: PoolClient, conversationId: string, items: ContextItem[]): Promise<void> {
     if (items.length === 0) return;
-    const existing = await prepared<{ id: string }>(c, 'select id from items where id = any($1)', [
-      items.map((i) => i.id),
-    ]);
-    const known = new Set(existing.rows.map((r) => r.id));
+    const existing = await prepared(c, 'select id from items where id = any($1)', [items.map((i) => i.id)]);
+    const known = new Set(existing.rows.map((r) => decodeItemId(r).id));
     const fresh = items.filter((i) => !known.has(i.id));
     if (fresh.length === 0) return;
-    const seqRow = await prepared<{ next_seq: string }>(
+    const seqRow = await prepared(
       c,
       'update conversations set next_seq = next_seq + $2 where id = $1 returning next_seq - $2 as next_seq',
       [conversationId, fresh.length],
     );
-    let seq = Number(seqRow.rows[0]?.next_seq ?? 1);
+    let seq = Number(firstRow(seqRow.rows, decodeNextItemSeq)?.next_seq ?? 1);
     const calls = await this.callsOf(c, conversationId, fresh);
     for (const item of fresh) {
       const col = itemColumns(item);
@@ -740,7 +806,7 @@ export class ConversationStore {
       else missing.push({ resultId: item.id, callId: item.message.tool_call_id });
     }
     for (const { resultId, callId } of missing) {
-      const r = await prepared<ItemRow>(
+      const r = await prepared(
         c,
         `select ${ITEM_COLUMNS} from items i
           where i.conversation_id = $1 and i.type = 'ASSISTANT_MESSAGE' and i.source_id is null
@@ -748,8 +814,7 @@ export class ConversationStore {
           order by i.seq desc limit 1`,
         [conversationId, JSON.stringify(callId)],
       );
-      const row = r.rows[0];
-      const found = row ? rowToItem(row) : null;
+      const found = firstRow(r.rows, rowToItem);
       const call =
         found?.type === 'ASSISTANT_MESSAGE'
           ? found.message.tool_calls?.find((t) => t.id === callId)
@@ -771,12 +836,12 @@ export class ConversationStore {
       itemIds: string[];
     },
   ): Promise<number> {
-    const r = await prepared<{ version: number }>(
+    const r = await prepared(
       c,
       'update conversations set next_version = next_version + 1 where id = $1 returning next_version - 1 as version',
       [conversationId],
     );
-    const version = r.rows[0]?.version;
+    const version = firstRow(r.rows, decodeVersionNumber)?.version;
     if (version === undefined)
       throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} vanished`);
     await prepared(
@@ -835,25 +900,22 @@ export class ConversationStore {
   private async totalsOf(c: PoolClient, conversationId: string, version?: number): Promise<ContextTotals> {
     let v = version;
     if (v === undefined) {
-      const r = await prepared<{ active_version: number | null }>(
-        c,
-        'select active_version from conversations where id = $1',
-        [conversationId],
-      );
-      const active = r.rows[0]?.active_version;
+      const r = await prepared(c, 'select active_version from conversations where id = $1', [conversationId]);
+      const active = firstRow(r.rows, decodeActiveVersion)?.active_version;
       if (active === undefined || active === null) {
         throw noActiveVersion(conversationId);
       }
       v = active;
     }
-    const t = await prepared<{ tokens: number; item_count: number }>(
+    const t = await prepared(
       c,
       `select coalesce(sum(i.tokens), 0)::int as tokens, count(*)::int as item_count
          from context_version_items m join items i on i.id = m.item_id
         where m.conversation_id = $1 and m.version = $2`,
       [conversationId, v],
     );
-    return { version: v, tokens: t.rows[0]?.tokens ?? 0, itemCount: t.rows[0]?.item_count ?? 0 };
+    const totals = firstRow(t.rows, decodeTotals);
+    return { version: v, tokens: totals?.tokens ?? 0, itemCount: totals?.item_count ?? 0 };
   }
 }
 
@@ -864,8 +926,12 @@ function requireActive(conv: { active_version: number | null }, conversationId: 
   return conv.active_version;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a raw pg row; decoded field by field here
-function compactionFromRow(row: any): CompactionRecord {
+function compactionFromRow(raw: QueryResultRow): CompactionRecord {
+  const row = decodeCompaction(raw);
+  const timings = jsonObject(
+    row.timings,
+    (problem) => new MalformedRowError(`compaction ${row.id}`, `timings: ${problem}`),
+  );
   return {
     id: row.id,
     conversationId: row.conversation_id,
@@ -884,7 +950,7 @@ function compactionFromRow(row: any): CompactionRecord {
     summaryItemId: row.summary_item_id,
     reason: row.reason,
     attempts: row.attempts,
-    timings: JSON.parse(row.timings ?? '{}') as Record<string, number>,
+    timings: timings as Record<string, number>,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
   };

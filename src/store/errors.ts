@@ -1,6 +1,7 @@
 /**
  * The store's failures: {@link StoreError} with a stable kind that activities map to Temporal
- * failures (`activities/failures.ts`), and the messages each kind is raised with, named once here.
+ * failures (`activities/failures.ts`), the messages each kind is raised with, named once here, and
+ * the errors of a stored row that does not decode ({@link StoredRowError}, {@link MalformedRowError}).
  */
 import { checkConversationId, ConversationIdError } from '../context/conversation-id';
 
@@ -53,4 +54,29 @@ export function compactionNotFound(compactionId: string): StoreError {
 
 export function compactionFinished(compactionId: string, status: string): StoreError {
   return new StoreError('COMPACTION_FINISHED', `compaction ${compactionId} is ${status}, not running`);
+}
+
+/** Raised when a stored row does not decode into an item (a trust boundary: rows may be old or hand-edited). */
+export class StoredRowError extends Error {
+  constructor(itemId: string, detail: string) {
+    super(`stored item ${itemId} is not a valid context item: ${detail}`);
+    this.name = 'StoredRowError';
+  }
+}
+
+/**
+ * Raised when another stored row (a version, a compaction, an event, a conversation's counters) is
+ * not of the shape its statement selects: a column of another type than its migration declares, a
+ * status outside its check. Retrying cannot fix it; the database needs a look.
+ */
+export class MalformedRowError extends Error {
+  constructor(what: string, problem: string) {
+    super(`stored ${what} is malformed: ${problem}`);
+    this.name = 'MalformedRowError';
+  }
+}
+
+/** The `fail` of a row decoder for rows of `what` (`compaction`, `version totals`). */
+export function malformed(what: string): (row: unknown, problem: string) => MalformedRowError {
+  return (_row, problem) => new MalformedRowError(what, problem);
 }

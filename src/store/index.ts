@@ -1,5 +1,11 @@
 export * from './conversation-store';
-export { assertConversationId, StoreError, type StoreErrorKind } from './errors';
+export {
+  assertConversationId,
+  MalformedRowError,
+  StoreError,
+  StoredRowError,
+  type StoreErrorKind,
+} from './errors';
 export { prepared } from './sql';
-export { rowToItem, itemColumns, StoredRowError } from './rows';
+export { rowToItem, itemColumns } from './rows';
 export * from './migrate';
