@@ -40,18 +40,22 @@ export function assertConversationId(id: string): void {
   }
 }
 
+/** CONVERSATION_NOT_FOUND, as every operation on a conversation id says it. */
 export function conversationNotFound(conversationId: string): StoreError {
   return new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} does not exist`);
 }
 
+/** VERSION_NOT_FOUND for a conversation before its first version. */
 export function noActiveVersion(conversationId: string): StoreError {
   return new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
 }
 
+/** COMPACTION_NOT_FOUND, as every operation on a compaction id says it. */
 export function compactionNotFound(compactionId: string): StoreError {
   return new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
 }
 
+/** COMPACTION_FINISHED: the compaction is committed, rolled back or skipped. */
 export function compactionFinished(compactionId: string, status: string): StoreError {
   return new StoreError('COMPACTION_FINISHED', `compaction ${compactionId} is ${status}, not running`);
 }
@@ -67,7 +71,7 @@ export class StoredRowError extends Error {
 /**
  * Raised when another stored row (a version, a compaction, an event, a conversation's counters) is
  * not of the shape its statement selects: a column of another type than its migration declares, a
- * status outside its check. Retrying cannot fix it; the database needs a look.
+ * status outside its check. Like {@link StoredRowError}, it says the database needs a look.
  */
 export class MalformedRowError extends Error {
   constructor(what: string, problem: string) {

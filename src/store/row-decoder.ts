@@ -1,9 +1,10 @@
 /**
  * Rows as pg returns them (`QueryResultRow`, every column `any`) turned into typed rows: a decoder
  * checks each column's JavaScript type against the type its migration declares and returns the
- * row typed, or throws naming the row, the column and what it held instead. The checks are one
- * `typeof` (or `includes` for a status) per column — reading the active context runs them for
- * every item before each model call — and the row is returned as it is, not copied.
+ * row typed, or throws naming the row, the column and what it held instead. The checks are a
+ * `typeof` per column (a short regex for int8, `includes` for a status) — reading the active
+ * context runs them for every item before each model call — and the row is returned as it is, not
+ * copied.
  */
 import type { QueryResultRow } from 'pg';
 
@@ -87,7 +88,7 @@ export function firstRow<R>(rows: QueryResultRow[], decode: (row: QueryResultRow
 }
 
 /**
- * A JSON object stored as text (`attrs`, `timings`, an event's `data`).
+ * A JSON object stored as text (a compaction's `timings`, an event's `data`).
  * @param fail makes the error when the text is not a JSON object
  */
 export function jsonObject(text: string, fail: (problem: string) => Error): Record<string, unknown> {
