@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import type { ContextItem, ToolCall } from '../context/items';
 import type { Tokenizer } from '../context/tokenizer';
 import { ArchiveSearch, type SearchHit } from '../store/archive-search';
-import { prepared } from '../store/conversation-store';
+import { prepared } from '../store/sql';
 import { callLine, readableText } from '../store/search-document';
 import { wordsOf, wordLexemes } from '../store/search-terms';
 import { rowToItem, type ItemRow } from '../store/rows';

@@ -8,10 +8,12 @@
 import type { Pool } from 'pg';
 import type { ContextItem, ToolCall } from '../context/items';
 import { handleDigits, HANDLE_CHARS } from '../context/recall-handle';
-import { prepared } from './conversation-store';
-import { rowToItem, type ItemRow } from './rows';
+import { malformed, MalformedRowError } from './errors';
+import { firstRow, rowDecoder } from './row-decoder';
+import { ITEM_COLUMNS, rowToItem } from './rows';
 import { searchTexts } from './search-document';
 import { queryTerms, searchVector, tsqueryLiteral } from './search-terms';
+import { prepared } from './sql';
 
 /** Longest query accepted, in characters. */
 export const MAX_QUERY_CHARS = 500;
@@ -62,7 +64,17 @@ export interface HandleMatch {
   archived: boolean;
 }
 
-type HitRow = ItemRow & { handle: string; rank: number; archived?: boolean };
+const itemRowError = (row: { id?: unknown }, problem: string) =>
+  new MalformedRowError(`item ${String(row.id)}`, problem);
+/** The columns a search or a handle adds to an item's row (the item's own are rowToItem's to check). */
+const decodeHit = rowDecoder({ handle: 'text', rank: 'float' }, itemRowError);
+const decodeHandleMatch = rowDecoder(
+  { handle: 'text', round: 'int', type: 'text', archived: 'bool' },
+  itemRowError,
+);
+const decodeSearchMissing = rowDecoder({ search_missing: 'bool' }, itemRowError);
+const decodeTotal = rowDecoder({ total: 'int' }, malformed('search result count'));
+const decodeCount = rowDecoder({ n: 'int' }, malformed('item count'));
 
 /** The handle of a stored row as shown: `#` and the first {@link HANDLE_CHARS} digits. */
 function shown(handle: string, digits = HANDLE_CHARS): string {
@@ -112,7 +124,7 @@ export class ArchiveSearch {
     // only when they are fewer than asked are the words' parts (`src`, `ts`, `apply`, which most
     // items of a coding session hold) candidates too. Ranking uses every lexeme either way.
     const rank = (candidates: string[]) =>
-      prepared<HitRow & { total: number }>(
+      prepared(
         this.pool,
         `with q as (select $2::tsquery as any_q, $3::tsquery as all_q, $5::tsquery as filter_q),
               active as (
@@ -139,17 +151,18 @@ export class ArchiveSearch {
     let r = await rank(all);
     if (r.rows.length < n && any.length > all.length) r = await rank(any);
     return {
-      total: r.rows[0]?.total ?? 0,
+      total: firstRow(r.rows, decodeTotal)?.total ?? 0,
       hits: r.rows.map((row) => {
+        const hit = decodeHit(row);
         const item = rowToItem(row);
         return {
-          handle: shown(row.handle),
+          handle: shown(hit.handle),
           itemId: item.id,
           type: item.type,
           round: item.round,
           tokens: item.tokens,
           tool: toolOf(item),
-          rank: row.rank,
+          rank: hit.rank,
           item,
         };
       }),
@@ -171,7 +184,7 @@ export class ArchiveSearch {
         `handle ${JSON.stringify(handle)} is not a recall handle: "#" and 4 to 16 hex digits, as in "#a1f3c2"`,
       );
     }
-    const r = await prepared<HitRow>(
+    const r = await prepared(
       this.pool,
       `select ${HIT_COLUMNS}, 0::float8 as rank,
               not exists (select 1 from conversations c join context_version_items m
@@ -182,7 +195,8 @@ export class ArchiveSearch {
         order by i.seq limit 5`,
       [conversationId, digits],
     );
-    const [first, second] = r.rows;
+    const matches = r.rows.map(decodeHandleMatch);
+    const [first, second] = matches;
     if (!first) {
       throw new RecallError(
         'HANDLE_NOT_FOUND',
@@ -190,22 +204,22 @@ export class ArchiveSearch {
       );
     }
     if (second) {
-      const longer = r.rows.map((row) => `${shown(row.handle, STORED)} (round ${row.round}, ${row.type})`);
+      const longer = matches.map((row) => `${shown(row.handle, STORED)} (round ${row.round}, ${row.type})`);
       throw new RecallError(
         'HANDLE_AMBIGUOUS',
-        `handle #${digits} names ${r.rows.length} items: ${longer.join('; ')}; use more digits`,
+        `handle #${digits} names ${matches.length} items: ${longer.join('; ')}; use more digits`,
       );
     }
     return {
       handle: shown(first.handle, Math.max(HANDLE_CHARS, digits.length)),
       item: rowToItem(first),
-      archived: first.archived === true,
+      archived: first.archived,
     };
   }
 
   /** How many items of the conversation are archived (outside its active context). */
   async archivedCount(conversationId: string): Promise<number> {
-    const r = await prepared<{ n: number }>(
+    const r = await prepared(
       this.pool,
       `select count(*)::int as n from items i
         where i.conversation_id = $1
@@ -214,7 +228,7 @@ export class ArchiveSearch {
                           where c.id = $1 and m.item_id = i.id)`,
       [conversationId],
     );
-    return r.rows[0]?.n ?? 0;
+    return firstRow(r.rows, decodeCount)?.n ?? 0;
   }
 
   /**
@@ -223,13 +237,13 @@ export class ArchiveSearch {
    * written once; a concurrent run writes the same vector.
    */
   async indexMissing(conversationId: string): Promise<number> {
-    const missing = await prepared<{ n: number }>(
+    const missing = await prepared(
       this.pool,
       'select count(*)::int as n from items where conversation_id = $1 and search is null',
       [conversationId],
     );
-    if ((missing.rows[0]?.n ?? 0) === 0) return 0;
-    const rows = await prepared<ItemRow>(
+    if ((firstRow(missing.rows, decodeCount)?.n ?? 0) === 0) return 0;
+    const rows = await prepared(
       this.pool,
       `select ${ITEM_SELECT} from items i where i.conversation_id = $1 order by i.seq`,
       [conversationId],
@@ -242,7 +256,7 @@ export class ArchiveSearch {
       if (item.type === 'ASSISTANT_MESSAGE' && item.sourceId === undefined) {
         for (const call of item.message.tool_calls ?? []) calls.set(call.id, call);
       }
-      if ((row as ItemRow & { search_missing: boolean }).search_missing !== true) continue;
+      if (!decodeSearchMissing(row).search_missing) continue;
       const call = item.type === 'TOOL_RESULT' ? calls.get(item.message.tool_call_id) : undefined;
       await prepared(this.pool, 'update items set search = $2::tsvector where id = $1 and search is null', [
         item.id,
@@ -257,8 +271,6 @@ export class ArchiveSearch {
 /** Digits shown to tell apart items whose short handles clash. */
 const STORED = 12;
 
-const ITEM_SELECT = `i.id, i.conversation_id, i.seq, i.type, i.role, i.body, i.tokens, i.round, i.is_meta,
-  i.pinned, i.ephemeral, i.source_id, i.attrs, i.search is null as search_missing`;
+const ITEM_SELECT = `${ITEM_COLUMNS}, i.search is null as search_missing`;
 
-const HIT_COLUMNS = `i.id, i.conversation_id, i.seq, i.type, i.role, i.body, i.tokens, i.round, i.is_meta,
-  i.pinned, i.ephemeral, i.source_id, i.attrs, i.handle`;
+const HIT_COLUMNS = `${ITEM_COLUMNS}, i.handle`;

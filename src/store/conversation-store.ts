@@ -1,971 +1,190 @@
-import { createHash } from 'node:crypto';
-import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
-import { checkConversationId, ConversationIdError } from '../context/conversation-id';
-import type { ContextItem, ToolCall } from '../context/items';
-import { itemColumns, rowToItem, type ItemRow } from './rows';
-import { searchTexts } from './search-document';
-import { searchVector } from './search-terms';
-
-/** Token and item totals of one context version. */
-export interface ContextTotals {
-  version: number;
-  /** Sum of the stored token counts of the version's items (per-message overhead included). */
-  tokens: number;
-  itemCount: number;
-}
-
-export interface VersionInfo {
-  version: number;
-  status: 'active' | 'staged' | 'superseded' | 'discarded';
-  baseVersion: number | null;
-  origin: string;
-  compactionId: string | null;
-  tokens: number;
-  itemCount: number;
-  createdAt: Date;
-}
-
-export type CompactionStatus = 'running' | 'committed' | 'rolled_back' | 'skipped';
-
-export interface CompactionRecord {
-  id: string;
-  conversationId: string;
-  seq: number;
-  trigger: string;
-  status: CompactionStatus;
-  strategy: string | null;
-  taskType: string | null;
-  focus: string | null;
-  baseVersion: number;
-  baseItemCount: number | null;
-  stagedVersion: number | null;
-  tokensBefore: number | null;
-  tokensAfter: number | null;
-  itemsCompacted: number | null;
-  summaryItemId: string | null;
-  reason: string | null;
-  attempts: number;
-  timings: Record<string, number>;
-  startedAt: Date;
-  finishedAt: Date | null;
-}
-
-export interface CompactionEvent {
-  key: string;
-  phase: string;
-  data: Record<string, unknown>;
-  createdAt: Date;
-}
-
-/** Kinds of store failure that callers (activities) map to Temporal failures. */
-export type StoreErrorKind =
-  | 'CONVERSATION_NOT_FOUND'
-  | 'CONVERSATION_ENDED'
-  | 'VERSION_NOT_FOUND'
-  | 'BASE_VERSION_CHANGED'
-  | 'COMPACTION_NOT_FOUND'
-  | 'COMPACTION_FINISHED'
-  | 'ITEM_NOT_FOUND'
-  | 'INVALID_CONVERSATION_ID';
-
-export class StoreError extends Error {
-  constructor(
-    readonly kind: StoreErrorKind,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'StoreError';
-  }
-}
-
 /**
- * Checks a conversation id (the rule of `src/context/conversation-id.ts`) before the store writes
- * anything under it.
- * @throws StoreError INVALID_CONVERSATION_ID quoting the id and the rule
+ * The conversation store of DESIGN.md §2, as one object the activities, the CLI and recall hold:
+ * each method is one operation of the modules beside this file, run on its pool. What a method
+ * promises is written on the function it calls.
  */
-export function assertConversationId(id: string): void {
-  try {
-    checkConversationId(id);
-  } catch (err) {
-    if (err instanceof ConversationIdError) throw new StoreError('INVALID_CONVERSATION_ID', err.message);
-    throw err;
-  }
-}
+import type { Pool } from 'pg';
+import type { ContextItem } from '../context/items';
+import {
+  beginCompaction,
+  getCompaction,
+  listCompactions,
+  listEvents,
+  nextCompactionSeq,
+  recordEvent,
+  recordSkippedCompaction,
+  updateCompaction,
+  type CompactionEvent,
+  type CompactionFields,
+  type CompactionRecord,
+  type CompactionStart,
+  type CompactionStatus,
+} from './compactions';
+import {
+  appendItems,
+  conversationExists,
+  conversationStatus,
+  createConversation,
+  dropEphemeral,
+  endConversation,
+  lastRound,
+  restore,
+} from './conversations';
+import { getActiveContext, getArchive, getItems, getItemsIfPresent, getVersionItems } from './items';
+import { commitCompaction, discardStaged, stageVersion, type StagedVersion } from './staging';
+import { listVersions, totalsOf, type ContextTotals, type VersionInfo } from './versions';
+
+export type { CompactionEvent, CompactionRecord, CompactionStatus } from './compactions';
+export type { ContextTotals, VersionInfo } from './versions';
 
 /**
- * Free text for a plain `text` column (a compaction's focus, a reason). PostgreSQL refuses U+0000
- * in text, so it is stored as U+FFFD — as the driver already stores a lone surrogate. Item bodies
- * never need this: they are JSON text, where both survive escaped.
- */
-function textColumn(value: string | null): string | null {
-  return value === null ? null : value.replaceAll('\u0000', '\ufffd');
-}
-
-const statementNames = new Map<string, string>();
-
-/**
- * Runs a statement as a named (server-side prepared) statement: each connection parses and plans
- * it once instead of at every call. That was a third of PostgreSQL's CPU per agent round (20
- * conversations × 20 rounds with compactions: 7.7 → 5.2 ms). Every text here is fixed or one of a
- * few variants, so a connection prepares a bounded set. A pooler in front of PostgreSQL must keep
- * prepared statements per client (PgBouncer ≥ 1.21 with `max_prepared_statements`, or session mode).
- */
-export function prepared<R extends QueryResultRow = QueryResultRow>(
-  db: Pool | PoolClient,
-  text: string,
-  values: unknown[],
-): Promise<QueryResult<R>> {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `dc_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-    statementNames.set(text, name);
-  }
-  return db.query<R>({ name, text, values });
-}
-
-async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const result = await fn(client);
-    await client.query('commit');
-    return result;
-  } catch (err) {
-    await client.query('rollback').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
-}
-
-interface ConversationLockRow {
-  active_version: number | null;
-  status: string;
-  next_seq: string;
-  next_version: number;
-}
-
-const ITEM_COLUMNS = `i.id, i.conversation_id, i.seq, i.type, i.role, i.body, i.tokens, i.round, i.is_meta,
-  i.pinned, i.ephemeral, i.source_id, i.attrs`;
-
-/**
- * The conversation store of DESIGN.md §2. Items are append-only; a context is a version that lists
- * item ids in order; exactly one version per conversation is active. Every write is idempotent:
- * items by id, versions by an idempotency key, membership by (version, item).
+ * Items are append-only; a context is a version that lists item ids in order; exactly one version
+ * per conversation is active. Every write is idempotent: items by id, versions by an idempotency
+ * key, membership by (version, item).
  */
 export class ConversationStore {
   constructor(readonly pool: Pool) {}
 
   /** Creates the conversation with a first active version holding `items` (its header). Idempotent. */
-  async createConversation(conversationId: string, items: ContextItem[]): Promise<ContextTotals> {
-    assertConversationId(conversationId);
-    return inTransaction(this.pool, async (c) => {
-      await prepared(c, 'insert into conversations (id) values ($1) on conflict (id) do nothing', [
-        conversationId,
-      ]);
-      const conv = await this.lockConversation(c, conversationId);
-      if (conv.active_version === null) {
-        await this.insertItems(c, conversationId, items);
-        const version = await this.insertVersion(c, conversationId, {
-          status: 'active',
-          baseVersion: null,
-          origin: 'start',
-          compactionId: null,
-          idemKey: 'start',
-          itemIds: items.map((i) => i.id),
-        });
-        await prepared(c, 'update conversations set active_version = $2 where id = $1', [
-          conversationId,
-          version,
-        ]);
-      }
-      return this.totalsOf(c, conversationId);
-    });
+  createConversation(conversationId: string, items: ContextItem[]): Promise<ContextTotals> {
+    return createConversation(this.pool, conversationId, items);
   }
 
   /** Whether the conversation exists. */
-  async exists(conversationId: string): Promise<boolean> {
-    const r = await prepared(this.pool, 'select 1 from conversations where id = $1', [conversationId]);
-    return r.rowCount === 1;
+  exists(conversationId: string): Promise<boolean> {
+    return conversationExists(this.pool, conversationId);
   }
 
-  /**
-   * The highest round of the conversation's items (0 for none): the real user rounds already
-   * stored, e.g. by `import`, after which a workflow continuing the conversation numbers its own.
-   */
-  async lastRound(conversationId: string): Promise<number> {
-    const r = await prepared<{ round: number }>(
-      this.pool,
-      'select coalesce(max(round), 0)::int as round from items where conversation_id = $1',
-      [conversationId],
-    );
-    return r.rows[0]?.round ?? 0;
+  /** The highest round of the conversation's items (0 for none). */
+  lastRound(conversationId: string): Promise<number> {
+    return lastRound(this.pool, conversationId);
   }
 
-  /**
-   * Appends items to the archive and to the end of the active version, in order.
-   * A retried call with the same items changes nothing.
-   */
-  async appendItems(conversationId: string, items: ContextItem[]): Promise<ContextTotals> {
-    return inTransaction(this.pool, async (c) => {
-      const conv = await this.lockConversation(c, conversationId);
-      if (conv.status === 'ended') {
-        throw new StoreError('CONVERSATION_ENDED', `conversation ${conversationId} has ended`);
-      }
-      const active = requireActive(conv, conversationId);
-      await this.insertItems(c, conversationId, items);
-      await this.addMembers(
-        c,
-        conversationId,
-        active,
-        items.map((i) => i.id),
-      );
-      return this.totalsOf(c, conversationId, active);
-    });
+  /** Appends items to the archive and to the end of the active version, in order. Idempotent. */
+  appendItems(conversationId: string, items: ContextItem[]): Promise<ContextTotals> {
+    return appendItems(this.pool, conversationId, items);
   }
 
   /** Removes the ephemeral items from the active version (they were meant for one model call). */
-  async dropEphemeral(conversationId: string): Promise<ContextTotals> {
-    return inTransaction(this.pool, async (c) => {
-      const conv = await this.lockConversation(c, conversationId);
-      const active = requireActive(conv, conversationId);
-      const removed = await prepared(
-        c,
-        `delete from context_version_items m using items i
-          where m.conversation_id = $1 and m.version = $2 and i.id = m.item_id and i.ephemeral`,
-        [conversationId, active],
-      );
-      if ((removed.rowCount ?? 0) > 0) await this.renumber(c, conversationId, active);
-      return this.totalsOf(c, conversationId, active);
-    });
+  dropEphemeral(conversationId: string): Promise<ContextTotals> {
+    return dropEphemeral(this.pool, conversationId);
   }
 
   /** The items of the active version, in order. */
-  async getActiveContext(conversationId: string): Promise<{ version: number; items: ContextItem[] }> {
-    // One round trip in the common case (asked before every model call); the checks below only
-    // run to say why nothing came back.
-    const r = await prepared<ItemRow & { active_version: number }>(
-      this.pool,
-      `select c.active_version, ${ITEM_COLUMNS}
-         from conversations c
-         join context_version_items m on m.conversation_id = c.id and m.version = c.active_version
-         join items i on i.id = m.item_id
-        where c.id = $1 order by m.position`,
-      [conversationId],
-    );
-    const first = r.rows[0];
-    if (first) return { version: first.active_version, items: r.rows.map(rowToItem) };
-    const conv = await prepared<{ active_version: number | null }>(
-      this.pool,
-      'select active_version from conversations where id = $1',
-      [conversationId],
-    );
-    const row = conv.rows[0];
-    if (!row) throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} does not exist`);
-    if (row.active_version === null) {
-      throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
-    }
-    return {
-      version: row.active_version,
-      items: await this.getVersionItems(conversationId, row.active_version),
-    };
+  getActiveContext(conversationId: string): Promise<{ version: number; items: ContextItem[] }> {
+    return getActiveContext(this.pool, conversationId);
   }
 
   /** The items of one version, in order. */
-  async getVersionItems(conversationId: string, version: number): Promise<ContextItem[]> {
-    const exists = await prepared(
-      this.pool,
-      'select 1 from context_versions where conversation_id = $1 and version = $2',
-      [conversationId, version],
-    );
-    if (exists.rowCount !== 1) {
-      throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no version ${version}`);
-    }
-    const r = await prepared<ItemRow>(
-      this.pool,
-      `select ${ITEM_COLUMNS} from context_version_items m join items i on i.id = m.item_id
-        where m.conversation_id = $1 and m.version = $2 order by m.position`,
-      [conversationId, version],
-    );
-    return r.rows.map(rowToItem);
+  getVersionItems(conversationId: string, version: number): Promise<ContextItem[]> {
+    return getVersionItems(this.pool, conversationId, version);
   }
 
   /** Items by id (any conversation), in the order asked; missing ids raise ITEM_NOT_FOUND. */
-  async getItems(ids: string[]): Promise<ContextItem[]> {
-    if (ids.length === 0) return [];
-    const r = await prepared<ItemRow>(this.pool, `select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [
-      ids,
-    ]);
-    const byId = new Map(r.rows.map((row) => [row.id, rowToItem(row)]));
-    return ids.map((id) => {
-      const item = byId.get(id);
-      if (!item) throw new StoreError('ITEM_NOT_FOUND', `item ${id} does not exist`);
-      return item;
-    });
+  getItems(ids: string[]): Promise<ContextItem[]> {
+    return getItems(this.pool, ids);
   }
 
   /** Items by id that exist, in the order asked; missing ids are left out. */
-  async getItemsIfPresent(ids: string[]): Promise<ContextItem[]> {
-    if (ids.length === 0) return [];
-    const r = await prepared<ItemRow>(this.pool, `select ${ITEM_COLUMNS} from items i where i.id = any($1)`, [
-      ids,
-    ]);
-    const byId = new Map(r.rows.map((row) => [row.id, rowToItem(row)]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
+  getItemsIfPresent(ids: string[]): Promise<ContextItem[]> {
+    return getItemsIfPresent(this.pool, ids);
   }
 
   /** Every item ever appended to the conversation, in append order (the archive). */
-  async getArchive(conversationId: string): Promise<ContextItem[]> {
-    const r = await prepared<ItemRow>(
-      this.pool,
-      `select ${ITEM_COLUMNS} from items i where i.conversation_id = $1 order by i.seq`,
-      [conversationId],
-    );
-    return r.rows.map(rowToItem);
+  getArchive(conversationId: string): Promise<ContextItem[]> {
+    return getArchive(this.pool, conversationId);
   }
 
   /** Totals of the active version (or of `version`). */
-  async totals(conversationId: string, version?: number): Promise<ContextTotals> {
-    const c = await this.pool.connect();
-    try {
-      return await this.totalsOf(c, conversationId, version);
-    } finally {
-      c.release();
-    }
+  totals(conversationId: string, version?: number): Promise<ContextTotals> {
+    return totalsOf(this.pool, conversationId, version);
   }
 
-  async listVersions(conversationId: string): Promise<VersionInfo[]> {
-    const r = await prepared(
-      this.pool,
-      `select v.version, v.status, v.base_version, v.origin, v.compaction_id, v.created_at,
-              coalesce(sum(i.tokens), 0)::int as tokens, count(m.item_id)::int as item_count
-         from context_versions v
-         left join context_version_items m on m.conversation_id = v.conversation_id and m.version = v.version
-         left join items i on i.id = m.item_id
-        where v.conversation_id = $1
-        group by v.conversation_id, v.version order by v.version`,
-      [conversationId],
-    );
-    return r.rows.map((row) => ({
-      version: row.version,
-      status: row.status,
-      baseVersion: row.base_version,
-      origin: row.origin,
-      compactionId: row.compaction_id,
-      tokens: row.tokens,
-      itemCount: row.item_count,
-      createdAt: row.created_at,
-    }));
+  /** Every version of the conversation with its totals, oldest first. */
+  listVersions(conversationId: string): Promise<VersionInfo[]> {
+    return listVersions(this.pool, conversationId);
   }
 
-  async conversationStatus(
+  /** The conversation's status and active version, or null when it does not exist. */
+  conversationStatus(
     conversationId: string,
   ): Promise<{ status: 'open' | 'ended'; activeVersion: number | null } | null> {
-    const r = await prepared(this.pool, 'select status, active_version from conversations where id = $1', [
-      conversationId,
-    ]);
-    const row = r.rows[0];
-    return row ? { status: row.status, activeVersion: row.active_version } : null;
+    return conversationStatus(this.pool, conversationId);
   }
 
-  async endConversation(conversationId: string): Promise<void> {
-    await prepared(
-      this.pool,
-      `update conversations set status = 'ended', ended_at = coalesce(ended_at, now()) where id = $1`,
-      [conversationId],
-    );
+  /** Ends the conversation: appends are refused from then on. */
+  endConversation(conversationId: string): Promise<void> {
+    return endConversation(this.pool, conversationId);
+  }
+
+  /** Undo: makes an earlier version's content active again, as a new version. Idempotent by `idemKey`. */
+  restore(conversationId: string, version: number, idemKey: string): Promise<ContextTotals> {
+    return restore(this.pool, conversationId, version, idemKey);
   }
 
   // ---- compaction -------------------------------------------------------------------------
 
-  /**
-   * Records the start of a compaction against the active version. Idempotent by id: a retry returns
-   * the record as first written.
-   */
-  async beginCompaction(input: {
-    id: string;
-    conversationId: string;
-    seq: number;
-    trigger: string;
-    focus?: string | null;
-  }): Promise<CompactionRecord> {
-    return inTransaction(this.pool, async (c) => {
-      const existing = await this.compactionOn(c, input.id);
-      if (existing) return existing;
-      const conv = await this.lockConversation(c, input.conversationId);
-      const active = requireActive(conv, input.conversationId);
-      const totals = await this.totalsOf(c, input.conversationId, active);
-      await prepared(
-        c,
-        `insert into compactions (id, conversation_id, seq, trigger, status, focus, base_version, base_item_count,
-                                  tokens_before)
-         values ($1, $2, $3, $4, 'running', $5, $6, $7, $8)`,
-        [
-          input.id,
-          input.conversationId,
-          input.seq,
-          input.trigger,
-          textColumn(input.focus ?? null),
-          active,
-          totals.itemCount,
-          totals.tokens,
-        ],
-      );
-      const record = await this.compactionOn(c, input.id);
-      if (!record) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${input.id} vanished`);
-      return record;
-    });
+  /** Records the start of a compaction against the active version. Idempotent by id. */
+  beginCompaction(input: CompactionStart): Promise<CompactionRecord> {
+    return beginCompaction(this.pool, input);
   }
 
   /** Records a compaction that was skipped (cooldown, loop guard, rejected confirmation). Idempotent. */
-  async recordSkippedCompaction(input: {
-    id: string;
-    conversationId: string;
-    seq: number;
-    trigger: string;
-    reason: string;
-  }): Promise<void> {
-    await inTransaction(this.pool, async (c) => {
-      const conv = await this.lockConversation(c, input.conversationId);
-      const active = requireActive(conv, input.conversationId);
-      await prepared(
-        c,
-        `insert into compactions (id, conversation_id, seq, trigger, status, base_version, reason, finished_at)
-         values ($1, $2, $3, $4, 'skipped', $5, $6, now()) on conflict (id) do nothing`,
-        [input.id, input.conversationId, input.seq, input.trigger, active, textColumn(input.reason)],
-      );
-    });
+  recordSkippedCompaction(input: Omit<CompactionStart, 'focus'> & { reason: string }): Promise<void> {
+    return recordSkippedCompaction(this.pool, input);
   }
 
-  async getCompaction(id: string): Promise<CompactionRecord | null> {
-    const c = await this.pool.connect();
-    try {
-      return await this.compactionOn(c, id);
-    } finally {
-      c.release();
-    }
+  /** The compaction's record, or null. */
+  getCompaction(id: string): Promise<CompactionRecord | null> {
+    return getCompaction(this.pool, id);
   }
 
-  async listCompactions(conversationId: string): Promise<CompactionRecord[]> {
-    const r = await prepared(this.pool, 'select * from compactions where conversation_id = $1 order by seq', [
-      conversationId,
-    ]);
-    return r.rows.map(compactionFromRow);
+  /** The conversation's compactions, by number. */
+  listCompactions(conversationId: string): Promise<CompactionRecord[]> {
+    return listCompactions(this.pool, conversationId);
   }
 
   /** Next compaction number for a conversation (1-based). */
-  async nextCompactionSeq(conversationId: string): Promise<number> {
-    const r = await prepared<{ n: number }>(
-      this.pool,
-      'select coalesce(max(seq), 0)::int + 1 as n from compactions where conversation_id = $1',
-      [conversationId],
-    );
-    return r.rows[0]?.n ?? 1;
+  nextCompactionSeq(conversationId: string): Promise<number> {
+    return nextCompactionSeq(this.pool, conversationId);
   }
 
-  /**
-   * Writes a staged version for a running compaction: inserts `newItems` into the archive and
-   * lists `memberIds` (existing or new items) in order. Idempotent by `idemKey`.
-   */
-  async stageVersion(input: {
-    compactionId: string;
-    idemKey: string;
-    baseVersion: number;
-    newItems: ContextItem[];
-    memberIds: string[];
-  }): Promise<ContextTotals> {
-    return inTransaction(this.pool, async (c) => {
-      const comp = await this.lockRunningCompaction(c, input.compactionId);
-      const conversationId = comp.conversationId;
-      await this.lockConversation(c, conversationId);
-      const key = `${input.compactionId}:${input.idemKey}`;
-      const found = await prepared<{ version: number }>(
-        c,
-        'select version from context_versions where conversation_id = $1 and idem_key = $2',
-        [conversationId, key],
-      );
-      let version = found.rows[0]?.version;
-      if (version === undefined) {
-        await this.insertItems(c, conversationId, input.newItems);
-        version = await this.insertVersion(c, conversationId, {
-          status: 'staged',
-          baseVersion: input.baseVersion,
-          origin: 'compaction',
-          compactionId: input.compactionId,
-          idemKey: key,
-          itemIds: input.memberIds,
-        });
-      }
-      await prepared(c, 'update compactions set staged_version = $2 where id = $1', [
-        input.compactionId,
-        version,
-      ]);
-      return this.totalsOf(c, conversationId, version);
-    });
+  /** Writes a staged version for a running compaction. Idempotent by `idemKey`. */
+  stageVersion(input: StagedVersion): Promise<ContextTotals> {
+    return stageVersion(this.pool, input);
   }
 
   /** Updates the descriptive fields of a running compaction (strategy, task type, attempts, timings...). */
-  async updateCompaction(
-    id: string,
-    fields: Partial<{
-      strategy: string;
-      taskType: string;
-      attempts: number;
-      itemsCompacted: number;
-      summaryItemId: string;
-      tokensAfter: number;
-      timings: Record<string, number>;
-    }>,
-  ): Promise<void> {
-    const columns: Record<string, unknown> = {
-      strategy: fields.strategy,
-      task_type: fields.taskType,
-      attempts: fields.attempts,
-      items_compacted: fields.itemsCompacted,
-      summary_item_id: fields.summaryItemId,
-      tokens_after: fields.tokensAfter,
-      timings: fields.timings === undefined ? undefined : JSON.stringify(fields.timings),
-    };
-    const set: string[] = [];
-    const values: unknown[] = [id];
-    for (const [column, value] of Object.entries(columns)) {
-      if (value === undefined) continue;
-      values.push(value);
-      set.push(`${column} = $${values.length}`);
-    }
-    if (set.length === 0) return;
-    await prepared(this.pool, `update compactions set ${set.join(', ')} where id = $1`, values);
+  updateCompaction(id: string, fields: CompactionFields): Promise<void> {
+    return updateCompaction(this.pool, id, fields);
   }
 
-  /**
-   * Commits a compaction in one transaction: the staged version becomes active if the active
-   * version is still the base it was made from (and has not grown). Idempotent: committing a
-   * committed compaction returns the same totals.
-   */
-  async commitCompaction(compactionId: string, stagedVersion?: number): Promise<ContextTotals> {
-    return inTransaction(this.pool, async (c) => {
-      const comp = await this.compactionOn(c, compactionId, true);
-      if (!comp) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
-      const conv = await this.lockConversation(c, comp.conversationId);
-      if (comp.status === 'committed') return this.totalsOf(c, comp.conversationId);
-      if (comp.status !== 'running') {
-        throw new StoreError(
-          'COMPACTION_FINISHED',
-          `compaction ${compactionId} is ${comp.status}, not running`,
-        );
-      }
-      const chosen = stagedVersion ?? comp.stagedVersion;
-      if (chosen === null) {
-        throw new StoreError(
-          'VERSION_NOT_FOUND',
-          `compaction ${compactionId} has no staged version to commit`,
-        );
-      }
-      const stagedRow = await prepared(
-        c,
-        `select 1 from context_versions where conversation_id = $1 and version = $2 and compaction_id = $3
-            and status = 'staged'`,
-        [comp.conversationId, chosen, compactionId],
-      );
-      if (stagedRow.rowCount !== 1) {
-        throw new StoreError(
-          'VERSION_NOT_FOUND',
-          `version ${chosen} is not a staged version of compaction ${compactionId}`,
-        );
-      }
-      const active = requireActive(conv, comp.conversationId);
-      const baseTotals = await this.totalsOf(c, comp.conversationId, active);
-      if (active !== comp.baseVersion || baseTotals.itemCount !== comp.baseItemCount) {
-        throw new StoreError(
-          'BASE_VERSION_CHANGED',
-          `compaction ${compactionId} was made from version ${comp.baseVersion} (${comp.baseItemCount} items) ` +
-            `but the active version is now ${active} (${baseTotals.itemCount} items)`,
-        );
-      }
-      const staged = await this.totalsOf(c, comp.conversationId, chosen);
-      await prepared(
-        c,
-        `update context_versions set status = 'superseded' where conversation_id = $1 and version = $2`,
-        [comp.conversationId, active],
-      );
-      await prepared(
-        c,
-        `update context_versions set status = case when version = $2 then 'active' else 'discarded' end
-          where conversation_id = $1 and compaction_id = $3 and status = 'staged'`,
-        [comp.conversationId, chosen, compactionId],
-      );
-      await prepared(c, 'update conversations set active_version = $2 where id = $1', [
-        comp.conversationId,
-        chosen,
-      ]);
-      await prepared(
-        c,
-        `update compactions set status = 'committed', staged_version = $3, tokens_after = $2, finished_at = now()
-          where id = $1`,
-        [compactionId, staged.tokens, chosen],
-      );
-      return staged;
-    });
+  /** Makes the staged version active if the active version is still its base. Idempotent. */
+  commitCompaction(compactionId: string, stagedVersion?: number): Promise<ContextTotals> {
+    return commitCompaction(this.pool, compactionId, stagedVersion);
   }
 
-  /**
-   * Compensation: discards every staged version of a compaction and marks it rolled back with the
-   * reason. Never touches the active version. Idempotent; a committed compaction is left as it is
-   * (and reported), because rolling back a committed context is `restore`'s job.
-   */
-  async discardStaged(
+  /** Compensation: discards a compaction's staged versions and records why. Idempotent. */
+  discardStaged(
     compactionId: string,
     reason: string,
     outcome: 'rolled_back' | 'skipped' = 'rolled_back',
   ): Promise<{ status: CompactionStatus }> {
-    return inTransaction(this.pool, async (c) => {
-      const comp = await this.compactionOn(c, compactionId, true);
-      if (!comp) return { status: outcome };
-      if (comp.status !== 'running') return { status: comp.status };
-      await prepared(
-        c,
-        `update context_versions set status = 'discarded'
-          where conversation_id = $1 and compaction_id = $2 and status = 'staged'`,
-        [comp.conversationId, compactionId],
-      );
-      await prepared(
-        c,
-        `update compactions set status = $3, reason = $2, finished_at = now() where id = $1`,
-        [compactionId, textColumn(reason), outcome],
-      );
-      return { status: outcome };
-    });
+    return discardStaged(this.pool, compactionId, reason, outcome);
   }
 
   /** Records a meta event of a compaction; the same key twice records it once. */
-  async recordEvent(
+  recordEvent(
     compactionId: string,
     key: string,
     phase: string,
     data: Record<string, unknown>,
   ): Promise<void> {
-    await prepared(
-      this.pool,
-      `insert into compaction_events (compaction_id, key, phase, data) values ($1, $2, $3, $4)
-       on conflict (compaction_id, key) do nothing`,
-      [compactionId, key, phase, JSON.stringify(data)],
-    );
+    return recordEvent(this.pool, compactionId, key, phase, data);
   }
 
-  async listEvents(compactionId: string): Promise<CompactionEvent[]> {
-    const r = await prepared(
-      this.pool,
-      'select key, phase, data, created_at from compaction_events where compaction_id = $1 order by created_at, key',
-      [compactionId],
-    );
-    return r.rows.map((row) => ({
-      key: row.key,
-      phase: row.phase,
-      data: JSON.parse(row.data) as Record<string, unknown>,
-      createdAt: row.created_at,
-    }));
+  /** The compaction's meta events, in the order they were recorded. */
+  listEvents(compactionId: string): Promise<CompactionEvent[]> {
+    return listEvents(this.pool, compactionId);
   }
-
-  /**
-   * Undo: makes the content of an earlier version active again, as a new version (so the history
-   * of versions stays linear and inspectable). Idempotent by `idemKey`.
-   */
-  async restore(conversationId: string, version: number, idemKey: string): Promise<ContextTotals> {
-    return inTransaction(this.pool, async (c) => {
-      const conv = await this.lockConversation(c, conversationId);
-      const active = requireActive(conv, conversationId);
-      const key = `restore:${idemKey}`;
-      const found = await prepared<{ version: number }>(
-        c,
-        'select version from context_versions where conversation_id = $1 and idem_key = $2',
-        [conversationId, key],
-      );
-      if (found.rows[0]) return this.totalsOf(c, conversationId, found.rows[0].version);
-      const source = await prepared<{ status: string }>(
-        c,
-        'select status from context_versions where conversation_id = $1 and version = $2',
-        [conversationId, version],
-      );
-      const sourceRow = source.rows[0];
-      if (!sourceRow || sourceRow.status === 'staged') {
-        throw new StoreError(
-          'VERSION_NOT_FOUND',
-          `conversation ${conversationId} has no version ${version} to restore` +
-            (sourceRow ? ' (it is a staged version of a running compaction)' : ''),
-        );
-      }
-      const members = await prepared<{ item_id: string }>(
-        c,
-        'select item_id from context_version_items where conversation_id = $1 and version = $2 order by position',
-        [conversationId, version],
-      );
-      const newVersion = await this.insertVersion(c, conversationId, {
-        status: 'active',
-        baseVersion: version,
-        origin: 'restore',
-        compactionId: null,
-        idemKey: key,
-        itemIds: members.rows.map((r) => r.item_id),
-      });
-      await prepared(
-        c,
-        `update context_versions set status = 'superseded' where conversation_id = $1 and version = $2`,
-        [conversationId, active],
-      );
-      await prepared(c, 'update conversations set active_version = $2 where id = $1', [
-        conversationId,
-        newVersion,
-      ]);
-      return this.totalsOf(c, conversationId, newVersion);
-    });
-  }
-
-  // ---- internals ---------------------------------------------------------------------------
-
-  private async lockConversation(c: PoolClient, conversationId: string): Promise<ConversationLockRow> {
-    const r = await prepared<ConversationLockRow>(
-      c,
-      'select active_version, status, next_seq, next_version from conversations where id = $1 for update',
-      [conversationId],
-    );
-    const row = r.rows[0];
-    if (!row) throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} does not exist`);
-    return row;
-  }
-
-  private async lockRunningCompaction(c: PoolClient, compactionId: string): Promise<CompactionRecord> {
-    const comp = await this.compactionOn(c, compactionId, true);
-    if (!comp) throw new StoreError('COMPACTION_NOT_FOUND', `compaction ${compactionId} does not exist`);
-    if (comp.status !== 'running') {
-      throw new StoreError(
-        'COMPACTION_FINISHED',
-        `compaction ${compactionId} is ${comp.status}, not running`,
-      );
-    }
-    return comp;
-  }
-
-  private async compactionOn(c: PoolClient, id: string, forUpdate = false): Promise<CompactionRecord | null> {
-    const r = await prepared(c, `select * from compactions where id = $1${forUpdate ? ' for update' : ''}`, [
-      id,
-    ]);
-    return r.rows[0] ? compactionFromRow(r.rows[0]) : null;
-  }
-
-  /** Inserts items that are not in the archive yet, giving them the next sequence numbers. */
-  private async insertItems(c: PoolClient, conversationId: string, items: ContextItem[]): Promise<void> {
-    if (items.length === 0) return;
-    const existing = await prepared<{ id: string }>(c, 'select id from items where id = any($1)', [
-      items.map((i) => i.id),
-    ]);
-    const known = new Set(existing.rows.map((r) => r.id));
-    const fresh = items.filter((i) => !known.has(i.id));
-    if (fresh.length === 0) return;
-    const seqRow = await prepared<{ next_seq: string }>(
-      c,
-      'update conversations set next_seq = next_seq + $2 where id = $1 returning next_seq - $2 as next_seq',
-      [conversationId, fresh.length],
-    );
-    let seq = Number(seqRow.rows[0]?.next_seq ?? 1);
-    const calls = await this.callsOf(c, conversationId, fresh);
-    for (const item of fresh) {
-      const col = itemColumns(item);
-      const call = calls.get(item.id);
-      // The recall index (migration 003): '' for an item recall does not search.
-      const search = searchVector(searchTexts(item, call)) ?? '';
-      await prepared(
-        c,
-        `insert into items (id, conversation_id, seq, type, role, body, tokens, round, is_meta, pinned, ephemeral,
-                            source_id, attrs, search)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::tsvector)`,
-        [
-          item.id,
-          conversationId,
-          seq++,
-          col.type,
-          col.role,
-          col.body,
-          item.tokens,
-          item.round,
-          item.isMeta,
-          item.pinned,
-          item.ephemeral,
-          item.sourceId ?? null,
-          col.attrs,
-          search,
-        ],
-      );
-    }
-  }
-
-  /**
-   * The call of each tool result among `items`, by the result's id: the nearest call with its id
-   * before it in `items`, else in the newest stored assistant message that has it (a result is
-   * stored after its call; real sessions reuse call ids, so the nearest one is the call).
-   */
-  private async callsOf(
-    c: PoolClient,
-    conversationId: string,
-    items: ContextItem[],
-  ): Promise<Map<string, ToolCall>> {
-    const latest = new Map<string, ToolCall>();
-    const callOf = new Map<string, ToolCall>();
-    const missing: { resultId: string; callId: string }[] = [];
-    for (const item of items) {
-      if (item.type === 'ASSISTANT_MESSAGE')
-        for (const call of item.message.tool_calls ?? []) latest.set(call.id, call);
-      if (item.type !== 'TOOL_RESULT') continue;
-      const call = latest.get(item.message.tool_call_id);
-      if (call) callOf.set(item.id, call);
-      else missing.push({ resultId: item.id, callId: item.message.tool_call_id });
-    }
-    for (const { resultId, callId } of missing) {
-      const r = await prepared<ItemRow>(
-        c,
-        `select ${ITEM_COLUMNS} from items i
-          where i.conversation_id = $1 and i.type = 'ASSISTANT_MESSAGE' and i.source_id is null
-            and strpos(i.body, $2) > 0
-          order by i.seq desc limit 1`,
-        [conversationId, JSON.stringify(callId)],
-      );
-      const row = r.rows[0];
-      const found = row ? rowToItem(row) : null;
-      const call =
-        found?.type === 'ASSISTANT_MESSAGE'
-          ? found.message.tool_calls?.find((t) => t.id === callId)
-          : undefined;
-      if (call) callOf.set(resultId, call);
-    }
-    return callOf;
-  }
-
-  private async insertVersion(
-    c: PoolClient,
-    conversationId: string,
-    v: {
-      status: 'active' | 'staged';
-      baseVersion: number | null;
-      origin: string;
-      compactionId: string | null;
-      idemKey: string;
-      itemIds: string[];
-    },
-  ): Promise<number> {
-    const r = await prepared<{ version: number }>(
-      c,
-      'update conversations set next_version = next_version + 1 where id = $1 returning next_version - 1 as version',
-      [conversationId],
-    );
-    const version = r.rows[0]?.version;
-    if (version === undefined)
-      throw new StoreError('CONVERSATION_NOT_FOUND', `conversation ${conversationId} vanished`);
-    await prepared(
-      c,
-      `insert into context_versions (conversation_id, version, status, base_version, origin, compaction_id, idem_key)
-       values ($1, $2, $3, $4, $5, $6, $7)`,
-      [conversationId, version, v.status, v.baseVersion, v.origin, v.compactionId, v.idemKey],
-    );
-    await prepared(
-      c,
-      `insert into context_version_items (conversation_id, version, position, item_id)
-       select $1, $2, ord - 1, id from unnest($3::text[]) with ordinality as t(id, ord)`,
-      [conversationId, version, v.itemIds],
-    );
-    return version;
-  }
-
-  /** Adds items at the end of a version, skipping those already in it. */
-  private async addMembers(
-    c: PoolClient,
-    conversationId: string,
-    version: number,
-    ids: string[],
-  ): Promise<void> {
-    if (ids.length === 0) return;
-    await prepared(
-      c,
-      `insert into context_version_items (conversation_id, version, position, item_id)
-       select $1, $2, base.n + t.ord - 1, t.id
-         from unnest($3::text[]) with ordinality as t(id, ord),
-              (select coalesce(max(position) + 1, 0) as n from context_version_items
-                where conversation_id = $1 and version = $2) base
-        where not exists (select 1 from context_version_items m
-                           where m.conversation_id = $1 and m.version = $2 and m.item_id = t.id)`,
-      [conversationId, version, ids],
-    );
-  }
-
-  /** Closes gaps in positions after removals (positions stay 0..n-1, in order). */
-  private async renumber(c: PoolClient, conversationId: string, version: number): Promise<void> {
-    await prepared(
-      c,
-      `update context_version_items m set position = -1 - r.rn
-         from (select item_id, row_number() over (order by position) - 1 as rn from context_version_items
-                where conversation_id = $1 and version = $2) r
-        where m.conversation_id = $1 and m.version = $2 and m.item_id = r.item_id`,
-      [conversationId, version],
-    );
-    await prepared(
-      c,
-      'update context_version_items set position = -1 - position where conversation_id = $1 and version = $2',
-      [conversationId, version],
-    );
-  }
-
-  private async totalsOf(c: PoolClient, conversationId: string, version?: number): Promise<ContextTotals> {
-    let v = version;
-    if (v === undefined) {
-      const r = await prepared<{ active_version: number | null }>(
-        c,
-        'select active_version from conversations where id = $1',
-        [conversationId],
-      );
-      const active = r.rows[0]?.active_version;
-      if (active === undefined || active === null) {
-        throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
-      }
-      v = active;
-    }
-    const t = await prepared<{ tokens: number; item_count: number }>(
-      c,
-      `select coalesce(sum(i.tokens), 0)::int as tokens, count(*)::int as item_count
-         from context_version_items m join items i on i.id = m.item_id
-        where m.conversation_id = $1 and m.version = $2`,
-      [conversationId, v],
-    );
-    return { version: v, tokens: t.rows[0]?.tokens ?? 0, itemCount: t.rows[0]?.item_count ?? 0 };
-  }
-}
-
-function requireActive(conv: { active_version: number | null }, conversationId: string): number {
-  if (conv.active_version === null) {
-    throw new StoreError('VERSION_NOT_FOUND', `conversation ${conversationId} has no active version`);
-  }
-  return conv.active_version;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a raw pg row; decoded field by field here
-function compactionFromRow(row: any): CompactionRecord {
-  return {
-    id: row.id,
-    conversationId: row.conversation_id,
-    seq: row.seq,
-    trigger: row.trigger,
-    status: row.status,
-    strategy: row.strategy,
-    taskType: row.task_type,
-    focus: row.focus,
-    baseVersion: row.base_version,
-    baseItemCount: row.base_item_count,
-    stagedVersion: row.staged_version,
-    tokensBefore: row.tokens_before,
-    tokensAfter: row.tokens_after,
-    itemsCompacted: row.items_compacted,
-    summaryItemId: row.summary_item_id,
-    reason: row.reason,
-    attempts: row.attempts,
-    timings: JSON.parse(row.timings ?? '{}') as Record<string, number>,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-  };
 }

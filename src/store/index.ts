@@ -1,3 +1,11 @@
 export * from './conversation-store';
-export { rowToItem, itemColumns, StoredRowError } from './rows';
+export {
+  assertConversationId,
+  MalformedRowError,
+  StoreError,
+  StoredRowError,
+  type StoreErrorKind,
+} from './errors';
+export { prepared } from './sql';
+export { rowToItem, itemColumns } from './rows';
 export * from './migrate';

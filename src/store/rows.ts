@@ -1,3 +1,9 @@
+/**
+ * Items as rows of the `items` table: the columns an item is written as ({@link itemColumns}) and
+ * the decoder of a row read back ({@link rowToItem}), which checks the columns' types and then
+ * the item itself (its type, its JSON body).
+ */
+import type { QueryResultRow } from 'pg';
 import {
   ITEM_TYPES,
   type CarriedData,
@@ -5,31 +11,35 @@ import {
   type ItemFacts,
   type ItemType,
 } from '../context/items';
+import { StoredRowError } from './errors';
+import { rowDecoder, type RowOf } from './row-decoder';
+
+/** The columns of an `items` row that make an item, with their types. */
+const ITEM_ROW = {
+  id: 'text',
+  conversation_id: 'text',
+  seq: 'bigint',
+  type: 'text',
+  role: 'text',
+  body: 'text',
+  tokens: 'int',
+  round: 'int',
+  is_meta: 'bool',
+  pinned: 'bool',
+  ephemeral: 'bool',
+  source_id: 'text?',
+  attrs: 'text',
+} as const;
 
 /** An `items` row as PostgreSQL returns it. */
-export interface ItemRow {
-  id: string;
-  conversation_id: string;
-  seq: string;
-  type: string;
-  role: string;
-  body: string;
-  tokens: number;
-  round: number;
-  is_meta: boolean;
-  pinned: boolean;
-  ephemeral: boolean;
-  source_id: string | null;
-  attrs: string;
-}
+export type ItemRow = RowOf<typeof ITEM_ROW>;
 
-/** Raised when a stored row does not decode into an item (a trust boundary: rows may be old or hand-edited). */
-export class StoredRowError extends Error {
-  constructor(itemId: string, detail: string) {
-    super(`stored item ${itemId} is not a valid context item: ${detail}`);
-    this.name = 'StoredRowError';
-  }
-}
+/** The select list of {@link ItemRow}'s columns, of `items` aliased `i`. */
+export const ITEM_COLUMNS = Object.keys(ITEM_ROW)
+  .map((column) => `i.${column}`)
+  .join(', ');
+
+const decodeItemRow = rowDecoder(ITEM_ROW, (row, problem) => new StoredRowError(String(row.id), problem));
 
 /** Carried state as stored (a hand-edited row with anything else is read without it). */
 function isCarriedData(value: unknown): value is CarriedData {
@@ -74,8 +84,12 @@ export function itemColumns(item: ContextItem): {
   return { type: item.type, role: itemRole(item), body: JSON.stringify(body), attrs: JSON.stringify(attrs) };
 }
 
-/** Decodes a stored row back into the item it was written from. */
-export function rowToItem(row: ItemRow): ContextItem {
+/**
+ * Decodes a stored row back into the item it was written from.
+ * @throws StoredRowError naming the item and what is wrong: a column's type, the item type, the body
+ */
+export function rowToItem(raw: QueryResultRow): ContextItem {
+  const row = decodeItemRow(raw);
   if (!isItemType(row.type)) throw new StoredRowError(row.id, `unknown type ${JSON.stringify(row.type)}`);
   let body: unknown;
   let attrs: Record<string, unknown>;
@@ -85,6 +99,7 @@ export function rowToItem(row: ItemRow): ContextItem {
   } catch (err) {
     throw new StoredRowError(row.id, `body is not JSON (${(err as Error).message})`);
   }
+  if (typeof attrs !== 'object' || attrs === null) throw new StoredRowError(row.id, 'attrs is not an object');
   if (typeof body !== 'object' || body === null) throw new StoredRowError(row.id, 'body is not an object');
   const facts = isItemFacts(attrs.facts) ? { facts: attrs.facts } : {};
   const base = {

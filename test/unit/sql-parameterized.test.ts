@@ -16,16 +16,16 @@ const SCANNED = ['src', 'activities', 'workflows', 'scripts', 'bench'];
 
 /** Interpolations reviewed by hand: `file: fragment` → why it is not input. */
 const REVIEWED: Record<string, string> = {
-  'src/store/conversation-store.ts: ITEM_COLUMNS': 'a constant column list',
-  "src/store/conversation-store.ts: set.join(', ')":
+  'src/store/items.ts: ITEM_COLUMNS': 'a constant column list (the keys of the items row decoder, rows.ts)',
+  "src/store/compactions.ts: set.join(', ')":
     'column names from a fixed object literal, each `= $n` with the value as a parameter',
-  "src/store/conversation-store.ts: forUpdate ? ' for update' : ''": 'one of two constant strings',
+  "src/store/compactions.ts: forUpdate ? ' for update' : ''": 'one of two constant strings',
   'src/store/migrate.ts: sql': 'the text of a migration file shipped in src/store/migrations',
   'src/infra/cluster.ts: pg.escapeIdentifier(name)':
     'a database name from the constant TEMPORAL_DATABASES, quoted as an identifier (create database takes no parameter)',
   'src/store/archive-search.ts: HIT_COLUMNS': 'a constant column list',
   'src/store/archive-search.ts: ITEM_SELECT': 'a constant column list',
-  'src/store/conversation-store.ts: { name, text, values }':
+  'src/store/sql.ts: { name, text, values }':
     'the `prepared` wrapper: its text is the SQL argument of each prepared(...) call, checked there',
 };
 
