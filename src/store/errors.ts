@@ -4,17 +4,10 @@
  * the errors of a stored row that does not decode ({@link StoredRowError}, {@link MalformedRowError}).
  */
 import { checkConversationId, ConversationIdError } from '../context/conversation-id';
+import type { StoreFailureType } from '../failures';
 
-/** Kinds of store failure that callers (activities) map to Temporal failures. */
-export type StoreErrorKind =
-  | 'CONVERSATION_NOT_FOUND'
-  | 'CONVERSATION_ENDED'
-  | 'VERSION_NOT_FOUND'
-  | 'BASE_VERSION_CHANGED'
-  | 'COMPACTION_NOT_FOUND'
-  | 'COMPACTION_FINISHED'
-  | 'ITEM_NOT_FOUND'
-  | 'INVALID_CONVERSATION_ID';
+/** Kinds of store failure that callers (activities) map to Temporal failures (src/failures.ts). */
+export type StoreErrorKind = StoreFailureType;
 
 export class StoreError extends Error {
   constructor(
