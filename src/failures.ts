@@ -86,13 +86,16 @@ export const NON_RETRYABLE_STORE_FAILURE_TYPES: readonly StoreFailureType[] = ST
 
 /**
  * What each retry policy does not retry (`nonRetryableErrorTypes`). Read by the option profiles in
- * workflows/; the activities raise these types.
+ * workflows/; the activities raise these types. A retry policy is part of the command that
+ * schedules an activity: these lists (and their order) are what recorded histories hold, so they
+ * change only with a versioned change of the workflows. A failure raised as non-retryable
+ * (`LLM_QUOTA_EXCEEDED`, say) is not retried whether or not a list names it.
  */
 export const NOT_RETRIED = {
   /** The agent's model call, live or recorded. */
-  modelCall: [...NON_RETRYABLE_LLM_FAILURE_TYPES, 'RECORDING_INVALID'],
+  modelCall: ['LLM_BAD_REQUEST', 'LLM_AUTH', 'LLM_CONTEXT_LENGTH_EXCEEDED', 'RECORDING_INVALID'],
   /** The summary call of a compaction. */
-  summaryCall: [...NON_RETRYABLE_LLM_FAILURE_TYPES, 'CONFIG_INVALID'],
+  summaryCall: ['LLM_BAD_REQUEST', 'LLM_AUTH', 'LLM_CONTEXT_LENGTH_EXCEEDED', 'CONFIG_INVALID'],
   /** A tool call (a failing tool reports its error to the model instead). */
   toolCall: ['TOOL_UNKNOWN'],
   /** Planning and staging the pruned context. */
