@@ -14,6 +14,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
+    // The second names, once at the end of a run, the shared sessions' directory when they are
+    // missing and how many tests that skipped (test/support/sessions.ts).
+    reporters: ['default', './test/support/shared-sessions-reporter.ts'],
     projects: [
       {
         test: {

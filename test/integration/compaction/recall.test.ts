@@ -22,7 +22,7 @@ import { runCli } from '../../support/cli-process';
 import { isSummaryRequest, step } from '../../support/fake-openai';
 import { startConversationEnv, words, type ConversationEnv } from '../../support/conversation-env';
 import { testDatabaseUrl, uniqueId } from '../../support/harness';
-import { readSession } from '../../support/sessions';
+import { needsSharedSessions, readSession } from '../../support/sessions';
 
 const o200k = tokenCounterForModel('gpt-4o');
 let pool: Pool;
@@ -95,7 +95,7 @@ function userItem(id: string, text: string, round: number): ContextItem {
   };
 }
 
-describe('search and read on the store', () => {
+describe('search and read on the store', needsSharedSessions, () => {
   const id = uniqueId('recall-swe');
   let items: ContextItem[];
   beforeAll(async () => {

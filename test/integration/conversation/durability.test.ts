@@ -5,7 +5,7 @@
  * SIGKILL in the middle of a compaction.
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -33,12 +33,12 @@ import {
 import { startTestWorker, testDatabaseUrl, testTemporalAddress, uniqueId } from '../../support/harness';
 import { spawnWorker, workerStarted } from '../../support/cli-process';
 import { payloadCodecsFor } from '../../../src/infra/codec';
+import { needsSharedSessions, SESSIONS_DIR } from '../../support/sessions';
 
-const SESSIONS = join(__dirname, '..', '..', '..', '..', 'shared', 'data', 'sessions');
-const PI_SESSION = join(SESSIONS, 'pi-large-session.jsonl');
+const PI_SESSION = join(SESSIONS_DIR, 'pi-large-session.jsonl');
 const ROOT = join(__dirname, '..', '..', '..');
 
-describe('a real recorded session through the workflow', () => {
+describe('a real recorded session through the workflow', needsSharedSessions, () => {
   let env: ConversationEnv;
   beforeAll(async () => {
     env = await startConversationEnv();
@@ -48,7 +48,6 @@ describe('a real recorded session through the workflow', () => {
   });
 
   it('replays pi-large-session with a 32k window: several compactions, every original item archived', async () => {
-    expect(existsSync(PI_SESSION)).toBe(true);
     const { readFileSync } = await import('node:fs');
     const { tokenCounterForModel } = await import('../../../src/tokens');
     const { Recording } = await import('../../../activities/recordings');

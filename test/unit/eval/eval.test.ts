@@ -20,15 +20,17 @@ import { replaySession } from '../../../src/eval/replay';
 import { createTokenCounter } from '../../../src/tokens';
 import { conversation, itemsFactory, words } from '../../support/items-factory';
 import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../../support/fake-openai';
-import { SESSIONS_DIR } from '../../support/sessions';
+import { needsSharedSessions, SESSIONS_DIR, sharedSessionsAvailable } from '../../support/sessions';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
 /** Every session file of the shared directory (not only the ones named elsewhere). */
-const files = readdirSync(SESSIONS_DIR)
-  .filter((name) => /\.(jsonl|traj|json)$/.test(name))
-  .map((name) => resolve(SESSIONS_DIR, name));
+const files = sharedSessionsAvailable
+  ? readdirSync(SESSIONS_DIR)
+      .filter((name) => /\.(jsonl|traj|json)$/.test(name))
+      .map((name) => resolve(SESSIONS_DIR, name))
+  : [];
 
-describe('eval on the shared sessions (the CI gate)', () => {
+describe('eval on the shared sessions (the CI gate)', needsSharedSessions, () => {
   it('keeps every invariant at 8k, 16k, 32k and 64k', async () => {
     const rows = await evaluate({
       files,
@@ -229,10 +231,12 @@ describe('eval with an LLM summarizer', () => {
     const key = process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_BASE_URL;
     delete process.env.OPENAI_API_KEY;
+    const file = join(mkdtempSync(join(tmpdir(), 'dc-eval-')), 'session.json');
+    writeFileSync(file, chatSession(12));
     try {
       await expect(
         evaluate({
-          files: [files[0] as string],
+          files: [file],
           windows: [8000],
           summarizer: 'llm',
           model: 'gpt-4o',
@@ -306,7 +310,9 @@ describe('the eval command as a user runs it', () => {
     const r = run(['/nonexistent.jsonl']);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe('error: cannot read /nonexistent.jsonl (ENOENT)');
-    expect(run([files[0] as string, '--summarizer', 'magic']).stderr.trim()).toBe(
+    const file = join(dir, 'bad-flag.json');
+    writeFileSync(file, chatSession(12));
+    expect(run([file, '--summarizer', 'magic']).stderr.trim()).toBe(
       'error: --summarizer must be extractive or llm (got "magic")',
     );
   });

@@ -16,7 +16,13 @@ import { sumTokens } from '../../../src/context/tool-blocks';
 import { createTokenCounter } from '../../../src/tokens';
 import { contextText, touchedPaths } from '../../../src/eval/metrics';
 import { itemsFactory } from '../../support/items-factory';
-import { parseSessionText, readSession, SHARED_SESSIONS, type SharedSession } from '../../support/sessions';
+import {
+  needsSharedSessions,
+  parseSessionText,
+  readSession,
+  SHARED_SESSIONS,
+  type SharedSession,
+} from '../../support/sessions';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
 
@@ -46,7 +52,7 @@ function brokenPairs(items: readonly ContextItem[]): string[] {
   ].sort();
 }
 
-describe.each(SHARED_SESSIONS)('%s', (name) => {
+describe.each(SHARED_SESSIONS)('%s', needsSharedSessions, (name) => {
   it('round-trips through import and export', () => {
     const { text, session } = load(name);
     expect(parseSessionText(name, exportSession(session))).toStrictEqual(parseSessionText(name, text));
@@ -118,7 +124,7 @@ function table(name: SharedSession, window: number): string {
   ].join('\n');
 }
 
-describe('golden outcome table', () => {
+describe('golden outcome table', needsSharedSessions, () => {
   it('matches the recorded table', () => {
     const text = SHARED_SESSIONS.flatMap((name) => [8_000, 16_000, 32_000].map((w) => table(name, w))).join(
       '\n',

@@ -12,7 +12,7 @@ import {
   tokenCounterForModel,
   type EncodingName,
 } from '../../../src/tokens';
-import { readSession, SHARED_SESSIONS } from '../../support/sessions';
+import { needsSharedSessions, readSession, SHARED_SESSIONS } from '../../support/sessions';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
 const cl100k = createTokenCounter({ encoding: 'cl100k_base' });
@@ -166,22 +166,26 @@ describe('countText agrees with js-tiktoken', () => {
     return out;
   }
 
-  it.each(SHARED_SESSIONS)('within 1%% of js-tiktoken on every message of %s (o200k_base)', (name) => {
-    const { items } = importSession(readSession(name), { tokenizer: o200k, fileName: name });
-    expect(items.length).toBeGreaterThan(10);
-    let exact = 0;
-    for (const item of items) {
-      const parts = itemTexts(item);
-      const ours = parts.reduce((n, text) => n + o200k.countText(text), 0);
-      const theirs = parts.reduce((n, text) => n + plainCount('o200k_base', text), 0);
-      expect(Math.abs(ours - theirs), `item ${item.id}`).toBeLessThanOrEqual(theirs * 0.01);
-      if (ours === theirs) exact++;
-    }
-    // Ordinary text has no run longer than the chunk bound: the counts are exact.
-    expect(exact).toBe(items.length);
-  });
+  it.each(SHARED_SESSIONS)(
+    'within 1%% of js-tiktoken on every message of %s (o200k_base)',
+    needsSharedSessions,
+    (name) => {
+      const { items } = importSession(readSession(name), { tokenizer: o200k, fileName: name });
+      expect(items.length).toBeGreaterThan(10);
+      let exact = 0;
+      for (const item of items) {
+        const parts = itemTexts(item);
+        const ours = parts.reduce((n, text) => n + o200k.countText(text), 0);
+        const theirs = parts.reduce((n, text) => n + plainCount('o200k_base', text), 0);
+        expect(Math.abs(ours - theirs), `item ${item.id}`).toBeLessThanOrEqual(theirs * 0.01);
+        if (ours === theirs) exact++;
+      }
+      // Ordinary text has no run longer than the chunk bound: the counts are exact.
+      expect(exact).toBe(items.length);
+    },
+  );
 
-  it('within 1% on a real session with cl100k_base too', () => {
+  it('within 1% on a real session with cl100k_base too', needsSharedSessions, () => {
     const name = 'swe-agent-marshmallow-1867.traj';
     const { items } = importSession(readSession(name), { tokenizer: cl100k, fileName: name });
     for (const item of items) {
@@ -192,7 +196,7 @@ describe('countText agrees with js-tiktoken', () => {
     }
   });
 
-  it('token for token after random base64 has overwritten the pair cache', () => {
+  it('token for token after random base64 has overwritten the pair cache', needsSharedSessions, () => {
     // Random bytes make pairs of tokens that ordinary text never has: every one takes a slot of
     // the merger's fixed pair cache. Whatever a slot then holds, counts must not change.
     const random = numbers(11);
