@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSummaryRequest, step } from '../../support/fake-openai';
 import { startConversationEnv, words, type ConversationEnv } from '../../support/conversation-env';
 import { testTemporalUiUrl } from '../../support/harness';
-import { reviewCompactionUpdate } from '../../../workflows/definitions';
+import { compactionProgressQuery, reviewCompactionUpdate } from '../../../workflows/definitions';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUT = join(__dirname, '..', '..', '..', 'test-output', 'web-ui');
@@ -101,9 +101,13 @@ describe('the Web UI', () => {
       'conversation',
     );
     expect(parent).toContain('agentConversation');
-    // The children's static summaries and the cooldown timer's summary on the timeline.
-    expect(parent).toMatch(/manual compaction #1: [\d,]+ tokens \(\d+% of 20,000\)/);
-    expect(parent).toMatch(/manual compaction #2: /);
+    // The children's static summaries (the context's size when each started, as its pre_compact
+    // event has it) and the cooldown timer's summary on the timeline.
+    const started = (await conv.events()).flatMap((e) => (e.type === 'pre_compact' ? [e] : []));
+    expect(started.map((e) => e.seq)).toEqual([1, 2]);
+    const headline = (e: { seq: number; tokens: number }) =>
+      `manual compaction #${e.seq}: ${e.tokens.toLocaleString('en-US')} tokens (${Math.round((e.tokens / 20_000) * 100)}% of 20,000)`;
+    for (const e of started) expect(parent).toContain(headline(e));
     expect(parent).toMatch(/compaction cooldown 600s after summary failure/);
 
     const childId = `${conv.id}/compaction-1`;
@@ -113,8 +117,7 @@ describe('the Web UI', () => {
       ['selectivePrune', 'commitCompaction'],
       'compaction-child',
     );
-    expect(child).toContain('compaction');
-    expect(child).toMatch(/manual compaction #1/);
+    expect(child).toContain(headline(started[0]!));
     for (const activity of ['selectivePrune', 'summarize', 'commitCompaction'])
       expect(child).toContain(activity);
     expect(child).toMatch(/selective prune \(manual\)/);
@@ -135,8 +138,16 @@ describe('the Web UI', () => {
     // Current details are on the User Metadata tab.
     await page.getByText('User Metadata', { exact: true }).first().click();
     const text = await waitForText(page, ['manual compaction #1', 'summary ·'], 'compaction-running');
-    expect(text).toMatch(/manual compaction #1 · summary · [\d,]+ → [\d,]+ tokens/);
-    expect(text).toMatch(/Step: \S+/);
+    // What the child's progress Query says, figure for figure (the summary takes 10 s: it stays put).
+    const progress = await env.client.workflow
+      .getHandle(`${conv.id}/compaction-1`)
+      .query(compactionProgressQuery);
+    expect(progress.phase).toBe('summary');
+    const n = (x: number | null) => (x ?? NaN).toLocaleString('en-US');
+    expect(text).toContain(
+      `manual compaction #1 · summary · ${n(progress.tokensBefore)} → ${n(progress.tokensAfter)} tokens`,
+    );
+    expect(text).toContain(`Step: ${progress.step}`);
     await page.close();
     expect((await compacting).status).toBe('committed');
   }, 120_000);

@@ -301,11 +301,27 @@ describe('what the Web UI shows', () => {
     const metadata = (await env.client.workflow.getHandle(conv.id).query('__temporal_workflow_metadata')) as {
       currentDetails?: string;
     };
-    expect(metadata.currentDetails).toMatch(/tokens/i);
-    expect(metadata.currentDetails).toMatch(/compaction/i);
+    // The figures, not the labels: three rounds, one manual compaction, the context of status.
+    const status = await conv.status();
+    expect(status).toMatchObject({ phase: 'idle', rounds: 3, compactions: 1, window: 20_000 });
+    const pct = Math.round((status.contextTokens / 20_000) * 100);
+    expect(metadata.currentDetails).toBe(
+      [
+        `**${conv.id}** · idle`,
+        `Context: ${status.contextTokens.toLocaleString('en-US')} / 20,000 tokens (${pct}%) · ` +
+          `${status.itemCount} items · v${status.activeVersion}`,
+        'Rounds: 3 · Compactions: 1 · last: committed (manual)',
+      ].join('\n\n'),
+    );
 
     const child = await env.client.workflow.getHandle(`${conv.id}/compaction-1`).describe();
-    expect(await child.staticSummary()).toMatch(/^manual compaction #1: /);
+    // The child's summary gives the context's size when it started, as the pre_compact event has it.
+    const started = (await conv.events()).find((e) => e.type === 'pre_compact');
+    const tokens = started?.type === 'pre_compact' ? started.tokens : NaN;
+    expect(tokens).toBeGreaterThan(0);
+    expect(await child.staticSummary()).toBe(
+      `manual compaction #1: ${tokens.toLocaleString('en-US')} tokens (${Math.round((tokens / 20_000) * 100)}% of 20,000)`,
+    );
     const childHistory = (await conv.fullHistory()).children[0]!.history;
     const summaries = [
       ...eventsOf(childHistory, 'ACTIVITY_TASK_SCHEDULED').map(eventSummary),
