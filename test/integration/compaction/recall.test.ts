@@ -315,9 +315,15 @@ describe('the recall tool through the workflow', () => {
     const context = await conv.activeContext();
     const contextText = context.items.map(readableText).join('\n');
     expect(contextText).not.toContain('VAT-7731');
-    // The compaction names the handle of what it removed or cut (summary, marker or trail).
+    // The compaction names the handle of what it removed or cut, where the model reads how to get
+    // it back: a cut's marker, the summary's line of originals, or the artifact trail's file line.
     expect(contextText).toContain(handle);
-    expect(contextText).toContain('recall');
+    expect(contextText).toMatch(
+      new RegExp(
+        `; recall ${handle}\\]|^Originals \\(recall by handle.*${handle} r\\d+ read_file|^- src/tax\\.ts \\(.*, ${handle}\\)$`,
+        'm',
+      ),
+    );
 
     env.llm.script(
       step.toolCalls([

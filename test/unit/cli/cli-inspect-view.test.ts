@@ -67,14 +67,21 @@ describe('diffCompaction', () => {
   });
 
   it('prints each section with its token total, and the summary text', () => {
-    const { base, pruned, final } = scenario();
-    const text = formatCompactionDiff(diffCompaction(base, pruned, final)).join('\n');
-    expect(text).toMatch(/^dropped: 2 items, [\d,]+ tokens$/m);
-    expect(text).toMatch(/^truncated: 1 item, [\d,]+ → [\d,]+ tokens$/m);
-    expect(text).toMatch(/then summarized/);
-    expect(text).toMatch(/^summarized: 3 items/m);
-    expect(text).toMatch(/^kept: 3 items/m);
-    expect(text).toMatch(/^summary \([\d,]+ tokens, item .+\):\n {2}The user asked to fix parser.ts/m);
+    const { base, pruned, final, ids } = scenario();
+    const lines = formatCompactionDiff(diffCompaction(base, pruned, final));
+    // The figures of the scenario's own items, not only the section labels.
+    const tokens = (...items: { tokens: number }[]) =>
+      items.reduce((n, i) => n + i.tokens, 0).toLocaleString('en-US');
+    expect(lines).toContain(`dropped: 2 items, ${tokens(ids.oldCall, ids.oldResult)} tokens`);
+    expect(lines).toContain(`truncated: 1 item, ${tokens(ids.bigResult)} → ${tokens(ids.cut)} tokens`);
+    expect(lines.filter((l) => l.startsWith(`    → ${tokens(ids.cut)} tok, then summarized  `))).toHaveLength(
+      1,
+    );
+    expect(lines).toContain(`summarized: 3 items, ${tokens(ids.task, ids.bigCall, ids.reply)} tokens`);
+    expect(lines).toContain(`kept: 3 items, ${tokens(ids.system, ids.next, ids.last)} tokens`);
+    const summaryAt = lines.indexOf(`summary (${tokens(ids.summary)} tokens, item ${ids.summary.id}):`);
+    expect(lines[summaryAt + 1]).toBe('  The user asked to fix parser.ts; big.ts was read.');
+    expect(lines.at(-1)).toBe(`tokens: ${tokens(...base)} → ${tokens(...final)}`);
   });
 
   it('an entry previews the text on one line and names the calls', () => {

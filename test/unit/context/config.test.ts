@@ -120,7 +120,7 @@ describe('parseCompactionConfig accepts', () => {
     ['a drop rule without keepRecent', { selectiveRules: { MEMORY: { strategy: 'drop', priority: 0 } } }],
     ['"none" for a fixed type', { selectiveRules: { SYSTEM_PROMPT: { strategy: 'none', priority: 9 } } }],
   ])('%s', (_, raw) => {
-    expect(() => parseCompactionConfig(raw)).not.toThrow();
+    expect(parseCompactionConfig(raw)).toMatchObject(raw);
   });
 
   it('merges configured rules over the defaults', () => {

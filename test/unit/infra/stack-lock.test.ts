@@ -46,7 +46,9 @@ describe('the data directory lock', () => {
       JSON.stringify({ pid: process.ppid, command: 'node up --data-dir elsewhere', startedAt: 'x' }),
     );
     const claim = await claimDataDir(dir, null, () => undefined);
+    expect(JSON.parse(readFileSync(lockFile(dir), 'utf8')).pid).toBe(process.pid);
     claim.release();
+    expect(() => readFileSync(lockFile(dir))).toThrow();
   });
 });
 
