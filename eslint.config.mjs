@@ -70,7 +70,8 @@ export default tseslint.config(
             {
               regex: '(^|/)activities(/|$)',
               allowTypeImports: true,
-              message: 'Workflows import activities as types only (`import type`): activity code runs on workers.',
+              message:
+                'Workflows import activities as types only (`import type`): activity code runs on workers.',
             },
           ],
         },
@@ -87,7 +88,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '(^|/)workflows(/|$)',
-              message: 'Activities never import workflows/: what both need lives in src/ (or activities/types.ts).',
+              message:
+                'Activities never import workflows/: what both need lives in src/ (or activities/types.ts).',
             },
           ],
         },

@@ -1,13 +1,22 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Two tiers (STYLE.md §8):
+ * Three tiers (STYLE.md §8), one project each, one folder each; inside a tier, one folder per theme
+ * (`test/unit/context/`, `test/integration/compaction/`, …; the README's "Tests" lists them). Support
+ * code for every tier lives in `test/support/`, recorded workflow histories (data, read by unit and
+ * integration tests) in `test/histories/`.
  * - unit: pure policy and fake-server tests; no Temporal, no PostgreSQL; seconds.
  * - integration: one Temporal dev server and one PostgreSQL for the whole run (global setup),
  *   workflows bundled once; each test uses its own task queue and conversation ids.
+ * - chaos: faults and load on the same kind of stack, one file at a time; minutes.
+ *   `test/chaos/cluster/` is left out of `npm test`: `npm run test:cluster` runs it
+ *   (vitest.cluster.config.mts, whose include is the glob excluded here).
  */
 export default defineConfig({
   test: {
+    // The second names, once at the end of a run, the shared sessions' directory when they are
+    // missing and how many tests that skipped (test/support/sessions.ts).
+    reporters: ['default', './test/support/shared-sessions-reporter.ts'],
     projects: [
       {
         test: {
@@ -21,6 +30,7 @@ export default defineConfig({
         test: {
           name: 'chaos',
           include: ['test/chaos/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/chaos/cluster/**'],
           globalSetup: ['test/support/global-setup.ts'],
           pool: 'forks',
           testTimeout: 1_200_000,
@@ -31,7 +41,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts', 'test/bad-input/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           pool: 'forks',
           testTimeout: 180_000,

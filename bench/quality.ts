@@ -2,7 +2,7 @@
  * `npm run quality`: `eval` on every shared session (../shared/data/sessions) at 8k, 16k, 32k and
  * 64k windows with the extractive summarizer and the peers beside ours, written to
  * bench/QUALITY.md, bench/quality.json and bench/quality.svg. What it measures is what CI checks
- * (test/unit/eval.test.ts); this writes the figures down.
+ * (test/unit/eval/eval.test.ts); this writes the figures down.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -73,7 +73,7 @@ runMain(async () => {
     '',
     "- Each session is replayed item by item through the workflow's own planning (`src/context/compaction-plan.ts`): every assistant message is one model call, with the triggers checked before and after it; a request over the window is refused as the model would (overflow). The summarizer is the extractive one (no model call), so the figures are reproducible.",
     '- **after**: the context right after each committed compaction, as a share of the window (the target is 50 %). **target met**: compactions that ended at or under the target. **filled ≥ 70 %**: compactions from over the target that ended at 70 % of it or more, out of those where the header and the protected items left room for that.',
-    '- **requests over window**, **results orphaned** (a tool result that did not reach the next request with its call), **header items lost**: each must be 0, and CI fails otherwise (`test/unit/eval.test.ts`).',
+    '- **requests over window**, **results orphaned** (a tool result that did not reach the next request with its call), **header items lost**: each must be 0, and CI fails otherwise (`test/unit/eval/eval.test.ts`).',
     '- **touched files kept**: every path a read, write or edit tool call of the session named so far, looked up in the compacted context after each compaction (read off the raw tool calls, not from the artifact trail). **carried state kept**: the latest task list, every pin, the last 10 memories and every open error, looked up the same way.',
     "- **pi after**, **trimMessages after**: pi-coding-agent's `prepareCompaction` (its summary counted at 600 tokens) and LangChain's `trimMessages` (no summary) on the same contexts at the same points, with the same budget; pi keeps whole turns, so it can keep more than the target (or the window).",
     '- The small SWE-agent sessions stay under the trigger at 16k and more: no compaction runs there.',

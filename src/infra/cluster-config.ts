@@ -1,7 +1,7 @@
 /**
  * What `up --cluster` runs, as data: the ports of the Temporal server's services, its config file,
  * the schema steps of `temporal-sql-tool`, the Web UI's config and the worker command. Pure (no
- * I/O): test/unit/compose-drift.test.ts checks docker-compose.yml against the same values.
+ * I/O): test/unit/infra/compose-drift.test.ts checks docker-compose.yml against the same values.
  */
 
 /** History shards of the cluster (`--shards`); the compose file's `NUM_HISTORY_SHARDS`. */

@@ -2,7 +2,7 @@
  * The production Temporal server (`temporal-server`), its schema tool (`temporal-sql-tool`) and the
  * Web UI server, built once with Go into the user cache like the CLI (temporal-cli.ts). One pinned
  * version, here: the server the CLI v1.5.1 embeds as its dev server, and the image tag
- * docker-compose.yml runs (test/unit/compose-drift.test.ts checks that file against these).
+ * docker-compose.yml runs (test/unit/infra/compose-drift.test.ts checks that file against these).
  */
 import { join } from 'node:path';
 import { InfraError } from './errors';

@@ -1,0 +1,599 @@
+import { describe, expect, it } from 'vitest';
+import { handleOf } from '../../../src/context/recall-handle';
+import {
+  formatTaskList,
+  hasPin,
+  noteOfToolCall,
+  type CallNote,
+  type Task,
+} from '../../../src/context/agent-notes';
+import { ARTIFACT_TRAIL_HEADING } from '../../../src/context/artifact-trail';
+import {
+  buildCarriedState,
+  GIT_DIFF_STAT_HEADING,
+  type CarriedStateInput,
+} from '../../../src/context/carried-state';
+import type {
+  ChatMessage,
+  ContextItem,
+  NoteItem,
+  OpenError,
+  ToolResultItem,
+} from '../../../src/context/items';
+import { collectOpenErrors, OPEN_ERRORS_HEADING, OPEN_ERRORS_LIMIT } from '../../../src/context/open-errors';
+import { toolResultError } from '../../../src/context/tool-facts';
+import { headerRoles } from '../../../src/context/segments';
+import { createTokenCounter } from '../../../src/tokens';
+import { conversation, ids, itemsFactory, type ItemsFactory } from '../../support/items-factory';
+
+const o200k = createTokenCounter({ encoding: 'o200k_base' });
+
+function carried(items: readonly ContextItem[], over: Partial<CarriedStateInput> = {}) {
+  return buildCarriedState({ items, tokenizer: o200k, budgetTokens: 2000, idPrefix: 'c1', ...over });
+}
+
+const textOf = (item: ContextItem | undefined): string =>
+  item && item.type !== 'TOOL_DEFINITIONS' ? String(item.message.content) : '';
+
+/** The recall handle of the result of the (first) call to `tool` among the items. */
+function resultHandle(items: readonly ContextItem[], tool: string): string {
+  const at = items.findIndex(
+    (i) => i.type === 'ASSISTANT_MESSAGE' && i.message.tool_calls?.[0]?.function.name === tool,
+  );
+  return handleOf(items[at + 1]?.id ?? '');
+}
+
+/** A coding session: an edit, a failing test run, a read. */
+function session(f: ItemsFactory = itemsFactory(o200k)) {
+  return conversation(
+    f.system('sys', { id: 'sys' }),
+    f.user('Make the CLI accept --json', { id: 'task' }),
+    f.block('str_replace_editor', { path: 'src/cli.ts', command: 'str_replace' }, 'edited'),
+    f.block('bash', { command: 'npm test' }, 'npm ERR! Test failed'),
+    f.block('read_file', { path: 'README.md' }, 'docs'),
+    f.assistant('The test fails.', { id: 'last' }),
+  );
+}
+
+describe('buildCarriedState: the artifact trail, the open errors and the git diff stat', () => {
+  it('adds the three items at the end, ids from the prefix, with their data', () => {
+    const items = session();
+    const state = carried(items, {
+      gitDiffStat: 'src/cli.ts | 4 ++--\n1 file changed, 2 insertions(+), 2 deletions(-)\n',
+    });
+    expect(ids(state.items)).toStrictEqual([
+      ...ids(items),
+      'c1:artifact-trail',
+      'c1:open-errors',
+      'c1:git-diff-stat',
+    ]);
+    expect(state.added).toStrictEqual(state.items.slice(-3));
+    const [trail, errors, stat] = state.added as NoteItem[];
+    expect(trail).toMatchObject({
+      type: 'ARTIFACT_TRAIL',
+      round: 1,
+      isMeta: true,
+      message: {
+        role: 'user',
+        content:
+          `${ARTIFACT_TRAIL_HEADING}\n- README.md (read; round 1, ${resultHandle(items, 'read_file')})\n` +
+          `- src/cli.ts (edited; round 1, ${resultHandle(items, 'str_replace_editor')})\n` +
+          'Commands run, latest first: `npm test` (round 1)',
+      },
+      carried: {
+        kind: 'artifact_trail',
+        files: [
+          {
+            path: 'src/cli.ts',
+            ops: ['edit'],
+            lastRound: 1,
+            handle: resultHandle(items, 'str_replace_editor'),
+          },
+          { path: 'README.md', ops: ['read'], lastRound: 1, handle: resultHandle(items, 'read_file') },
+        ],
+        commands: [{ command: 'npm test', round: 1 }],
+      },
+    });
+    const error: OpenError = { tool: 'bash', target: 'npm test', round: 1, text: 'npm ERR! Test failed' };
+    expect(errors).toMatchObject({
+      type: 'OPEN_ERRORS',
+      message: { content: `${OPEN_ERRORS_HEADING}\n- round 1, bash npm test: npm ERR! Test failed` },
+      carried: { kind: 'open_errors', errors: [error] },
+    });
+    expect(stat).toMatchObject({
+      type: 'GIT_DIFF_STAT',
+      message: {
+        content: `${GIT_DIFF_STAT_HEADING}\nsrc/cli.ts | 4 ++--\n1 file changed, 2 insertions(+), 2 deletions(-)`,
+      },
+    });
+    for (const item of state.added) expect(item.tokens).toBe(o200k.countItem(item));
+    expect(state.openErrors).toStrictEqual([error]);
+    expect(state.trail).toStrictEqual({
+      files: trail?.carried?.kind === 'artifact_trail' ? trail.carried.files : [],
+      commands: [{ command: 'npm test', round: 1 }],
+    });
+    // They are header: the latest of each kind.
+    const roles = headerRoles(state.items);
+    expect(roles.slice(-3)).toStrictEqual(['artifacts', 'errors', 'git']);
+  });
+
+  it('the same input gives the same items; the input is not changed', () => {
+    const items = session();
+    const frozen = structuredClone(items);
+    expect(carried(items)).toStrictEqual(carried(items));
+    expect(items).toStrictEqual(frozen);
+  });
+
+  it('nothing to carry: no item', () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(f.system('sys'), f.user('hello'), f.assistant('hi'));
+    const state = carried(items, { gitDiffStat: null });
+    expect(state.items).toStrictEqual(items);
+    expect(state.added).toStrictEqual([]);
+  });
+
+  it('replaces the previous carried items and merges their data', () => {
+    const f = itemsFactory(o200k);
+    const start = session(f);
+    const first = carried(start, { gitDiffStat: 'src/cli.ts | 4 ++--' });
+    // The next compaction: the old blocks were summarized; the test now passes, a new file is written.
+    const later = conversation(
+      first.items.filter((i) => i.type !== 'ASSISTANT_MESSAGE' && i.type !== 'TOOL_RESULT'),
+      f.user('now the docs'),
+      f.block('bash', { command: 'npm test' }, 'all 12 tests passed'),
+      f.block('write_file', { path: 'docs/json.md', content: '# --json' }, 'written'),
+    );
+    const next = carried(later, { idPrefix: 'c2' });
+    expect(ids(next.items).filter((id) => id.startsWith('c1:'))).toStrictEqual(['c1:git-diff-stat']);
+    expect(next.trail).toStrictEqual({
+      files: [
+        {
+          path: 'src/cli.ts',
+          ops: ['edit'],
+          lastRound: 1,
+          handle: resultHandle(start, 'str_replace_editor'),
+        },
+        { path: 'README.md', ops: ['read'], lastRound: 1, handle: resultHandle(start, 'read_file') },
+        { path: 'docs/json.md', ops: ['write'], lastRound: 2, handle: resultHandle(later, 'write_file') },
+      ],
+      commands: [
+        { command: 'npm test', round: 1 },
+        { command: 'npm test', round: 2 },
+      ],
+    });
+    // The error carried from before is resolved by the passing run: no open-errors item.
+    expect(next.openErrors).toStrictEqual([]);
+    expect(next.items.map((i) => i.type).filter((t) => t === 'OPEN_ERRORS')).toStrictEqual([]);
+    // The git diff stat is kept as it was (no new one given), and is not new.
+    expect(next.items.at(-1)).toBe(first.items.at(-1));
+    expect(ids(next.added)).toStrictEqual(['c2:artifact-trail']);
+  });
+
+  it.each<[string, string | null | undefined, string[]]>([
+    ['a new stat refreshes it', ' a.ts | 1 +', ['c2:git-diff-stat']],
+    ['null removes it (not a git repository)', null, []],
+    ['a blank stat removes it', '  \n', []],
+    ['undefined keeps the one the context has', undefined, ['c1:git-diff-stat']],
+  ])('git diff stat: %s', (_, gitDiffStat, expected) => {
+    const first = carried(session(), { gitDiffStat: 'src/cli.ts | 4 ++--' });
+    const next = carried(first.items, { idPrefix: 'c2', gitDiffStat });
+    expect(ids(next.items.filter((i) => i.type === 'GIT_DIFF_STAT'))).toStrictEqual(expected);
+  });
+
+  describe('budgets: open errors and the stat a quarter each at most, the trail the rest', () => {
+    function failing(n: number, f = itemsFactory(o200k)) {
+      return conversation(
+        f.user('build everything'),
+        Array.from({ length: n }, (_, i) =>
+          f.block(
+            'bash',
+            { command: `make target${i}` },
+            `make: *** [target${i}] Error 2\nCommand exited with code 2`,
+          ),
+        ),
+      );
+    }
+    const errorLine = (i: number) => `- round 1, bash make target${i}: Command exited with code 2`;
+
+    it.each([
+      [1000, [9, 8, 7, 6, 5, 4, 3, 2]],
+      [400, [9, 8, 7, 6, 5]],
+      [200, [9, 8]],
+      // Under the smallest budget (40), the newest error still shows.
+      [100, [9]],
+    ])('budget %d: the newest errors that fit, whole lines → %j', (budgetTokens, shown) => {
+      const state = carried(failing(10), { budgetTokens });
+      const item = state.items.find((i) => i.type === 'OPEN_ERRORS');
+      expect(textOf(item)).toBe([OPEN_ERRORS_HEADING, ...shown.map(errorLine)].join('\n'));
+      expect(o200k.countText(textOf(item))).toBeLessThanOrEqual(Math.max(40, Math.floor(budgetTokens / 4)));
+      // The data keeps the newest OPEN_ERRORS_LIMIT (8) whatever the text shows.
+      expect(state.openErrors.map((e) => e.target)).toStrictEqual(
+        Array.from({ length: OPEN_ERRORS_LIMIT }, (_, i) => `make target${i + 2}`),
+      );
+    });
+
+    const stat = `${Array.from({ length: 40 }, (_, i) => ` src/file${i}.ts | ${i + 1} +`).join('\n')}\n 40 files changed, 820 insertions(+)`;
+    it.each([
+      [1000, 22],
+      [400, 8],
+      [200, 3],
+      [100, 1],
+    ])(
+      'budget %d: the stat keeps its first %d lines, then …, then its summary line whole',
+      (budgetTokens, lines) => {
+        const state = carried(session(), { budgetTokens, gitDiffStat: stat });
+        const text = textOf(state.items.find((i) => i.type === 'GIT_DIFF_STAT'));
+        const body = stat.trim().split('\n');
+        expect(text).toBe(
+          [GIT_DIFF_STAT_HEADING, ...body.slice(0, lines), '…', ' 40 files changed, 820 insertions(+)'].join(
+            '\n',
+          ),
+        );
+        expect(o200k.countText(text)).toBeLessThanOrEqual(Math.max(40, Math.floor(budgetTokens / 4)));
+      },
+    );
+
+    it('the trail takes what the errors and the stat leave, and keeps every path in it', () => {
+      const f = itemsFactory(o200k);
+      const items = conversation(
+        failing(10, f),
+        Array.from({ length: 30 }, (_, i) =>
+          f.block('read_file', { path: `src/dir${i % 3}/file${i}.ts` }, 'x'),
+        ),
+      );
+      const state = carried(items, { budgetTokens: 1000, gitDiffStat: stat });
+      const [trail, errors, git] = state.added;
+      const trailText = textOf(trail);
+      expect(o200k.countText(trailText)).toBeLessThanOrEqual(
+        1000 - (errors?.tokens ?? 0) - (git?.tokens ?? 0),
+      );
+      for (let i = 0; i < 30; i++) expect(trailText).toContain(`src/dir${i % 3}/file${i}.ts`);
+      // The data keeps every file whatever the text holds.
+      expect(state.trail.files).toHaveLength(30);
+    });
+  });
+});
+
+describe('buildCarriedState: notes read off another agent’s tool calls', () => {
+  function withCalls(f = itemsFactory(o200k)) {
+    const todo = f.calls(
+      [
+        {
+          name: 'TodoWrite',
+          args: {
+            todos: [
+              { content: 'parse the flag', status: 'completed' },
+              { content: 'print json', status: 'in_progress' },
+              { content: 'write docs', status: 'pending' },
+            ],
+          },
+        },
+      ],
+      null,
+      { id: 'todo' },
+    );
+    const todoId = todo.message.tool_calls?.[0]?.id ?? '';
+    const remember = f.calls([{ name: 'remember', args: { note: 'tests need NODE_ENV=test' } }], null, {
+      id: 'mem',
+    });
+    const pin = f.calls([{ name: 'pin', args: { text: 'Never push to main' } }], null, { id: 'pin' });
+    return conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('Make the CLI accept --json', { id: 'task' }),
+      todo,
+      f.result(todoId, 'Todos updated', { id: 'todo-r' }),
+      remember,
+      f.result(remember.message.tool_calls?.[0]?.id ?? '', 'saved', { id: 'mem-r' }),
+      pin,
+      f.result(pin.message.tool_calls?.[0]?.id ?? '', 'pinned', { id: 'pin-r' }),
+      f.assistant('ok', { id: 'ok' }),
+    );
+  }
+
+  it('a TodoWrite, a remember and a pin become TASK_LIST, MEMORY and a pinned message right after their results', () => {
+    const state = carried(withCalls());
+    expect(state.items.map((i) => `${i.id}:${i.type}${i.pinned ? ':pinned' : ''}`)).toStrictEqual([
+      'sys:SYSTEM_PROMPT',
+      'task:USER_MESSAGE',
+      'todo:ASSISTANT_MESSAGE',
+      'todo-r:TOOL_RESULT',
+      'c1:note:todo-r:0:TASK_LIST',
+      'mem:ASSISTANT_MESSAGE',
+      'mem-r:TOOL_RESULT',
+      'c1:note:mem-r:1:MEMORY',
+      'pin:ASSISTANT_MESSAGE',
+      'pin-r:TOOL_RESULT',
+      'c1:note:pin-r:2:USER_MESSAGE:pinned',
+      'ok:ASSISTANT_MESSAGE',
+    ]);
+    const byId = new Map(state.items.map((i) => [i.id, i]));
+    expect(textOf(byId.get('c1:note:todo-r:0'))).toBe(
+      '[Task list]\n[x] parse the flag\n[~] print json\n[ ] write docs',
+    );
+    expect(textOf(byId.get('c1:note:mem-r:1'))).toBe('[Memory] tests need NODE_ENV=test');
+    expect(textOf(byId.get('c1:note:pin-r:2'))).toBe('<Pin>Never push to main</Pin>');
+    for (const id of ['c1:note:todo-r:0', 'c1:note:mem-r:1', 'c1:note:pin-r:2']) {
+      expect(byId.get(id)).toMatchObject({ round: 1, isMeta: true });
+      expect(byId.get(id)?.tokens).toBe(o200k.countItem(byId.get(id) as ContextItem));
+    }
+    expect(ids(state.added)).toStrictEqual(['c1:note:todo-r:0', 'c1:note:mem-r:1', 'c1:note:pin-r:2']);
+    // In the header: the task list, the memory and the pin.
+    const roles = headerRoles(state.items);
+    expect([roles[4], roles[7], roles[10]]).toStrictEqual(['task_list', 'memory', 'pinned']);
+  });
+
+  it('is not duplicated when the note item exists already', () => {
+    const once = carried(withCalls());
+    const twice = carried(once.items, { idPrefix: 'c2' });
+    expect(twice.items).toStrictEqual(once.items);
+    expect(twice.added).toStrictEqual([]);
+  });
+
+  it('only the latest task-list call becomes a task list (an update_plan after a TodoWrite)', () => {
+    const f = itemsFactory(o200k);
+    const plan = f.block('update_plan', { plan: [{ step: 'write tests', status: 'pending' }] }, 'ok');
+    const items = [...withCalls(f), ...plan.map((i) => ({ ...i, round: 1 }))];
+    const lists = carried(items).items.filter((i) => i.type === 'TASK_LIST');
+    expect(lists.map(textOf)).toStrictEqual(['[Task list]\n[ ] write tests']);
+    expect(lists.map((i) => i.id)).toStrictEqual([`c1:note:${plan[1].id}:3`]);
+  });
+
+  it('a TASK_LIST item newer than the call wins: no task list from the call', () => {
+    const f = itemsFactory(o200k);
+    const items = [
+      ...withCalls(f),
+      { ...f.note('TASK_LIST', '[Task list]\n[ ] ours', { id: 'ours' }), round: 1 },
+    ];
+    expect(ids(carried(items).items.filter((i) => i.type === 'TASK_LIST'))).toStrictEqual(['ours']);
+  });
+
+  it('a note call still waiting for its result: the note follows the call', () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.user('task'),
+      f.calls([{ name: 'save_memory', args: { fact: 'the API is v2' } }], null, { id: 'call' }),
+    );
+    expect(ids(carried(items).items)).toStrictEqual([...ids(items), 'c1:note:call:0']);
+  });
+});
+
+describe('toolResultError: strict detection', () => {
+  const f = itemsFactory();
+  const result = (content: string, origin?: ToolResultItem['origin']): ToolResultItem => ({
+    ...f.result('call_1', content),
+    ...(origin ? { origin } : {}),
+  });
+  const longOutput = (middle: string) => `${'ok line\n'.repeat(1000)}${middle}\n${'ok line\n'.repeat(1000)}`;
+
+  it.each<[string, string, string, ToolResultItem['origin'] | undefined, string | null]>([
+    [
+      'a file read that mentions errors',
+      'read_file',
+      'function onError(e) {\n  throw new Error("bad input");\n}',
+      undefined,
+      null,
+    ],
+    [
+      'a file read that failed',
+      'read_file',
+      'Error: ENOENT: no such file or directory',
+      undefined,
+      'Error: ENOENT: no such file or directory',
+    ],
+    [
+      'a pi result flagged isError',
+      'read',
+      '\nPermission denied\nmore',
+      { format: 'pi', index: 3, fields: { message: { isError: true } } },
+      'Permission denied',
+    ],
+    [
+      'a pi result not flagged',
+      'read',
+      'Permission denied',
+      { format: 'pi', index: 3, fields: { message: { isError: false } } },
+      null,
+    ],
+    [
+      'a non-zero exit',
+      'bash',
+      'building\nCommand exited with code 1',
+      undefined,
+      'Command exited with code 1',
+    ],
+    ['a zero exit', 'bash', 'building\nCommand exited with code 0', undefined, null],
+    [
+      'a traceback',
+      'bash',
+      'Traceback (most recent call last):\n  File "a.py", line 1\nValueError: bad',
+      undefined,
+      'Traceback (most recent call last):',
+    ],
+    ['npm', 'bash', 'npm ERR! code ELIFECYCLE', undefined, 'npm ERR! code ELIFECYCLE'],
+    [
+      'command not found',
+      'bash',
+      'bash: pytest: command not found',
+      undefined,
+      'bash: pytest: command not found',
+    ],
+    [
+      'a failing test file',
+      'bash',
+      'PASS src/a.test.ts\nFAIL src/b.test.ts',
+      undefined,
+      'FAIL src/b.test.ts',
+    ],
+    ['failed tests counted', 'bash', 'Tests: 3 failed, 9 passed', undefined, 'Tests: 3 failed, 9 passed'],
+    ['a clean run', 'bash', 'Tests: 12 passed\nno errors found', undefined, null],
+    [
+      'a failure at the end of a long output',
+      'bash',
+      `${'ok line\n'.repeat(2000)}Error: boom`,
+      undefined,
+      'Error: boom',
+    ],
+    [
+      'a failure in the middle of a long output is not read',
+      'bash',
+      longOutput('ValueError: boom'),
+      undefined,
+      null,
+    ],
+  ])('%s', (_, tool, content, origin, expected) => {
+    expect(toolResultError(result(content, origin), tool)).toBe(expected);
+  });
+});
+
+describe('collectOpenErrors', () => {
+  function run(steps: [string, Record<string, unknown>, string][], previous: OpenError[] = []) {
+    const f = itemsFactory();
+    const items = conversation(f.user('task'), ...steps.map(([name, args, out]) => f.block(name, args, out)));
+    return collectOpenErrors(items, previous);
+  }
+  const failed = ['bash', { command: 'npm test' }, 'npm ERR! Test failed'] as [
+    string,
+    Record<string, unknown>,
+    string,
+  ];
+
+  it.each<[string, [string, Record<string, unknown>, string][], string[]]>([
+    ['a failure stays open', [failed], ['bash npm test']],
+    [
+      'a later success of the same tool on the same target resolves it',
+      [failed, ['bash', { command: 'npm test' }, 'all passed']],
+      [],
+    ],
+    [
+      'the target is the command after a `cd dir &&`, its first words',
+      [failed, ['bash', { command: 'cd app && npm test | tail -5' }, 'ok']],
+      [],
+    ],
+    [
+      'a success on another target does not',
+      [failed, ['bash', { command: 'npm run lint' }, 'ok']],
+      ['bash npm test'],
+    ],
+    [
+      'a success of another tool does not',
+      [failed, ['shell', { command: 'npm test' }, 'ok']],
+      ['bash npm test'],
+    ],
+    [
+      'an edit that failed, then went through',
+      [
+        ['str_replace_editor', { command: 'str_replace', path: 'src/tax.ts' }, 'Error: no match for old_str'],
+        [
+          'str_replace_editor',
+          { command: 'str_replace', path: 'src/tax.ts' },
+          'The file src/tax.ts has been edited.',
+        ],
+      ],
+      [],
+    ],
+    ['the same failure twice: once', [failed, failed], ['bash npm test']],
+  ])('%s', (_, steps, open) => {
+    expect(run(steps).map((e) => `${e.tool} ${e.target}`)).toStrictEqual(open);
+  });
+
+  it('starts from the carried errors and resolves them too', () => {
+    const previous: OpenError[] = [
+      { tool: 'bash', target: 'npm test', round: 1, text: 'npm ERR! Test failed' },
+      { tool: 'bash', target: 'make', round: 1, text: 'make: *** Error 2' },
+    ];
+    expect(run([['bash', { command: 'npm test' }, 'ok']], previous)).toStrictEqual([previous[1]]);
+  });
+
+  it(`keeps the newest ${OPEN_ERRORS_LIMIT}, oldest first`, () => {
+    const steps = Array.from({ length: 11 }, (_, i): [string, Record<string, unknown>, string] => [
+      'bash',
+      { command: `make t${i}` },
+      `Error: t${i} failed`,
+    ]);
+    const open = run(steps);
+    expect(open.map((e) => e.text)).toStrictEqual(
+      Array.from({ length: 8 }, (_, i) => `Error: t${i + 3} failed`),
+    );
+    expect(open[0]).toStrictEqual({ tool: 'bash', target: 'make t3', round: 1, text: 'Error: t3 failed' });
+  });
+});
+
+describe('agent notes', () => {
+  it.each<[string, string, Record<string, unknown> | string, CallNote | null]>([
+    [
+      'a TodoWrite',
+      'TodoWrite',
+      { todos: [{ content: 'a', status: 'completed' }, { content: 'b' }] },
+      {
+        kind: 'task_list',
+        tasks: [
+          { title: 'a', status: 'completed' },
+          { title: 'b', status: 'pending' },
+        ],
+      },
+    ],
+    [
+      'an update_plan',
+      'update_plan',
+      { plan: [{ step: 'read', status: 'in_progress' }] },
+      { kind: 'task_list', tasks: [{ title: 'read', status: 'in_progress' }] },
+    ],
+    [
+      'our update_tasks with plain strings',
+      'update_tasks',
+      { tasks: ['one', ' two '] },
+      {
+        kind: 'task_list',
+        tasks: [
+          { title: 'one', status: 'pending' },
+          { title: 'two', status: 'pending' },
+        ],
+      },
+    ],
+    ['an empty task list', 'TodoWrite', { todos: [] }, null],
+    ['our remember', 'remember', { note: ' use tabs ' }, { kind: 'memory', text: 'use tabs' }],
+    ['a save_memory', 'save_memory', { fact: 'API v2' }, { kind: 'memory', text: 'API v2' }],
+    ['our pin', 'pin', { text: 'never push to main' }, { kind: 'pin', text: 'never push to main' }],
+    ['a pin_message', 'pin_message', { content: 'x' }, { kind: 'pin', text: 'x' }],
+    ['spinner is not a pin', 'spinner', { text: 'x' }, null],
+    ['a memory without text', 'remember', { note: '  ' }, null],
+    ['not JSON', 'TodoWrite', 'todos: a, b', null],
+    ['any other tool', 'read_file', { path: 'a.ts' }, null],
+  ])('noteOfToolCall: %s', (_, name, args, note) => {
+    expect(noteOfToolCall(name, typeof args === 'string' ? args : JSON.stringify(args))).toStrictEqual(note);
+  });
+
+  it.each<[string, string]>([
+    ['completed', '[x]'],
+    ['done', '[x]'],
+    ['Finished', '[x]'],
+    ['in_progress', '[~]'],
+    ['active', '[~]'],
+    ['pending', '[ ]'],
+    ['blocked', '[ ]'],
+  ])('formatTaskList: %s → %s', (status, box) => {
+    const tasks: Task[] = [{ title: ' the task ', status }];
+    expect(formatTaskList(tasks)).toBe(`${box} the task`);
+  });
+
+  it('formatTaskList: one task a line', () => {
+    expect(
+      formatTaskList([
+        { title: 'a', status: 'done' },
+        { title: 'b', status: 'pending' },
+      ]),
+    ).toBe('[x] a\n[ ] b');
+  });
+
+  it.each<[string, ChatMessage, boolean]>([
+    ['a pin', { role: 'user', content: 'remember <Pin>use UTC</Pin> please' }, true],
+    ['a pin over lines', { role: 'user', content: '<Pin>a\nb</Pin>' }, true],
+    ['a pin in a text part', { role: 'user', content: [{ type: 'text', text: '<Pin>x</Pin>' }] }, true],
+    ['the word pin', { role: 'user', content: 'pin this' }, false],
+    ['an unclosed pin', { role: 'user', content: '<Pin>x' }, false],
+  ])('hasPin: %s → %s', (_, message, expected) => {
+    expect(hasPin(message)).toBe(expected);
+    // The same answer twice (a global regex keeps no state between calls).
+    expect(hasPin(message)).toBe(expected);
+  });
+});

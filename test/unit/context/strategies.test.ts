@@ -1,0 +1,914 @@
+import { describe, expect, it } from 'vitest';
+import {
+  finishCompaction,
+  planCompaction,
+  prunedItems,
+  type CompactionPlan,
+} from '../../../src/context/compaction-plan';
+import { parseCompactionConfig, targetTokens, type CompactionConfig } from '../../../src/context/config';
+import type { CompactionSummaryItem, ContextItem } from '../../../src/context/items';
+import { dropOldestRounds, SUMMARY_MESSAGE_PREFIX } from '../../../src/context/post-compaction';
+import { importanceScore, keyEventUnits, strategyGroups } from '../../../src/context/strategies';
+import {
+  detectTaskType,
+  FALLBACK_CHAIN,
+  fullStrategyChain,
+  strategyChain,
+  toolCategory,
+  type StrategyName,
+  type TaskType,
+} from '../../../src/context/task-type';
+import type { TriggerKind } from '../../../src/context/triggers';
+import { pairToolCalls, unansweredCalls } from '../../../src/context/tool-pairs';
+import { sumTokens } from '../../../src/context/tool-blocks';
+import { WorkingContext } from '../../../src/context/working-context';
+import { createTokenCounter } from '../../../src/tokens';
+import { conversation, ids, itemsFactory, words, type ItemsFactory } from '../../support/items-factory';
+
+const o200k = createTokenCounter({ encoding: 'o200k_base' });
+const DEFAULTS = parseCompactionConfig({});
+/** The prune steps of a compaction with the default rules, in order. */
+const PRUNE_STEPS = [
+  'truncate',
+  'tool_blocks',
+  'SKILL_METADATA:drop',
+  'SKILL_PROMPT:drop',
+  'TOOL_RESULT:truncate',
+  'ASSISTANT_MESSAGE:truncate',
+  'USER_MESSAGE:truncate',
+];
+
+const header = (f: ItemsFactory) => [
+  f.system('You are an agent.', { id: 'sys' }),
+  f.tools([{ type: 'function', function: { name: 'bash' } }], { id: 'tools' }),
+  f.user('Original task: make the build pass', { id: 'task' }),
+];
+
+/** The conversation units of a context, as a compaction sees them before any step. */
+function unitsOf(items: readonly ContextItem[]) {
+  return new WorkingContext(items, { window: DEFAULTS.maxContextTokens, summaryReserve: null }).units;
+}
+
+/** A strategy's removal order on a fresh context, as id lists (oldest group first). */
+function groups(
+  strategy: StrategyName,
+  items: readonly ContextItem[],
+  config = DEFAULTS,
+  keep?: number,
+): string[][] {
+  return strategyGroups(strategy, unitsOf(items), config, keep).map((g) =>
+    g.flatMap((u) => ids(u.originals)),
+  );
+}
+
+/** The conversation ids a strategy keeps at its minimum (in no group). */
+function minimum(
+  strategy: StrategyName,
+  items: readonly ContextItem[],
+  config = DEFAULTS,
+  keep?: number,
+): string[] {
+  const units = unitsOf(items);
+  const grouped = new Set(strategyGroups(strategy, units, config, keep).flat());
+  return units.filter((u) => !grouped.has(u)).flatMap((u) => ids(u.originals));
+}
+
+describe('detectTaskType and the chains (seed 001)', () => {
+  function withCalls(names: string[], f = itemsFactory()) {
+    return conversation(
+      header(f),
+      names.flatMap((name) => f.block(name, { path: 'src/a.ts', command: 'ls' }, 'output')),
+      f.assistant('done'),
+    );
+  }
+
+  it.each<[string, () => ContextItem[], TaskType]>([
+    [
+      'edits and commands',
+      () => withCalls(['read_file', 'str_replace_editor', 'bash', 'read_file', 'write_file']),
+      'code',
+    ],
+    [
+      'one edit in five calls (20%)',
+      () => withCalls(['read_file', 'grep', 'search', 'read_file', 'bash']),
+      'code',
+    ],
+    ['look-ups only', () => withCalls(['read_file', 'grep', 'web_search', 'list_dir']), 'analysis'],
+    [
+      'look-ups and other tools, half and half',
+      () => withCalls(['read_file', 'send_email', 'grep', 'send_email']),
+      'mixed',
+    ],
+    ['code and other tools', () => withCalls(['bash', 'send_email', 'bash', 'send_email', 'bash']), 'mixed'],
+    ['unrecognized tools only', () => withCalls(['send_email', 'weather', 'translate']), 'unknown'],
+    [
+      'talk, no tools',
+      () => {
+        const f = itemsFactory();
+        return conversation(header(f), f.assistant('hello'), f.user('how are you?'), f.assistant('fine'));
+      },
+      'conversation',
+    ],
+    ['nothing but a system prompt', () => conversation(itemsFactory().system('sys')), 'unknown'],
+  ])('%s → %s', (_, make, expected) => {
+    expect(detectTaskType(make())).toBe(expected);
+  });
+
+  it.each([
+    ['write_file', 'code'],
+    ['str_replace_editor', 'code'],
+    ['bash', 'code'],
+    ['git_commit', 'code'],
+    ['read_file', 'analysis'],
+    ['grep', 'analysis'],
+    ['web_search', 'analysis'],
+    ['send_email', 'other'],
+  ] as const)('toolCategory(%s) = %s', (name, category) => {
+    expect(toolCategory(name)).toBe(category);
+  });
+
+  it.each<[TaskType, StrategyName[], StrategyName[]]>([
+    [
+      'code',
+      ['sliding_window', 'key_events', 'incremental'],
+      ['sliding_window', 'key_events', 'incremental', 'importance'],
+    ],
+    [
+      'analysis',
+      ['sliding_window', 'importance', 'incremental'],
+      ['sliding_window', 'importance', 'incremental', 'key_events'],
+    ],
+    [
+      'conversation',
+      ['sliding_window', 'importance', 'incremental'],
+      ['sliding_window', 'importance', 'incremental', 'key_events'],
+    ],
+    [
+      'mixed',
+      ['sliding_window', 'incremental', 'importance'],
+      ['sliding_window', 'incremental', 'importance', 'key_events'],
+    ],
+    [
+      'unknown',
+      ['sliding_window', 'importance', 'incremental'],
+      ['sliding_window', 'importance', 'incremental', 'key_events'],
+    ],
+  ])('%s → %j, then the fallback order → %j', (type, chain, full) => {
+    expect(strategyChain(type)).toStrictEqual(chain);
+    // The adaptive chain, then seed 001's fixed order for the strategies it does not have, each once.
+    expect(fullStrategyChain(type)).toStrictEqual(full);
+    expect(FALLBACK_CHAIN).toStrictEqual(['sliding_window', 'importance', 'key_events', 'incremental']);
+  });
+});
+
+describe('strategyGroups sliding_window: the newest 4 user/tool and 5 assistant messages stay', () => {
+  it('keeps 9 messages of a plain dialogue; the others go one by one, oldest first', () => {
+    const f = itemsFactory();
+    const rounds = Array.from({ length: 10 }, (_, i) => [
+      f.user(`q${i}`, { id: `u${i}` }),
+      f.assistant(`r${i}`, { id: `a${i}` }),
+    ]);
+    const items = conversation(header(f), ...rounds);
+    expect(minimum('sliding_window', items)).toStrictEqual([
+      'a5',
+      'u6',
+      'a6',
+      'u7',
+      'a7',
+      'u8',
+      'a8',
+      'u9',
+      'a9',
+    ]);
+    expect(groups('sliding_window', items)).toStrictEqual(
+      ['u0', 'a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3', 'u4', 'a4', 'u5'].map((id) => [id]),
+    );
+  });
+
+  it('counts a block’s results as tool messages and never takes half a block', () => {
+    const f = itemsFactory();
+    const big = f.calls(
+      ['a', 'b', 'c', 'd'].map((path, i) => ({ name: 'read_file', args: { path }, id: `x${i + 1}` })),
+      null,
+      { id: 'big' },
+    );
+    const items = conversation(
+      header(f),
+      f.user('look at three files', { id: 'u1' }),
+      big,
+      ['x1', 'x2', 'x3', 'x4'].map((id, i) => f.result(id, 'ABCD'[i] ?? '', { id: `r${i + 1}` })),
+      f.assistant('seen them', { id: 'a1' }),
+      f.user('and now?', { id: 'u2' }),
+      f.assistant('now this', { id: 'a2' }),
+    );
+    // From the end: a2, u2, a1 (1 user/tool, 2 assistant); the block would add 4 tool messages (5 > 4).
+    expect(groups('sliding_window', items)).toStrictEqual([['u1'], ['big', 'r1', 'r2', 'r3', 'r4']]);
+  });
+
+  it('always keeps the newest unit, even one larger than the window', () => {
+    const f = itemsFactory();
+    const calls = Array.from({ length: 6 }, (_, i) => ({
+      name: 'read_file',
+      args: { path: `${i}` },
+      id: `k${i}`,
+    }));
+    const items = conversation(
+      header(f),
+      f.user('q', { id: 'q' }),
+      f.calls(calls, null, { id: 'many' }),
+      calls.map((c) => f.result(c.id, 'x', { id: `r${c.id}` })),
+    );
+    expect(groups('sliding_window', items)).toStrictEqual([['q']]);
+  });
+
+  it('uses the configured sizes', () => {
+    const f = itemsFactory();
+    const items = conversation(
+      header(f),
+      Array.from({ length: 4 }, (_, i) => [
+        f.user(`q${i}`, { id: `u${i}` }),
+        f.assistant(`r${i}`, { id: `a${i}` }),
+      ]),
+    );
+    const config = parseCompactionConfig({
+      slidingWindowUserToolMessages: 1,
+      slidingWindowAssistantMessages: 1,
+    });
+    expect(minimum('sliding_window', items, config)).toStrictEqual(['u3', 'a3']);
+  });
+});
+
+describe('importance: units scoring ≥ 3.0 plus the newest 5 others stay', () => {
+  it.each<[string, (f: ItemsFactory) => ContextItem[], number]>([
+    ['a real user message', (f) => [f.user('please add a flag')], 3],
+    ['a meta user message', (f) => [f.meta('<reminder>')], 0],
+    ['a plain answer', (f) => [f.assistant('Sure.')], 0],
+    ['an error', (f) => [f.assistant('The build failed with an exception')], 1.5],
+    ['a decision', (f) => [f.assistant('We decided to keep the old API')], 1.5],
+    ['a completion', (f) => [f.assistant('All tests pass now, done.')], 2],
+    ['an edit', (f) => f.block('write_file', { path: 'a.ts' }, 'ok'), 1.5],
+    ['a read', (f) => f.block('read_file', { path: 'a.ts' }, 'contents'), 0],
+    [
+      'an error, then fixed and decided',
+      (f) => [f.assistant('The error is fixed; we must keep this plan')],
+      5,
+    ],
+    ['a long answer with code', (f) => [f.assistant(`Here:\n\`\`\`ts\n${'x'.repeat(400)}\n\`\`\``)], 1],
+    ['a short answer with code', (f) => [f.assistant('Here:\n```ts\nx\n```')], 0],
+  ])('%s scores %d', (_, make, score) => {
+    expect(importanceScore({ originals: make(itemsFactory()) })).toBe(score);
+  });
+
+  it('keeps the high scorers wherever they are, and the 5 newest others', () => {
+    const f = itemsFactory();
+    const items = conversation(
+      header(f),
+      f.user('add a --verbose flag', { id: 'u1' }),
+      f.assistant('ok', { id: 'low1' }),
+      f.assistant('We decided to log the error to stderr', { id: 'high1' }), // decision + error = 3
+      ...['low2', 'low3', 'low4', 'low5', 'low6', 'low7'].map((id) => f.assistant('so', { id })),
+    );
+    expect(groups('importance', items)).toStrictEqual([['low1'], ['low2']]);
+    expect(minimum('importance', items)).toStrictEqual([
+      'u1',
+      'high1',
+      'low3',
+      'low4',
+      'low5',
+      'low6',
+      'low7',
+    ]);
+  });
+
+  it('uses the configured threshold and count of others', () => {
+    const f = itemsFactory();
+    const items = conversation(
+      header(f),
+      f.user('q', { id: 'u1' }),
+      ...Array.from({ length: 6 }, (_, i) => f.assistant(`x${i}`)),
+    );
+    const config = parseCompactionConfig({ importanceScoreThreshold: 3.5, strategyKeepRecentOthers: 0 });
+    // The user message scores 3: under 3.5, it goes with the rest.
+    expect(groups('importance', items, config).flat()).toHaveLength(7);
+    expect(minimum('importance', items, config)).toStrictEqual([]);
+  });
+});
+
+describe('key_events: completions, fixed errors, changing tool calls, open errors, plus the newest 5 others', () => {
+  it('keeps the events and the 5 newest others', () => {
+    const f = itemsFactory();
+    const edit = f.block('write_file', { path: 'src/a.ts' }, 'written');
+    const read = f.block('read_file', { path: 'src/b.ts' }, 'contents');
+    const items = conversation(
+      header(f),
+      f.user('fix the crash', { id: 'u1' }),
+      f.assistant('The parser throws an exception on empty input', { id: 'err' }),
+      read,
+      edit,
+      f.assistant('Fixed: the parser handles empty input', { id: 'fixed' }),
+      ...Array.from({ length: 6 }, (_, i) => f.assistant(`note ${i}`, { id: `n${i}` })),
+    );
+    const keyIds = [...keyEventUnits(unitsOf(items))].flatMap((u) => ids(u.originals));
+    expect(keyIds.sort()).toStrictEqual(['err', 'fixed', ...ids(edit)].sort());
+    // Others: u1, the read block, n0..n5 → the 5 newest others are n1..n5.
+    expect(groups('key_events', items)).toStrictEqual([['u1'], ids(read), ['n0']]);
+  });
+
+  it.each<[string, string[], string[]]>([
+    ['an error nothing fixed stays (it is still open)', ['Error: cannot open config', 'let me look'], ['e0']],
+    ['an error then a completion: both', ['Error: cannot open config', 'Done: config opens'], ['e0', 'e1']],
+    ['only the last open error stays open', ['Error: one', 'Error: two'], ['e1']],
+    ['nothing happening', ['hmm', 'let me look'], []],
+  ])('%s', (_, texts, expected) => {
+    const units = texts.map((text, i) => ({ originals: [itemsFactory().assistant(text, { id: `e${i}` })] }));
+    expect([...keyEventUnits(units)].map((u) => u.originals[0]?.id).sort()).toStrictEqual(expected);
+  });
+});
+
+describe('incremental: chunks of 20 rounds from the oldest, the last chunk stays', () => {
+  /** A system prompt and `n` rounds; u1 is the task (header), a1 the first conversation unit. */
+  function rounds(n: number) {
+    const f = itemsFactory();
+    return conversation(
+      f.system('sys', { id: 'sys' }),
+      Array.from({ length: n }, (_, i) => [
+        f.user(`q${i + 1}`, { id: `u${i + 1}` }),
+        f.assistant(`r${i + 1}`, { id: `a${i + 1}` }),
+      ]),
+    );
+  }
+  const roundsOf = (items: readonly ContextItem[], idList: readonly string[]) => [
+    ...new Set(items.filter((i) => idList.includes(i.id)).map((i) => i.round)),
+  ];
+
+  it.each([
+    [20, [], 1],
+    [21, [[1, 20]], 21],
+    [40, [[1, 20]], 21],
+    [
+      45,
+      [
+        [1, 20],
+        [21, 40],
+      ],
+      41,
+    ],
+    [
+      60,
+      [
+        [1, 20],
+        [21, 40],
+      ],
+      41,
+    ],
+  ])('%d rounds → chunks %j summarized, verbatim from round %d', (n, chunks, from) => {
+    const items = rounds(n);
+    const got = groups('incremental', items);
+    expect(got.map((g) => roundsOf(items, g)).map((r) => [Math.min(...r), Math.max(...r)])).toStrictEqual(
+      chunks,
+    );
+    expect(Math.min(...roundsOf(items, minimum('incremental', items)))).toBe(from);
+  });
+
+  it('uses the configured chunk size', () => {
+    const items = rounds(10);
+    const config = parseCompactionConfig({ incrementalChunkRounds: 3 });
+    expect(groups('incremental', items, config).map((g) => roundsOf(items, g))).toStrictEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8, 9],
+    ]);
+    expect(minimum('incremental', items, config)).toStrictEqual(['u10', 'a10']);
+  });
+});
+
+describe('full(k): the last k rounds stay', () => {
+  function session() {
+    const f = itemsFactory();
+    return conversation(
+      header(f),
+      f.assistant('starting', { id: 'a1' }),
+      ...[2, 3, 4].map((r) => [
+        f.user(`q${r}`, { id: `u${r}` }),
+        ...f.block('bash', { command: `make ${r}` }, `out ${r}`),
+        f.assistant(`r${r}`, { id: `a${r}` }),
+      ]),
+    );
+  }
+
+  it.each([
+    [2, [3, 4]],
+    [1, [4]],
+    [0, []],
+    [10, [1, 2, 3, 4]],
+  ])('full(keep %d) keeps rounds %j', (k, keptRounds) => {
+    const items = session();
+    const kept = minimum('full', items, DEFAULTS, k);
+    expect([...new Set(items.filter((i) => kept.includes(i.id)).map((i) => i.round))]).toStrictEqual(
+      keptRounds,
+    );
+    // Every other unit is a group of its own, oldest first; blocks stay whole.
+    expect(groups('full', items, DEFAULTS, k).flat()).toStrictEqual(
+      ids(items.slice(3)).filter((id) => !kept.includes(id)),
+    );
+    // Without k, the config's keepRecentRounds.
+    expect(minimum('full', items, parseCompactionConfig({ keepRecentRounds: k }))).toStrictEqual(kept);
+  });
+});
+
+// ---- planCompaction ----
+
+/** A system prompt, the task and 12 rounds of a 50-token question and a 200-token answer. */
+function dialogue(f = itemsFactory(o200k), before: ContextItem[] = []) {
+  return conversation(
+    f.system('sys', { id: 'sys' }),
+    f.user('task', { id: 'task' }),
+    ...before,
+    ...Array.from({ length: 12 }, (_, i) => [
+      f.user(words(50), { id: `u${i + 2}` }),
+      f.assistant(words(200), { id: `a${i + 2}` }),
+    ]),
+  );
+}
+
+function plan(
+  items: readonly ContextItem[],
+  config: CompactionConfig,
+  trigger: TriggerKind = 'check',
+): CompactionPlan {
+  return planCompaction({ items, config, tokenizer: o200k, trigger, compactionId: 'c1' });
+}
+
+/** A summary item of `tokens` tokens (its text does not matter to the plan). */
+function summaryOf(tokens: number): CompactionSummaryItem {
+  return { ...itemsFactory(o200k).summary(`${SUMMARY_MESSAGE_PREFIX}\nsummary`, { id: 'new' }), tokens };
+}
+
+/** Six rounds of a question, a file read (a 1000-token result) and a short answer. */
+function toolSession() {
+  const f = itemsFactory(o200k);
+  return conversation(
+    f.system('sys', { id: 'sys' }),
+    f.user('task', { id: 'task' }),
+    ...[2, 3, 4, 5, 6, 7].map((r) => [
+      f.user(words(50), { id: `u${r}` }),
+      f.calls([{ name: 'read_file', args: { path: `f${r}.ts` }, id: `call${r}` }], null, { id: `c${r}` }),
+      f.result(`call${r}`, words(1000, 'x'), { id: `r${r}` }),
+      f.assistant(words(20), { id: `a${r}` }),
+    ]),
+  );
+}
+
+/** `u2, a2, …, u<to>, a<to>` */
+const roundIds = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => [`u${from + i}`, `a${from + i}`]).flat();
+
+describe('planCompaction: steps in order, stopping at the first that reaches the goal', () => {
+  it('a context that truncation alone brings under the target runs only truncate and summarizes nothing', () => {
+    const f = itemsFactory(o200k);
+    const [call, result] = f.block('read_file', { path: 'a.ts' }, words(5000, 'x'));
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('task', { id: 'task' }),
+      call,
+      result,
+      f.assistant('done', { id: 'done' }),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 8000 }));
+    expect(p.steps.map((s) => s.name)).toStrictEqual(['truncate']);
+    expect(p).toMatchObject({
+      strategy: 'truncate',
+      toSummarize: [],
+      previousSummaries: [],
+      overTarget: false,
+      impossible: null,
+    });
+    expect(p.stats.toolResultsTruncated).toBe(1);
+    const out = finishCompaction(p, null);
+    expect(out).toStrictEqual(prunedItems(p));
+    // The carried state (the artifact trail of a.ts) is in the header, and counted in it.
+    expect(ids(out)).toStrictEqual([
+      'sys',
+      'task',
+      call.id,
+      `${result.id}~cut3907`,
+      'done',
+      'c1:artifact-trail',
+    ]);
+    expect(p.headerTokens).toBe(
+      sumTokens(out.filter((i) => ['sys', 'task', 'c1:artifact-trail'].includes(i.id))),
+    );
+    expect(sumTokens(out)).toBeLessThanOrEqual(4000);
+  });
+
+  // The dialogue (3080 tokens, no tools: a conversation task, so sliding window, importance,
+  // incremental, key events, then full) at several windows (target: half of it).
+  it.each<[number, string[], string[], string[]]>([
+    [6000, ['sliding_window'], roundIds(2, 5), roundIds(6, 13)],
+    [4000, ['sliding_window'], roundIds(2, 8), roundIds(9, 13)],
+    // The window leaves u9..a13 but u9; importance (users and the 5 newest others) and incremental
+    // (one chunk) keep all of it; key events take a9, which the window had kept.
+    [3000, ['sliding_window', 'importance', 'incremental', 'key_events'], roundIds(2, 9), roundIds(10, 13)],
+    [
+      2000,
+      ['sliding_window', 'importance', 'incremental', 'key_events', 'full(keep 2)'],
+      roundIds(2, 11),
+      roundIds(12, 13),
+    ],
+    [
+      1000,
+      ['sliding_window', 'importance', 'incremental', 'key_events', 'full(keep 2)', 'full(keep 1)'],
+      roundIds(2, 12),
+      roundIds(13, 13),
+    ],
+    // full(keep 0): the current user message u13 stays (protected), its answer goes.
+    [
+      600,
+      [
+        'sliding_window',
+        'importance',
+        'incremental',
+        'key_events',
+        'full(keep 2)',
+        'full(keep 1)',
+        'full(keep 0)',
+      ],
+      [...roundIds(2, 12), 'a13'],
+      ['u13'],
+    ],
+  ])('window %d → strategies %j; summarized %j; kept %j', (window, strategies, summarized, kept) => {
+    const items = dialogue();
+    const config = parseCompactionConfig({ maxContextTokens: window });
+    const p = plan(items, config);
+    expect(p.taskType).toBe('conversation');
+    expect(p.steps.map((s) => s.name)).toStrictEqual([...PRUNE_STEPS, ...strategies]);
+    expect(p.strategy).toBe(strategies.at(-1));
+    expect(ids(p.toSummarize)).toStrictEqual(summarized);
+    // Each step stopped at the goal, and only the last reached it.
+    const after = p.steps.map((s) => s.tokensAfter);
+    expect(after.slice(0, -1).every((n) => n > p.goalTokens)).toBe(true);
+    expect(after.at(-1)).toBeLessThanOrEqual(p.goalTokens);
+    expect(p.goalTokens).toBe(targetTokens(config));
+    const keptItems = p.work.units.filter((u) => !u.removed).flatMap((u) => u.originals);
+    expect(ids(keptItems)).toStrictEqual(kept);
+    // header + summary at its budget + kept = the last step's total ≤ target.
+    expect(p.headerTokens + p.summaryBudget + sumTokens(keptItems)).toBe(after.at(-1));
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(ids(out).slice(0, 3)).toStrictEqual(['sys', 'task', 'new']);
+    expect(ids(out).slice(-kept.length)).toStrictEqual(kept);
+    expect(sumTokens(out)).toBeLessThanOrEqual(targetTokens(config));
+  });
+
+  it.each([4000, 3000, 2000, 1500, 1000])(
+    'window %d: header + carried state + summary budget + kept ≤ target',
+    (window) => {
+      const items = toolSession();
+      const config = parseCompactionConfig({ maxContextTokens: window });
+      const p = plan(items, config);
+      const trail = p.carried.added.find((i) => i.type === 'ARTIFACT_TRAIL');
+      expect(p.carried.trail.files.map((file) => file.path)).toStrictEqual(
+        [2, 3, 4, 5, 6, 7].map((r) => `f${r}.ts`),
+      );
+      // The header counts the carried state.
+      expect(p.headerTokens).toBe(8 + (trail?.tokens ?? NaN));
+      const kept = p.work.units.filter((u) => !u.removed);
+      const keptTokens = kept.reduce((n, u) => n + u.tokens, 0);
+      const summary = p.toSummarize.length > 0 ? p.summaryBudget : 0;
+      expect(p.steps.at(-1)?.tokensAfter).toBe(p.headerTokens + summary + keptTokens);
+      expect(p.headerTokens + summary + keptTokens).toBeLessThanOrEqual(targetTokens(config));
+      const out = finishCompaction(p, p.toSummarize.length > 0 ? summaryOf(p.summaryBudget) : null);
+      expect(sumTokens(out)).toBeLessThanOrEqual(targetTokens(config));
+      expect(out.at(-1)?.id).toBe('c1:artifact-trail');
+    },
+  );
+
+  it('the rounds trigger goes straight to full(keep k), even over the target with oversized results', () => {
+    const f = itemsFactory(o200k);
+    const block = f.block('read_file', { path: 'a.ts' }, words(3000, 'x'));
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('task', { id: 'task' }),
+      block,
+      f.assistant('ok', { id: 'ok' }),
+      ...Array.from({ length: 4 }, (_, i) => [
+        f.user(words(50), { id: `u${i + 2}` }),
+        f.assistant(words(200), { id: `a${i + 2}` }),
+      ]),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }), 'rounds');
+    expect(p.steps.map((s) => s.name)).toStrictEqual(['full(keep 2)']);
+    expect(p.stats).toMatchObject({ toolResultsTruncated: 0, rulesApplied: [] });
+    // The oldest unit (the block) went first, and was enough: `ok`, of the same round, stays.
+    expect(ids(p.toSummarize)).toStrictEqual(ids(block));
+  });
+
+  it.each<TriggerKind>(['manual', 'marker', 'rounds', 'events'])(
+    'a context under the target, asked by %s: half the conversation goes',
+    (trigger) => {
+      const items = dialogue();
+      const p = plan(items, DEFAULTS, trigger);
+      const conversationTokens = sumTokens(items) - p.headerTokens;
+      expect(p.tokensBefore).toBeLessThan(p.targetTokens);
+      expect(p.goalTokens).toBe(p.headerTokens + p.summaryBudget + Math.floor(conversationTokens / 2));
+      expect(p.summaryBudget).toBeLessThanOrEqual(Math.ceil(conversationTokens / 4));
+      expect(p.steps.at(-1)?.name).toBe(trigger === 'rounds' ? 'full(keep 2)' : 'sliding_window');
+      expect(ids(p.toSummarize)).toStrictEqual(roundIds(2, 7));
+      const out = finishCompaction(p, summaryOf(p.summaryBudget));
+      expect(sumTokens(out.slice(3))).toBeLessThanOrEqual(conversationTokens / 2);
+      expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+    },
+  );
+
+  it.each<[TriggerKind, boolean]>([
+    ['precheck', true],
+    ['check', true],
+    ['rounds', true],
+    ['events', true],
+    ['marker', true],
+    ['manual', false],
+    ['overflow', false],
+  ])('the header alone over the target, trigger %s → impossible: %s', (trigger, impossible) => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.system(words(2100)),
+      f.user('task'),
+      f.assistant('ok'),
+      f.user('q'),
+      f.assistant(words(500)),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }), trigger);
+    expect(p.headerTokens).toBe(2107);
+    expect(p.impossible).toBe(
+      impossible
+        ? 'header_exceeds_target: the header and carried state are 2107 tokens; with the smallest summary (200) ' +
+            'that is over the target of 2000 (0.5 × 4000); shorten the system prompt, tools or pinned content, ' +
+            'or use a larger window'
+        : null,
+    );
+  });
+
+  it('a header under the target leaves the plan possible', () => {
+    const p = plan(dialogue(), parseCompactionConfig({ maxContextTokens: 600 }), 'precheck');
+    expect(p.impossible).toBeNull();
+  });
+});
+
+describe('planCompaction: previous summaries, pinned and protected units', () => {
+  it('previous summaries are replaced when something is summarized', () => {
+    const f = itemsFactory(o200k);
+    const old = f.summary(`${SUMMARY_MESSAGE_PREFIX}\nearlier work`, { id: 'old' });
+    const items = dialogue(f, [old]);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }));
+    expect(ids(p.previousSummaries)).toStrictEqual(['old']);
+    expect(p.toSummarize.length).toBeGreaterThan(0);
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(ids(out)).not.toContain('old');
+    expect(ids(out).slice(0, 3)).toStrictEqual(['sys', 'task', 'new']);
+  });
+
+  it('previous summaries stay when nothing is summarized', () => {
+    const f = itemsFactory(o200k);
+    const old = f.summary(`${SUMMARY_MESSAGE_PREFIX}\nearlier work`, { id: 'old' });
+    const [call, result] = f.block('read_file', { path: 'a.ts' }, words(5000, 'x'));
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('task', { id: 'task' }),
+      old,
+      call,
+      result,
+      f.assistant('done', { id: 'done' }),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 8000 }));
+    expect(p.strategy).toBe('truncate');
+    expect(p.previousSummaries).toStrictEqual([]);
+    expect(ids(finishCompaction(p, null))).toStrictEqual([
+      'sys',
+      'task',
+      'old',
+      call.id,
+      `${result.id}~cut3890`,
+      'done',
+      'c1:artifact-trail',
+    ]);
+  });
+
+  it('pinned items and the current user message stay through full(keep 0)', () => {
+    const f = itemsFactory(o200k);
+    const pin = f.user('<Pin>never touch prod</Pin>', { id: 'pin', pinned: true });
+    const deploy = f.block('bash', { command: 'deploy' }, 'ok', { pinned: true });
+    const items = dialogue(f, [pin, ...deploy]);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 600 }));
+    expect(p.strategy).toBe('full(keep 0)');
+    expect(p.overTarget).toBe(true);
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(ids(out)).toStrictEqual(['sys', 'task', 'pin', 'new', ...ids(deploy), 'u13', 'c1:artifact-trail']);
+  });
+
+  it('a call waiting for its result is never summarized', () => {
+    const f = itemsFactory(o200k);
+    const pending = f.calls([{ name: 'bash', args: { command: 'npm test' } }], null, { id: 'pending' });
+    const items = [...dialogue(f), { ...pending, round: 13 }];
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 600 }));
+    expect(ids(p.toSummarize)).not.toContain('pending');
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(ids(out).filter((id) => id === 'pending' || id === 'u13')).toStrictEqual(['u13', 'pending']);
+    expect(unansweredCalls(pairToolCalls(out)).map((c) => c.callItemId)).toStrictEqual(['pending']);
+  });
+});
+
+describe('finishCompaction: header → summary → kept, refilled toward the goal', () => {
+  // Window 2000: full(keep 2) keeps rounds 12 and 13 (512 tokens); goal 1000, summary budget 297.
+  it.each([297, 200, 30, 1])(
+    'a summary of %d tokens: removed units come back in order, under the goal, between the summary and the kept rounds',
+    (summaryTokens) => {
+      const items = dialogue();
+      const p = plan(items, parseCompactionConfig({ maxContextTokens: 2000 }));
+      expect(p).toMatchObject({ strategy: 'full(keep 2)', goalTokens: 1000, summaryBudget: 297 });
+      const out = finishCompaction(p, summaryOf(summaryTokens));
+      expect(ids(out).slice(0, 3)).toStrictEqual(['sys', 'task', 'new']);
+      expect(ids(out).slice(-4)).toStrictEqual(roundIds(12, 13));
+      const refilled = ids(out).slice(3, -4);
+      expect(refilled.every((id) => ids(p.toSummarize).includes(id))).toBe(true);
+      expect(refilled).toStrictEqual(ids(items).filter((id) => refilled.includes(id)));
+      expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+      // Filled toward the goal: the newest removed unit that stayed out did not fit.
+      const room = p.goalTokens - sumTokens(out);
+      const newestOut = [...p.toSummarize].reverse().find((i) => !refilled.includes(i.id));
+      expect(newestOut?.tokens).toBeGreaterThan(room);
+    },
+  );
+
+  // The newest removed units, newest first, until one does not fit: what comes back is the end of
+  // what was removed, so no question comes back without the answer that followed it.
+  it.each<[number, string[]]>([
+    [297, []],
+    [200, ['u11', 'a11']],
+    [30, ['u11', 'a11']],
+    [1, ['a10', 'u11', 'a11']],
+  ])(
+    'a summary of %d tokens → the newest removed units in a row come back: %j',
+    (summaryTokens, refilled) => {
+      const p = plan(dialogue(), parseCompactionConfig({ maxContextTokens: 2000 }));
+      const out = finishCompaction(p, summaryOf(summaryTokens));
+      expect(ids(out)).toStrictEqual(['sys', 'task', 'new', ...refilled, ...roundIds(12, 13)]);
+    },
+  );
+
+  it('a removed tool block that does not fit whole comes back with its results as previews', () => {
+    const p = plan(toolSession(), parseCompactionConfig({ maxContextTokens: 2000 }));
+    expect(ids(p.toSummarize)).toStrictEqual([
+      'u2',
+      'c2',
+      'r2',
+      'a2',
+      'u3',
+      'c3',
+      'r3',
+      'a3',
+      'u4',
+      'c4',
+      'r4',
+      'a4',
+      'u5',
+      'c5',
+      'r5',
+      'a5',
+      'u6',
+    ]);
+    const out = finishCompaction(p, summaryOf(20));
+    // The trail's recall handles (issue 24) take room: round 6's block is the newest removed one.
+    expect(ids(out).slice(0, 7)).toStrictEqual(['sys', 'task', 'new', 'a5', 'u6', 'c6', 'r6~cut200']);
+    expect(out[6]).toMatchObject({ sourceId: 'r6', message: { tool_call_id: 'call6' } });
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+  });
+
+  it('without a summary, nothing removed comes back and no summary is placed', () => {
+    const items = dialogue();
+    const p = plan(items, DEFAULTS, 'check');
+    expect(ids(finishCompaction(p, null))).toStrictEqual(
+      ids(items).filter((id) => !ids(p.toSummarize).includes(id)),
+    );
+  });
+});
+
+describe('dropOldestRounds (seed 004, a declined compaction)', () => {
+  function session() {
+    const f = itemsFactory();
+    return conversation(
+      header(f),
+      f.assistant('on it', { id: 'a1' }),
+      f.user('<Pin>keep me</Pin>', { id: 'pin', pinned: true }),
+      ...[2, 3, 4, 5].map((r) => [
+        f.user(`question ${r} `.repeat(10), { id: `u${r}` }),
+        ...f.block('bash', { command: `make ${r}` }, `output ${r} `.repeat(20)),
+        f.assistant(`answer ${r}`, { id: `a${r}` }),
+      ]),
+    );
+  }
+
+  it('drops whole rounds, oldest first, until under the target', () => {
+    const items = session();
+    // Rounds: 1 task + a1; 2 the pinned message (a real user message); 3 u2 …; 6 u5 ….
+    expect(items.map((i) => i.round)).toStrictEqual([
+      0,
+      0,
+      1,
+      1,
+      2,
+      ...[3, 4, 5, 6].flatMap((r) => [r, r, r, r]),
+    ]);
+    const round = (r: number) => items.filter((i) => i.round === r && !['task', 'pin'].includes(i.id));
+    const total = sumTokens(items);
+    const out = dropOldestRounds(items, total - sumTokens(round(1)) - 1);
+    // Round 1 (but the task) was not enough; round 2 is only pinned; round 3 went too.
+    expect(ids(out)).toStrictEqual(ids(items).filter((id) => !ids([...round(1), ...round(3)]).includes(id)));
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+  });
+
+  it('already under the target: nothing dropped', () => {
+    const items = session();
+    expect(dropOldestRounds(items, sumTokens(items))).toStrictEqual(items);
+  });
+
+  it('never drops the header, pinned items or the newest round', () => {
+    const items = session();
+    const out = dropOldestRounds(items, 0);
+    expect(ids(out)).toStrictEqual([
+      'sys',
+      'tools',
+      'task',
+      'pin',
+      ...ids(items.filter((i) => i.round === 6)),
+    ]);
+  });
+
+  it('never drops a pinned tool block (pinned, it stays in the conversation with its pair)', () => {
+    const f = itemsFactory();
+    const pinned = f.block('bash', { command: 'cat NOTES' }, 'notes', { pinned: true });
+    const items = conversation(
+      header(f),
+      f.user('q2', { id: 'u2' }),
+      pinned,
+      f.assistant('a2', { id: 'a2' }),
+      f.user('q3', { id: 'u3' }),
+      f.assistant('a3', { id: 'a3' }),
+    );
+    expect(ids(dropOldestRounds(items, 0, 1000))).toStrictEqual([
+      'sys',
+      'tools',
+      'task',
+      ...ids(pinned),
+      'u3',
+      'a3',
+    ]);
+  });
+});
+
+describe('planCompaction: the events trigger counts items, so a compaction leaves few enough', () => {
+  // Many tiny rounds: 4 items and ~20 tokens each; the events threshold, not the tokens, fills up.
+  const f = itemsFactory(createTokenCounter({ encoding: 'o200k_base' }));
+  const tiny = (n: number) =>
+    conversation(
+      f.system('You are terse.'),
+      Array.from({ length: n }, (_, i) => [
+        f.user(`q${i}`),
+        ...f.block('read_file', { path: `f${i}.ts` }, `x${i}`),
+        f.assistant(`a${i}`),
+      ]),
+    );
+
+  it('an events compaction ends at eventsThreshold × targetRatio / triggerRatio items (437 by default)', () => {
+    const items = tiny(200);
+    expect(items.length).toBeGreaterThanOrEqual(700);
+    // Just over the target in tokens: the tokens alone would take a few rounds out.
+    const config = parseCompactionConfig({ maxContextTokens: Math.floor(sumTokens(items) * 1.8) });
+    const plan = planCompaction({
+      items,
+      config,
+      tokenizer: f.tokenizer,
+      trigger: 'events',
+      compactionId: 'e',
+    });
+    expect(plan.itemGoal).toBe(437);
+    expect(plan.itemBound).toBe(true);
+    const summary = { ...f.summary('summary'), tokens: 100 } as CompactionSummaryItem;
+    const out = finishCompaction(plan, summary);
+    expect(out.length).toBeLessThanOrEqual(437);
+  });
+
+  it('a token compaction of the same context leaves it under the events threshold too', () => {
+    const items = tiny(200);
+    const config = parseCompactionConfig({ maxContextTokens: 5_000 });
+    const plan = planCompaction({
+      items,
+      config,
+      tokenizer: f.tokenizer,
+      trigger: 'precheck',
+      compactionId: 'p',
+    });
+    const out = finishCompaction(plan, { ...f.summary('summary'), tokens: 100 } as CompactionSummaryItem);
+    expect(out.length).toBeLessThan(config.eventsThreshold);
+    expect(sumTokens(out)).toBeLessThanOrEqual(targetTokens(config));
+  });
+});

@@ -1,0 +1,319 @@
+/**
+ * `eval` (src/eval): the shared sessions replayed at four windows keep every invariant — this is
+ * the CI gate of DESIGN.md §5 — and the judging itself catches each kind of breakage when a
+ * compaction is built wrong on purpose.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finishCompaction } from '../../../src/context/compaction-plan';
+import { planExtractiveSummary } from '../../../src/context/compaction-summary';
+import { parseCompactionConfig, targetTokens } from '../../../src/context/config';
+import type { ContextItem } from '../../../src/context/items';
+import { evaluate, parseWindows } from '../../../src/cli/commands/eval';
+import { UsageError } from '../../../src/cli/client';
+import { judgeCompaction, touchedPaths } from '../../../src/eval/metrics';
+import { markdownTable, textTable } from '../../../src/eval/report';
+import { replaySession } from '../../../src/eval/replay';
+import { createTokenCounter } from '../../../src/tokens';
+import { conversation, itemsFactory, words } from '../../support/items-factory';
+import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../../support/fake-openai';
+import { needsSharedSessions, SESSIONS_DIR, sharedSessionsAvailable } from '../../support/sessions';
+
+const o200k = createTokenCounter({ encoding: 'o200k_base' });
+/** Every session file of the shared directory (not only the ones named elsewhere). */
+const files = sharedSessionsAvailable
+  ? readdirSync(SESSIONS_DIR)
+      .filter((name) => /\.(jsonl|traj|json)$/.test(name))
+      .map((name) => resolve(SESSIONS_DIR, name))
+  : [];
+
+describe('eval on the shared sessions (the CI gate)', needsSharedSessions, () => {
+  it('keeps every invariant at 8k, 16k, 32k and 64k', async () => {
+    const rows = await evaluate({
+      files,
+      windows: [8000, 16000, 32000, 64000],
+      summarizer: 'extractive',
+      model: 'gpt-4o',
+      peers: true,
+    });
+    expect(rows).toHaveLength(files.length * 4);
+    expect(rows.flatMap((r) => r.violations.map((v) => `${r.session} @ ${r.window}: ${v}`))).toEqual([]);
+    // Not vacuous: the large session compacts at every window, and what it checks is there.
+    for (const row of rows.filter((r) => r.session === 'pi-large-session.jsonl')) {
+      expect(row.compactions, `${row.window}`).toBeGreaterThan(0);
+      expect(row.pathsChecked).toBeGreaterThan(0);
+      expect(row.pathsMissing).toBe(0);
+      expect(row.fillChecked).toBeGreaterThan(0);
+      expect(row.filled).toBe(row.fillChecked);
+      expect(row.after.median).toBeGreaterThan(0.35);
+      expect(row.after.max).toBeLessThanOrEqual(0.5);
+    }
+    expect(textTable(rows)).toContain('pi-large-session.jsonl');
+    expect(markdownTable(rows).split('\n')).toHaveLength(rows.length + 2);
+  });
+});
+
+/** A session of tool rounds touching files, big enough to compact at a 3,000-token window. */
+function session(): ContextItem[] {
+  const f = itemsFactory(o200k);
+  const items: ContextItem[] = [f.system('You are a coding agent.'), f.user('Fix the tax rounding.')];
+  for (let i = 0; i < 12; i++) {
+    items.push(...f.block('read_file', { path: `src/m${i}.ts` }, words(300, `code${i}`)));
+    items.push(f.assistant(`Module ${i} rounds per line.`));
+    items.push(f.user(`Now look at module ${i + 1}.`));
+  }
+  return conversation(items);
+}
+
+describe('the judging catches what a wrong compaction does', () => {
+  const config = parseCompactionConfig({ maxContextTokens: 3000, summarizer: 'extractive' });
+  const summarize = async (plan: Parameters<typeof planExtractiveSummary>[0]) => ({
+    text: planExtractiveSummary(plan, o200k),
+    summarizer: 'extractive' as const,
+  });
+
+  it('a right compaction passes', async () => {
+    const items = session();
+    const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
+    expect(replay.compactions.length).toBeGreaterThan(0);
+    const judged = replay.compactions.map((c) => judgeCompaction(c, items, targetTokens(config)));
+    expect(judged.flatMap((j) => [...j.pathsMissing, ...j.headerLost, ...j.probesMissing])).toEqual([]);
+    expect(judged.some((j) => j.overTarget || j.underFilled)).toBe(false);
+    expect(replay.requests.every((r) => r.orphaned === 0 && r.tokens <= 3000)).toBe(true);
+  });
+
+  it('a compaction that drops the carried state and the latest tool block: paths missing, header lost, results orphaned', async () => {
+    const items = session();
+    const replay = await replaySession({
+      items,
+      config,
+      tokenizer: o200k,
+      summarize,
+      // Builds the context, then throws away the carried state, the task and the last tool block.
+      finish: (plan, summary) => {
+        const out = finishCompaction(plan, summary);
+        const lastCall = [...out]
+          .reverse()
+          .find((i) => i.type === 'ASSISTANT_MESSAGE' && i.message.tool_calls);
+        return out.filter(
+          (i) =>
+            i.type !== 'ARTIFACT_TRAIL' && i !== lastCall && !(i.type === 'USER_MESSAGE' && i.round === 1),
+        );
+      },
+    });
+    const judged = replay.compactions.map((c) => judgeCompaction(c, items, targetTokens(config)));
+    expect(judged.some((j) => j.pathsMissing.length > 0)).toBe(true);
+    expect(judged.some((j) => j.headerLost.length > 0)).toBe(true);
+    expect(replay.requests.some((r) => r.orphaned > 0)).toBe(true);
+  });
+
+  it('a compaction that keeps too much or too little: over the target, under-filled', async () => {
+    const items = session();
+    const over = await replaySession({
+      items,
+      config,
+      tokenizer: o200k,
+      summarize,
+      finish: (plan, summary) => [...finishCompaction(plan, summary), ...plan.toSummarize.slice(-2)],
+    });
+    const judgedOver = over.compactions.map((c) => judgeCompaction(c, items, targetTokens(config)));
+    expect(judgedOver.some((j) => j.overTarget)).toBe(true);
+    const under = await replaySession({
+      items,
+      config,
+      tokenizer: o200k,
+      summarize,
+      finish: (plan, summary) => finishCompaction(plan, summary).filter((i) => i.type !== 'TOOL_RESULT'),
+    });
+    const judgedUnder = under.compactions.map((c) => judgeCompaction(c, items, targetTokens(config)));
+    expect(judgedUnder.some((j) => j.underFilled === true)).toBe(true);
+  });
+
+  it('reads touched paths off the raw tool calls', () => {
+    expect(touchedPaths(session())).toEqual(Array.from({ length: 12 }, (_, i) => `src/m${i}.ts`));
+  });
+});
+
+describe('the eval command’s input', () => {
+  it.each([
+    ['8000,16000', [8000, 16000]],
+    [' 4096 ', [4096]],
+  ])('--window %j → %j', (value, windows) => {
+    expect(parseWindows(value)).toEqual(windows);
+  });
+
+  it.each(['8k', '100', '8000,', '-1', '1.5'])('--window %j is refused with a clear message', (value) => {
+    expect(() => parseWindows(value)).toThrow(UsageError);
+    expect(() => parseWindows(value)).toThrow(/--window takes whole numbers of tokens ≥ 256/);
+  });
+
+  it('names a file that cannot be read, and one that holds no session', async () => {
+    const base = { windows: [8000], summarizer: 'extractive' as const, model: 'gpt-4o', peers: false };
+    await expect(evaluate({ ...base, files: ['/nonexistent/session.jsonl'] })).rejects.toThrow(
+      /cannot read \/nonexistent\/session\.jsonl/,
+    );
+    await expect(evaluate({ ...base, files: [] })).rejects.toThrow(/name at least one session file/);
+  });
+});
+
+/** A session in OpenAI chat format: rounds that read a file each (enough to compact at 3,000 tokens). */
+function chatSession(rounds: number, tail: unknown[] = []): string {
+  const messages: unknown[] = [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: 'Find why the totals are off.' },
+  ];
+  for (let i = 0; i < rounds; i++) {
+    messages.push({
+      role: 'assistant',
+      content: `Reading module ${i}.`,
+      tool_calls: [
+        {
+          id: `c${i}`,
+          type: 'function',
+          function: { name: 'read_file', arguments: JSON.stringify({ path: `src/m${i}.ts` }) },
+        },
+      ],
+    });
+    messages.push({ role: 'tool', tool_call_id: `c${i}`, content: words(250, `line${i}`) });
+    messages.push({ role: 'assistant', content: `Module ${i} rounds each line.` });
+    messages.push({ role: 'user', content: `And module ${i + 1}?` });
+  }
+  messages.push(...tail);
+  return JSON.stringify({ messages });
+}
+
+describe('eval with an LLM summarizer', () => {
+  let llm: FakeOpenAI;
+  const saved = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_URL };
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    process.env.OPENAI_API_KEY = 'sk-eval-test-0000';
+    process.env.OPENAI_BASE_URL = llm.url;
+  });
+  afterAll(async () => {
+    await llm.close();
+    for (const [name, value] of [
+      ['OPENAI_API_KEY', saved.key],
+      ['OPENAI_BASE_URL', saved.url],
+    ] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it('sends the plan’s summary request to the summary model, once per compaction that summarizes', async () => {
+    llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('What was read so far: modules 0 to 9.'));
+    const file = join(mkdtempSync(join(tmpdir(), 'dc-eval-')), 'session.json');
+    writeFileSync(file, chatSession(12));
+    const [row] = await evaluate({
+      files: [file],
+      windows: [3000],
+      summarizer: 'llm',
+      model: 'gpt-4o',
+      summaryModel: 'fake-summarizer',
+      peers: false,
+    });
+    expect(row?.compactions).toBeGreaterThan(0);
+    expect(row?.violations).toEqual([]);
+    const summaries = llm.chatRequests().filter((r) => isSummaryRequest(r));
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(summaries.length).toBeLessThanOrEqual(row?.compactions ?? 0);
+    expect(new Set(summaries.map((r) => r.body.model))).toEqual(new Set(['fake-summarizer']));
+    // The request carries the carried state: the files the session read are named in it.
+    expect(JSON.stringify(summaries.at(-1)?.body.messages)).toContain('[Artifact trail]');
+  });
+
+  it('without an endpoint, refuses --summarizer llm before replaying anything', async () => {
+    const url = process.env.OPENAI_BASE_URL;
+    const key = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_BASE_URL;
+    delete process.env.OPENAI_API_KEY;
+    const file = join(mkdtempSync(join(tmpdir(), 'dc-eval-')), 'session.json');
+    writeFileSync(file, chatSession(12));
+    try {
+      await expect(
+        evaluate({
+          files: [file],
+          windows: [8000],
+          summarizer: 'llm',
+          model: 'gpt-4o',
+          peers: false,
+        }),
+      ).rejects.toThrow(/--summarizer llm needs OPENAI_API_KEY and\/or OPENAI_BASE_URL/);
+    } finally {
+      process.env.OPENAI_BASE_URL = url;
+      process.env.OPENAI_API_KEY = key;
+    }
+  });
+});
+
+describe('the eval command as a user runs it', () => {
+  const cli = join(__dirname, '..', '..', '..', 'bin', 'durable-compaction.js');
+  const dir = mkdtempSync(join(tmpdir(), 'dc-eval-cli-'));
+  const run = (args: string[]) => {
+    const r = spawnSync(process.execPath, [cli, 'eval', ...args], { encoding: 'utf8', timeout: 120_000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  it('prints the table, writes JSON, Markdown and SVG, and exits 0 when every invariant held', () => {
+    const file = join(dir, 'ok.json');
+    writeFileSync(file, chatSession(12));
+    const out = join(dir, 'out');
+    const r = run([file, '--window', '3000,6000', '--no-peers', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^session\s+window\s+comp\./);
+    expect(r.stdout).toContain('ok.json');
+    expect(r.stderr).toContain('every invariant held');
+    const json = JSON.parse(readFileSync(join(out, 'eval.json'), 'utf8')) as { window: number }[];
+    expect(json.map((row) => row.window)).toEqual([3000, 6000]);
+    expect(readFileSync(join(out, 'eval.svg'), 'utf8')).toMatch(/^<svg /);
+    expect(readFileSync(join(out, 'eval.md'), 'utf8')).toContain('| ok.json | 3k |');
+  });
+
+  it('exits 4 and names the broken invariant (a tool call too large for the window, waiting for its result)', () => {
+    const file = join(dir, 'broken.json');
+    // The session ends with a call whose arguments alone exceed the window and no result: every
+    // request after it is over the window, and nothing may cut a call that waits for its result.
+    writeFileSync(
+      file,
+      chatSession(2, [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'big',
+              type: 'function',
+              function: {
+                name: 'write_file',
+                arguments: JSON.stringify({ path: 'x.ts', content: words(5000, 'z') }),
+              },
+            },
+          ],
+        },
+        { role: 'user', content: 'go on' },
+        { role: 'assistant', content: 'done' },
+      ]),
+    );
+    const r = run([file, '--window', '3000', '--no-peers', '--json']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(
+      /broken invariant\(s\):\n {2}broken\.json @ 3000: 1 request\(s\) over the window/,
+    );
+    expect(JSON.parse(r.stdout)).toHaveLength(1);
+  });
+
+  it('exits 2 with one line for bad input', () => {
+    const r = run(['/nonexistent.jsonl']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('error: cannot read /nonexistent.jsonl (ENOENT)');
+    const file = join(dir, 'bad-flag.json');
+    writeFileSync(file, chatSession(12));
+    expect(run([file, '--summarizer', 'magic']).stderr.trim()).toBe(
+      'error: --summarizer must be extractive or llm (got "magic")',
+    );
+  });
+});
