@@ -5,7 +5,7 @@
  * `finishCompaction`; the same functions `eval` runs) and the LLM, and writes a staged version —
  * returning only ids and counts. Every write is idempotent (keys derived from the compaction id).
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import * as policy from '../src/context';
 import type { CompactionConfig } from '../src/context/config';
 import type { CompactionSummaryItem, ContextItem } from '../src/context/items';
@@ -13,7 +13,7 @@ import { llmBoundary, requestSummary } from '../src/llm';
 import type { ActivityDeps } from './deps';
 import { CLAIM } from '../src/claim';
 import { storeBoundary } from './failures';
-import { checkedInput } from '../src/failures';
+import { checkedInput, finalFailure } from '../src/failures';
 import { faultPoint } from './faults';
 import { withHeartbeat } from './heartbeat';
 import { gitDiffStat } from './git-stat';
@@ -144,10 +144,7 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
           const attempt = Context.current().info.attempt;
           const comp = await store.getCompaction(input.compactionId);
           if (!comp) {
-            throw ApplicationFailure.nonRetryable(
-              `no compaction ${input.compactionId}`,
-              'COMPACTION_NOT_FOUND',
-            );
+            throw finalFailure('COMPACTION_NOT_FOUND', `no compaction ${input.compactionId}`);
           }
           const baseItems = await store.getVersionItems(input.conversationId, comp.baseVersion);
           const known = new Set(baseItems.map((i) => i.id));

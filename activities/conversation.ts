@@ -2,7 +2,8 @@
  * Activities of the agent conversation: thin adapters between the workflow (ids and counts) and
  * PostgreSQL, the LLM and the tools (bodies).
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { finalFailure } from '../src/failures';
+import { Context } from '@temporalio/activity';
 import type { ContextItem, ToolResultItem } from '../src/context/items';
 import { messageText } from '../src/context/items';
 import { lower } from '../src/context/lower';
@@ -106,10 +107,10 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
       // A name no tool of this worker has will not appear on a retry: fail the workflow at once.
       const unknownTools = input.tools.filter((name) => !tools.get(name));
       if (unknownTools.length > 0) {
-        throw ApplicationFailure.nonRetryable(
+        throw finalFailure(
+          'TOOL_UNKNOWN',
           `unknown tool${unknownTools.length > 1 ? 's' : ''} ${unknownTools.map((n) => JSON.stringify(n)).join(', ')}: ` +
             `the worker's tools are ${tools.names().join(', ')}`,
-          'TOOL_UNKNOWN',
         );
       }
       return storeBoundary(async () => {
@@ -142,10 +143,10 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
         const window = input.maxContextTokens;
         // No compaction can make room for a header that fills the window: refuse before any write.
         if (window !== undefined && headerTokens > window && !(await store.exists(input.conversationId))) {
-          throw ApplicationFailure.nonRetryable(
+          throw finalFailure(
+            'HEADER_EXCEEDS_WINDOW',
             `the header (system prompt and tool definitions) is ${headerTokens} tokens, over the context ` +
               `window of ${window} tokens (maxContextTokens): shorten the system prompt or the tools, or use a larger window`,
-            'HEADER_EXCEEDS_WINDOW',
           );
         }
         const totals = await store.createConversation(input.conversationId, header);
@@ -257,9 +258,9 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
               ? call.message.tool_calls?.find((c) => c.id === input.toolCallId)
               : undefined;
           if (!toolCall) {
-            throw ApplicationFailure.nonRetryable(
-              `tool call ${input.toolCallId} is not in item ${input.callItemId}`,
+            throw finalFailure(
               'TOOL_CALL_NOT_FOUND',
+              `tool call ${input.toolCallId} is not in item ${input.callItemId}`,
             );
           }
           let content: string;

@@ -4,8 +4,8 @@
  * sessions run offline — for tests, for `npm start` without an LLM, and for trying compaction
  * settings on past sessions.
  */
+import { finalFailure } from '../src/failures';
 import { readFile } from 'node:fs/promises';
-import { ApplicationFailure } from '@temporalio/common';
 import type { AssistantMessage, ContextItem } from '../src/context/items';
 import { messageText } from '../src/context/items';
 
@@ -75,7 +75,7 @@ export class RecordingLibrary {
 
   load(path: string | undefined): Promise<Recording> {
     if (!path) {
-      throw ApplicationFailure.nonRetryable('the recorded model needs recordingPath', 'RECORDING_INVALID');
+      throw finalFailure('RECORDING_INVALID', 'the recorded model needs recordingPath');
     }
     let recording = this.cache.get(path);
     if (!recording) {
@@ -84,17 +84,14 @@ export class RecordingLibrary {
           try {
             return new Recording(this.importer(text, path));
           } catch (err) {
-            throw ApplicationFailure.nonRetryable(
-              `cannot read recording ${path}: ${(err as Error).message}`,
+            throw finalFailure(
               'RECORDING_INVALID',
+              `cannot read recording ${path}: ${(err as Error).message}`,
             );
           }
         },
         (err: Error) => {
-          throw ApplicationFailure.nonRetryable(
-            `cannot read recording ${path}: ${err.message}`,
-            'RECORDING_INVALID',
-          );
+          throw finalFailure('RECORDING_INVALID', `cannot read recording ${path}: ${err.message}`);
         },
       );
       this.cache.set(path, recording);

@@ -3,6 +3,7 @@
  * `editedSummaryItem` and staged as a new version in place of the proposal. Content is
  * append-only: the edit is a new item, the proposal stays in the archive.
  */
+import { finalFailure } from '../src/failures';
 import { ApplicationFailure } from '@temporalio/activity';
 import * as policy from '../src/context';
 import type { ActivityDeps } from './deps';
@@ -13,7 +14,7 @@ import { CLAIM } from '../src/claim';
 
 /** A refused edit: the reviewer is told why; nothing was written. */
 function refused(reason: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(`${reason}; nothing changed`, 'SUMMARY_EDIT_REFUSED');
+  return finalFailure('SUMMARY_EDIT_REFUSED', `${reason}; nothing changed`);
 }
 
 export function reviewActivities(deps: ActivityDeps): ReviewActivities {

@@ -155,6 +155,11 @@ export function applicationFailureIn(
   return undefined;
 }
 
+/** A failure that retrying cannot fix, of a type the vocabulary names. */
+export function finalFailure(type: FailureType, message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, type);
+}
+
 /**
  * `err` as a non-retryable `ApplicationFailure` for a caller (an Update's answer, a failed round):
  * the application failure inside it, type and message kept, or `fallbackType` with the innermost

@@ -259,34 +259,6 @@ async function runRound(
   };
 }
 
-/** Runs one manual compaction or restore, settling the outcome its Update waits for. */
-async function runManual(
-  s: ConversationState,
-  steps: CompactionSteps,
-  manual: { id: string; focus: string | null; restore?: number },
-): Promise<void> {
-  if (manual.restore !== undefined) {
-    try {
-      s.outcomes.set(manual.id, { ok: true, value: await steps.restore(manual.restore) });
-    } catch (err) {
-      s.outcomes.set(manual.id, { ok: false, error: asFinalFailure(err, 'RESTORE_FAILED') });
-    }
-    return;
-  }
-  s.phase = 'compacting';
-  try {
-    // The focus is the user's text: it travels by reference in the child's input, never in the
-    // event or the child's details, which history keeps as they are.
-    const detail = manual.focus ? `manual, with a focus (${manual.focus.length} characters)` : 'manual';
-    const brief = await steps.run('manual', detail, { focus: manual.focus });
-    s.outcomes.set(manual.id, { ok: true, value: brief });
-  } catch (err) {
-    s.outcomes.set(manual.id, { ok: false, error: asFinalFailure(err, 'COMPACTION_FAILED') });
-  }
-  s.phase = 'idle';
-  s.publish();
-}
-
 export async function agentConversation(input: AgentConversationInput): Promise<{ rounds: number }> {
   const conversationId = checkedInput(() => checkConversationId(input.conversationId));
   const config = checkedInput(() => parseCompactionConfig(input.config ?? {}));
@@ -328,7 +300,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
     await condition(() => s.ended || s.busy);
     const manual = s.manualRequests.shift();
     if (manual) {
-      await runManual(s, steps, manual);
+      await steps.runRequested(manual);
       continue;
     }
     const message = s.inbox.shift();

@@ -28,7 +28,7 @@ import {
   type RestoreResult,
   type TriggerKind,
 } from '../definitions';
-import { formatTokens, type ConversationState } from './state';
+import { formatTokens, type ConversationState, type ManualRequest } from './state';
 
 /** What to do about a trigger: compact, compact by dropping the oldest rounds, go on, or fail. */
 type Action = 'compact' | 'drop_oldest' | 'continue' | 'fail';
@@ -336,6 +336,31 @@ export class CompactionSteps {
     void sleep(ms, { summary: `compaction cooldown (continued) ${Math.ceil(ms / 1000)}s` }).then(() => {
       s.pushEvent({ type: 'cooldown_ended' });
     });
+  }
+
+  /** Runs a manual compaction or a restore, settling the outcome its Update waits for. */
+  async runRequested(request: ManualRequest): Promise<void> {
+    const s = this.state;
+    if (request.restore !== undefined) {
+      try {
+        s.outcomes.set(request.id, { ok: true, value: await this.restore(request.restore) });
+      } catch (err) {
+        s.outcomes.set(request.id, { ok: false, error: asFinalFailure(err, 'RESTORE_FAILED') });
+      }
+      return;
+    }
+    s.phase = 'compacting';
+    try {
+      // The focus is the user's text: it travels by reference in the child's input, never in the
+      // event or the child's details, which history keeps as they are.
+      const detail = request.focus ? `manual, with a focus (${request.focus.length} characters)` : 'manual';
+      const brief = await this.run('manual', detail, { focus: request.focus });
+      s.outcomes.set(request.id, { ok: true, value: brief });
+    } catch (err) {
+      s.outcomes.set(request.id, { ok: false, error: asFinalFailure(err, 'COMPACTION_FAILED') });
+    }
+    s.phase = 'idle';
+    s.publish();
   }
 
   /** Makes an earlier version the active context again. */
