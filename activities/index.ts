@@ -15,6 +15,7 @@ import type { ActivityDeps, TokenService } from './deps';
 import { RecordingLibrary } from './recordings';
 import { reviewActivities } from './review';
 import { smokeActivities } from './smoke';
+import { storedConversationActivities } from './stored-conversation';
 import { BUILTIN_TOOLS } from './tools/builtin';
 import { ToolRegistry, type AgentTool } from './tools/registry';
 import { RECALL_TOOL_NAME } from '../src/context/recall-tool';
@@ -34,6 +35,7 @@ export {
   type ToolResultValue,
   type ZodToolSpec,
 } from './tools/define-tool';
+export type * from './stored-conversation-types';
 
 /**
  * The OpenAI-compatible endpoint the worker's model and summary calls go to. It stays in the worker
@@ -117,6 +119,7 @@ export function createActivities(options: CreateActivitiesOptions) {
     ...conversationActivities(deps),
     ...compactionActivities(deps),
     ...reviewActivities(deps),
+    ...storedConversationActivities(deps),
     ...smokeActivities({ pool: options.pool, llm }),
   };
 }
