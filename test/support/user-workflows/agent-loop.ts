@@ -50,13 +50,12 @@ export interface UserAgentLoopInput {
   maxSteps?: number;
 }
 
-/** Small figures of each compaction, and the turns' last answers' lengths. */
+/** Small figures of each compaction, and how many model calls the loop made. */
 export interface UserAgentLoopResult {
   compactions: Pick<
     CompactionResult,
     'status' | 'tokensBefore' | 'tokensAfter' | 'summaryItemId' | 'reason' | 'failedPhase' | 'trigger' | 'seq'
   >[];
-  /** Tokens of the context each time the loop looked, before compacting. */
   modelCalls: number;
 }
 
