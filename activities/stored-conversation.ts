@@ -177,7 +177,8 @@ export function storedConversationActivities(deps: ActivityDeps): StoredConversa
       return storeBoundary(async () => {
         let round = await store.lastRound(input.conversationId);
         const batchCalls = new Map<string, ToolCall>();
-        let known: Map<string, ToolCall> | null = null;
+        // Read only when a result answers a call made before this append.
+        let earlierCalls: Map<string, ToolCall> | undefined;
         const items: ContextItem[] = [];
         for (const [i, message] of messages.entries()) {
           const id = ids[i] as string;
@@ -199,10 +200,9 @@ export function storedConversationActivities(deps: ActivityDeps): StoredConversa
               );
               break;
             case 'tool': {
-              known ??= batchCalls.has(message.tool_call_id)
-                ? null
-                : await contextCalls(input.conversationId);
-              const call = batchCalls.get(message.tool_call_id) ?? known?.get(message.tool_call_id);
+              const call =
+                batchCalls.get(message.tool_call_id) ??
+                (earlierCalls ??= await contextCalls(input.conversationId)).get(message.tool_call_id);
               if (!call) {
                 throw ApplicationFailure.nonRetryable(
                   `messages.${i}: the tool result answers call ${JSON.stringify(message.tool_call_id)}, which no ` +
