@@ -290,6 +290,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
                   conversationId: input.conversationId,
                   round: input.round,
                   workspace: input.workspace,
+                  signal: Context.current().cancellationSignal,
                 });
                 content = output.content;
                 isError = output.isError ?? false;

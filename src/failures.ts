@@ -47,6 +47,8 @@ export const WORKFLOW_FAILURE_TYPES = [
   'TOOL_UNKNOWN',
   /** A tool result names a call the context does not hold. */
   'TOOL_CALL_NOT_FOUND',
+  /** A message given to a stored conversation is not an OpenAI chat message it can take. */
+  'MESSAGE_INVALID',
   /** The system prompt and tool definitions alone exceed the window. */
   'HEADER_EXCEEDS_WINDOW',
   /** A recorded session cannot be played back. */

@@ -1,6 +1,7 @@
 /**
- * Building a worker: one task queue, the project's workflows (bundled once, or from source) and
- * the activities of `createActivities`.
+ * Building a worker: one task queue, the project's workflows (bundled once, or from source; or the
+ * user's workflows file, which exports ours) and the activities of `createActivities`, with the
+ * user's tools and activities. The package's `./worker` entry.
  */
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundle } from '@temporalio/worker';
 import { createHash } from 'node:crypto';
@@ -8,8 +9,31 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
 import type { PayloadCodec } from '@temporalio/common';
-import { createActivities, type CreateActivitiesOptions } from '../activities';
+import { createActivities, toolRegistry, type AgentTool, type LlmSettings } from '../activities';
 import { payloadCodecsFor } from './infra/codec';
+import { connectPostgres } from './infra/postgres';
+
+/** What a worker's author needs besides `createWorker`: tools, activities, their types. */
+export {
+  createActivities,
+  defineTool,
+  ToolError,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  MAX_TOOL_TIMEOUT_MS,
+  type AgentTool,
+  type CreateActivitiesOptions,
+  type DefinedTool,
+  type JsonSchema,
+  type JsonSchemaToolSpec,
+  type LlmSettings,
+  type ToolCallContext,
+  type ToolContext,
+  type ToolOutput,
+  type ToolResultValue,
+  type ZodToolSpec,
+} from '../activities';
+export { migrate } from './store/migrate';
 
 export const DEFAULT_TASK_QUEUE = 'durable-compaction';
 /** The workflows' entry file (an explicit path: vitest's `require.resolve` does not resolve `.ts`). */
@@ -19,16 +43,44 @@ export interface WorkerOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue?: string;
-  pool: Pool;
-  /** A prebuilt bundle (tests bundle once per run); default: bundle from source at creation. */
+  /**
+   * The store, as a pool you opened (and close, after the worker). Migrations are yours to run
+   * (`migrate`, src/store/migrate.ts). Give this or `databaseUrl`.
+   */
+  pool?: Pool;
+  /**
+   * The store, as a PostgreSQL URL (`postgres://user:password@host:5432/db`; a remote host needs
+   * TLS, see `parseDatabaseUrl`): the worker connects a pool, applies the migrations, and closes the
+   * pool when `run()` ends. Give this or `pool`.
+   */
+  databaseUrl?: string;
+  /** Connections of the pool opened for `databaseUrl`. Default 10. */
+  poolSize?: number;
+  /** A prebuilt bundle (tests bundle once per run); default: bundle `workflowsPath` at creation. */
   workflowBundle?: WorkflowBundle;
-  llm?: CreateActivitiesOptions['llm'];
-  tools?: CreateActivitiesOptions['tools'];
+  /**
+   * Your workflows file, bundled instead of ours: it must export our workflows it runs —
+   * `export { compaction } from '…/workflows'` for `compactConversation`, or `export * from
+   * '…/workflows'` for them all. Default: ours ({@link WORKFLOWS_PATH}). Ignored with `workflowBundle`.
+   */
+  workflowsPath?: string;
+  /** The LLM endpoint (key, base URL, timeout); a field left out is read from the environment. */
+  llm?: LlmSettings;
+  /**
+   * Your tools, made with `defineTool` (or written as `AgentTool`s), offered besides the built-in
+   * ones to conversations that name them at start. A built-in tool's name is refused here.
+   */
+  tools?: AgentTool[];
+  /**
+   * Your own activities (your workflow's model call, say), registered beside ours. A name one of
+   * ours has is refused: use `activityOverrides` to replace one of ours on purpose.
+   */
+  activities?: Record<string, (...args: never[]) => Promise<unknown>>;
   /** Replace or add activities (tests inject faults this way). */
   activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
   /**
-   * Payload codecs (default: the claim check on `pool`, then AES-GCM when DC_PAYLOAD_KEY is set;
-   * see src/infra/codec.ts).
+   * Payload codecs (default: the claim check on the store's pool, then AES-GCM when DC_PAYLOAD_KEY
+   * is set; see src/infra/codec.ts).
    */
   payloadCodecs?: PayloadCodec[];
   /** Graceful shutdown: how long in-flight activities get before they are handed back. */
@@ -46,10 +98,10 @@ export interface WorkerOptions {
  */
 const PRELOADED_MODULES = [join(__dirname, 'context', 'config.ts')];
 
-/** Bundles the workflows (webpack), printing only errors. */
-export function bundleWorkflows(): Promise<{ code: string }> {
+/** Bundles the workflows of `workflowsPath` (default: ours) with webpack, printing only errors. */
+export function bundleWorkflows(workflowsPath: string = WORKFLOWS_PATH): Promise<{ code: string }> {
   return bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
+    workflowsPath,
     logger: quietBundler,
     preloadModules: PRELOADED_MODULES,
   });
@@ -77,21 +129,80 @@ const PACKAGE_VERSION: string = (
   JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
 ).version;
 
-export async function createWorker(options: WorkerOptions): Promise<Worker> {
-  const activities = {
-    ...createActivities({ pool: options.pool, llm: options.llm, tools: options.tools }),
-    ...(options.activityOverrides ?? {}),
-  };
-  const workflowBundle = options.workflowBundle ?? (await bundleWorkflows());
-  return Worker.create({
-    connection: options.connection,
-    namespace: options.namespace ?? 'default',
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowBundle,
-    buildId: workerBuildId(workflowBundle),
-    dataConverter: { payloadCodecs: options.payloadCodecs ?? payloadCodecsFor(options.pool) },
-    activities,
-    shutdownGraceTime: (options.shutdownGraceTime ?? '10s') as '10s',
-    ...(options.shutdownForceTime ? { shutdownForceTime: options.shutdownForceTime as '10s' } : {}),
+/** Refuses store options that name no store, or two. */
+function checkStoreOptions(options: WorkerOptions): void {
+  if (options.pool && options.databaseUrl !== undefined) {
+    throw new TypeError('createWorker: give `pool` or `databaseUrl`, not both');
+  }
+  if (!options.pool && !options.databaseUrl) {
+    throw new TypeError(
+      'createWorker: give `databaseUrl` (e.g. process.env.DATABASE_URL) or `pool`: the store is in PostgreSQL',
+    );
+  }
+}
+
+/** The store's pool: the one given, or one connected (and migrated) for `databaseUrl`. */
+async function openStore(options: WorkerOptions): Promise<{ pool: Pool; close: () => Promise<void> }> {
+  if (options.pool) return { pool: options.pool, close: async () => undefined };
+  const postgres = await connectPostgres({
+    url: options.databaseUrl,
+    ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
   });
+  return { pool: postgres.pool, close: () => postgres.shutdown() };
+}
+
+/**
+ * A worker on one task queue with our workflows (or `workflowsPath`'s) and our activities, your
+ * tools and your activities. Run it with `run()` (or `runUntil`); `shutdown()` stops it. What it
+ * opened for `databaseUrl` is closed when `run()` ends, or at once when creation fails.
+ *
+ * ```ts
+ * const worker = await createWorker({
+ *   connection: await NativeConnection.connect({ address: 'localhost:7233' }),
+ *   databaseUrl: process.env.DATABASE_URL,
+ *   llm: { baseURL: 'http://localhost:11434/v1', apiKey: 'ollama' },
+ *   tools: [weather],
+ *   taskQueue: 'agents',
+ * });
+ * await worker.run();
+ * ```
+ *
+ * @throws before anything runs: neither or both of `pool` and `databaseUrl`, a tool named like a
+ *   built-in one (or two of one name), an activity named like one of ours
+ */
+export async function createWorker(options: WorkerOptions): Promise<Worker> {
+  // Checked before connecting: a missing store or a bad tool name fails without opening anything.
+  checkStoreOptions(options);
+  toolRegistry(options.tools);
+  const store = await openStore(options);
+  try {
+    const ours = createActivities({ pool: store.pool, llm: options.llm, tools: options.tools });
+    const taken = Object.keys(options.activities ?? {}).filter((name) => name in ours);
+    if (taken.length > 0) {
+      throw new TypeError(
+        `createWorker: activit${taken.length > 1 ? 'ies' : 'y'} ${taken.map((n) => JSON.stringify(n)).join(', ')} ` +
+          'would replace ours of the same name: rename yours (or use activityOverrides to replace ours on purpose)',
+      );
+    }
+    const activities = { ...ours, ...(options.activities ?? {}), ...(options.activityOverrides ?? {}) };
+    const workflowBundle = options.workflowBundle ?? (await bundleWorkflows(options.workflowsPath));
+    const worker = await Worker.create({
+      connection: options.connection,
+      namespace: options.namespace ?? 'default',
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      workflowBundle,
+      buildId: workerBuildId(workflowBundle),
+      dataConverter: { payloadCodecs: options.payloadCodecs ?? payloadCodecsFor(store.pool) },
+      activities,
+      shutdownGraceTime: (options.shutdownGraceTime ?? '10s') as '10s',
+      ...(options.shutdownForceTime ? { shutdownForceTime: options.shutdownForceTime as '10s' } : {}),
+    });
+    // `runUntil` calls `run` too: the pool outlives every activity and closes with the worker.
+    const run = worker.run.bind(worker);
+    worker.run = () => run().finally(store.close);
+    return worker;
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 }

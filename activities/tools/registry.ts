@@ -1,7 +1,8 @@
 /**
  * Tools the agent can call. A tool runs inside the `runTool` activity, which reads its arguments
  * from the store and appends its result, so tool bodies never pass through workflow history.
- * Users register their own tools with `createActivities({ tools: [...] })`.
+ * Users register their own tools with `createWorker({ tools: [...] })`, most simply made with
+ * `defineTool` (define-tool.ts: arguments checked against a schema, a timeout, an output cap).
  */
 import type { ToolDefinition } from '../../src/context/items';
 
@@ -10,6 +11,8 @@ export interface ToolContext {
   round: number;
   /** The workspace directory given at start, or null when the conversation has none. */
   workspace: string | null;
+  /** Aborted when the tool call is cancelled (its activity is); absent where a caller has none. */
+  signal?: AbortSignal;
 }
 
 /** A note the tool asks to add to the header (seed 001: memories, the task list, pinned content). */
@@ -48,6 +51,16 @@ export function toolDefinition(tool: AgentTool): ToolDefinition {
   };
 }
 
+/**
+ * Refuses a name the OpenAI API would refuse for a function tool.
+ * @throws Error naming the rule
+ */
+export function assertToolName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+    throw new Error(`invalid tool name ${JSON.stringify(name)}: use 1–64 letters, digits, '_' or '-'`);
+  }
+}
+
 export class ToolRegistry {
   private readonly tools = new Map<string, AgentTool>();
 
@@ -55,9 +68,17 @@ export class ToolRegistry {
     for (const tool of tools) this.register(tool);
   }
 
+  /**
+   * Adds a tool. A name already registered is refused: the model would see two tools of one name,
+   * and only one of them would ever run.
+   * @throws Error for an invalid or a taken name
+   */
   register(tool: AgentTool): void {
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) {
-      throw new Error(`invalid tool name ${JSON.stringify(tool.name)}: use 1–64 letters, digits, '_' or '-'`);
+    assertToolName(tool.name);
+    if (this.tools.has(tool.name)) {
+      throw new Error(
+        `tool name ${JSON.stringify(tool.name)} is registered twice: give each tool its own name`,
+      );
     }
     this.tools.set(tool.name, tool);
   }

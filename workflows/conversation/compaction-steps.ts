@@ -4,23 +4,16 @@
  * compaction child and taking in its result (events, totals, the loop guard), the cooldown after
  * a failed summary, and restoring an earlier version.
  */
-import {
-  ApplicationFailure,
-  ChildWorkflowFailure,
-  condition,
-  executeChild,
-  sleep,
-  uuid4,
-} from '@temporalio/workflow';
+import { ApplicationFailure, condition, executeChild, sleep, uuid4 } from '@temporalio/workflow';
 import type { ConversationActivities } from '../../activities/types';
 import {
   decideCompaction,
   recordForLoopGuard,
   type TriggerPoint,
 } from '../../src/context/compaction-decision';
-import { asFinalFailure } from '../../src/failures';
 import type { ActivityCalls, LocalActivityCalls } from '../activity-options';
 import { compaction } from '../compaction';
+import { childEndedResult } from '../compaction-outcome';
 import {
   CLAIM,
   type CompactionBrief,
@@ -37,40 +30,6 @@ type Action = 'compact' | 'drop_oldest' | 'continue' | 'fail';
 interface Decision {
   trigger: TriggerKind;
   detail: string;
-}
-
-/** The result of a child that failed or was cancelled: it compensated; nothing changed. */
-function rolledBack(
-  state: ConversationState,
-  compactionId: string,
-  seq: number,
-  trigger: TriggerKind,
-  err: unknown,
-) {
-  const reason =
-    err instanceof ChildWorkflowFailure ? asFinalFailure(err, 'COMPACTION_FAILED').message : String(err);
-  const result: CompactionResult = {
-    compactionId,
-    seq,
-    status: 'rolled_back',
-    trigger,
-    strategy: null,
-    taskType: null,
-    tokensBefore: state.contextTokens,
-    tokensAfter: state.contextTokens,
-    savedRatio: 0,
-    itemsCompacted: 0,
-    summaryItemId: null,
-    summaryPreview: '',
-    attempts: 0,
-    reason: `child workflow ended: ${reason}`,
-    failedPhase: 'cancelled',
-    timings: { pruneMs: 0, summaryMs: 0, commitMs: 0, totalMs: 0 },
-    activeVersion: state.activeVersion,
-    itemCount: state.itemCount,
-    events: [],
-  };
-  return result;
 }
 
 export class CompactionSteps {
@@ -233,7 +192,7 @@ export class CompactionSteps {
       });
     } catch (err) {
       // A cancelled or failed child compensated already; the context is what it was.
-      result = rolledBack(s, compactionId, seq, trigger, err);
+      result = childEndedResult(s, compactionId, seq, trigger, err);
     } finally {
       s.runningCompaction = null;
       s.review = null;
