@@ -14,6 +14,7 @@ import {
 import type { ActivityCalls, LocalActivityCalls } from '../activity-options';
 import { compaction } from '../compaction';
 import { childEndedResult } from '../compaction-outcome';
+import { asFinalFailure } from '../../src/failures';
 import {
   CLAIM,
   type CompactionBrief,
