@@ -1,0 +1,57 @@
+/**
+ * The compaction policy alone, without Temporal or a database: plan the compaction of an OpenAI
+ * chat conversation, send the summary request to your model, and get the compacted conversation.
+ *
+ * ```ts
+ * import OpenAI from 'openai';
+ * import { compactMessages, planCompaction } from 'durable-compaction/context';
+ *
+ * const plan = planCompaction(messages, { window: 128_000 });
+ * if (plan.summaryRequest) {
+ *   const reply = await new OpenAI().chat.completions.create({
+ *     model: 'gpt-4o-mini',
+ *     messages: plan.summaryRequest.messages,
+ *   });
+ *   messages = compactMessages(plan, reply.choices[0]?.message.content ?? plan.extractiveSummary).messages;
+ * }
+ * ```
+ *
+ * @module durable-compaction/context
+ */
+
+// ---- Planning and applying a compaction of OpenAI chat messages ----
+export {
+  compactMessages,
+  DEFAULT_TOKENIZER_MODEL,
+  planCompaction,
+  SummaryError,
+  type ChatCompactionOptions,
+  type ChatCompactionPlan,
+  type CompactedChat,
+  type SummaryRequestMessages,
+} from './chat-compaction/chat-plan';
+
+// ---- Settings: one schema, every default documented ----
+export {
+  ConfigError,
+  DEFAULT_COMPACTION_CONFIG,
+  parseCompactionConfig,
+  type CompactionConfig,
+  type SelectiveRule,
+  type RuleStrategy,
+} from './context/config';
+
+// ---- Token counting ----
+export type { Tokenizer, TruncateResult } from './context/tokenizer';
+export {
+  createTokenCounter,
+  ENCODING_NAMES,
+  encodingForModel,
+  tokenCounterForModel,
+  type EncodingName,
+  type TokenCounter,
+  type TokenCounterOptions,
+} from './tokens';
+
+// ---- Errors of the input ----
+export { ImportError } from './importers/errors';
