@@ -35,23 +35,19 @@ export {
 export {
   ConfigError,
   DEFAULT_COMPACTION_CONFIG,
+  DEFAULT_SELECTIVE_RULES,
   parseCompactionConfig,
+  RULE_STRATEGIES,
   type CompactionConfig,
-  type SelectiveRule,
   type RuleStrategy,
+  type SelectiveRule,
 } from './context/config';
+/** The kinds of context item a selective rule names. */
+export { ITEM_TYPES, type ItemType } from './context/items';
 
-// ---- Token counting ----
+// ---- Token counting: the model's encoding, or a tokenizer of your own ----
 export type { Tokenizer, TruncateResult } from './context/tokenizer';
-export {
-  createTokenCounter,
-  ENCODING_NAMES,
-  encodingForModel,
-  tokenCounterForModel,
-  type EncodingName,
-  type TokenCounter,
-  type TokenCounterOptions,
-} from './tokens';
+export { ENCODING_NAMES, encodingForModel, type EncodingName } from './tokens';
 
 // ---- Errors of the input ----
 export { ImportError } from './importers/errors';

@@ -19,3 +19,5 @@ export {
   workflowUiUrl,
   type ClientSettings,
 } from './cli/client';
+/** A failure to reach Temporal or PostgreSQL, with a hint saying what to do. */
+export { InfraError } from './infra/errors';

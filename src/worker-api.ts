@@ -6,3 +6,6 @@
  * @module durable-compaction/worker
  */
 export * from './worker';
+
+// ---- Tools an agent may call, registered on the worker ----
+export type { AgentTool, ToolContext, ToolNote, ToolOutput } from '../activities/tools/registry';

@@ -11,7 +11,6 @@ import { describe, expect, it } from 'vitest';
 import {
   compactMessages,
   ConfigError,
-  createTokenCounter,
   ImportError,
   planCompaction,
   SummaryError,
@@ -22,6 +21,7 @@ import { ARTIFACT_TRAIL_HEADING } from '../../../src/context/artifact-trail';
 import { SUMMARY_MESSAGE_PREFIX } from '../../../src/context/post-compaction';
 import { UPDATE_SUMMARY_PROMPT } from '../../../src/context/summary-prompt';
 import { exportOpenAIChat, importSession } from '../../../src/importers';
+import { createTokenCounter } from '../../../src/tokens';
 import { needsSharedSessions, readSession } from '../../support/sessions';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
