@@ -267,7 +267,6 @@ export function compactMessages(plan: ChatCompactionPlan, summary: string | null
   const state = states.get(plan);
   if (!state) throw new TypeError('compactMessages takes the plan planCompaction returned, not a copy');
   const engine = state.engine ?? state.replan();
-  state.engine = null;
 
   let summaryItem = null;
   if (engine.work.removedAny) {
@@ -286,6 +285,8 @@ export function compactMessages(plan: ChatCompactionPlan, summary: string | null
       tokenizer: state.tokenizer,
     });
   }
+  // Finishing uses the plan's working context up: a later call plans again.
+  state.engine = null;
   let items = finishCompaction(engine, summaryItem);
   // As the workflows do: a compaction that does not make the conversation smaller is not made.
   if (sumTokens(items) >= plan.tokensBefore) items = state.input.items;
