@@ -6,7 +6,7 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'test-output/**', 'bin/**'] },
+  { ignores: ['node_modules/**', '.data/**', 'test-output/**', 'bin/**', 'dist/**', 'docs/api/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -49,7 +49,8 @@ export default tseslint.config(
   },
   {
     // Policy code is pure: time is an argument (workflows may read the SDK's deterministic clock).
-    files: ['src/context/**/*.ts', 'src/importers/**/*.ts'],
+    // src/chat-compaction is the policy on OpenAI messages, for use without Temporal.
+    files: ['src/context/**/*.ts', 'src/importers/**/*.ts', 'src/chat-compaction/**/*.ts'],
     rules: {
       'no-restricted-properties': [
         'error',

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx (a dependency), so no build step is needed.
-const { spawnSync } = require('node:child_process');
+// The installed command: runs the compiled CLI (dist/src/cli/main.js, made by `npm run build`).
+// From a checkout without a build, `npm run cli -- <command>` runs the TypeScript source with tsx.
+const { existsSync } = require('node:fs');
 const { join } = require('node:path');
-const tsx = require.resolve('tsx/cli');
-const result = spawnSync(
-  process.execPath,
-  [tsx, join(__dirname, '..', 'src', 'cli', 'main.ts'), ...process.argv.slice(2)],
-  {
-    stdio: 'inherit',
-  },
-);
-process.exit(result.status ?? 1);
+
+const main = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
+if (!existsSync(main)) {
+  console.error(
+    `durable-compaction: the compiled CLI is missing (${main}).\n` +
+      'Run `npm run build` in the package first, or `npm run cli -- <command>` to run it from source.',
+  );
+  process.exit(1);
+}
+require(main);

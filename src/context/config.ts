@@ -38,7 +38,9 @@ const SelectiveRuleSchema = z.strictObject({
   /** Lower runs first (seed 002: "from the lowest priority up"). */
   priority: nonNegativeInt('priority'),
 });
-export type SelectiveRule = z.infer<typeof SelectiveRuleSchema>;
+/** How a selective rule treats the items of one type. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- an interface, not an alias: the API reference lists its fields
+export interface SelectiveRule extends z.infer<typeof SelectiveRuleSchema> {}
 
 /**
  * Default per-type rules (seed 002 table, DESIGN.md §5). TOOL_RESULT counts tool blocks, so a
@@ -275,7 +277,8 @@ const CompactionConfigSchema = z
   });
 
 /** The validated configuration, every field present. */
-export type CompactionConfig = z.infer<typeof CompactionConfigSchema>;
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- an interface, not an alias: the API reference lists its fields
+export interface CompactionConfig extends z.infer<typeof CompactionConfigSchema> {}
 
 /** The schema of each field, by key: the config sources check one value at a time. */
 export function compactionConfigFields(): typeof CompactionConfigSchema.shape {
