@@ -9,3 +9,10 @@ export * from './worker';
 
 // ---- Tools an agent may call, registered on the worker ----
 export type { AgentTool, ToolContext, ToolNote, ToolOutput } from '../activities/tools/registry';
+
+// ---- What the activities take and return (`createActivities`, the stored-conversation activities) ----
+export type * from '../activities/types';
+export type * from '../activities/stored-conversation-types';
+export type { MigrationResult } from './store/migrate';
+export type { AssistantMessage, ContentPart, SystemMessage, ToolMessage, UserMessage } from './context/items';
+export type { TriggerObservation } from './context/compaction-decision';

@@ -5,12 +5,11 @@
  */
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundle } from '@temporalio/worker';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Pool } from 'pg';
 import type { PayloadCodec } from '@temporalio/common';
 import { createActivities, toolRegistry, type AgentTool, type LlmSettings } from '../activities';
 import { payloadCodecsFor } from './infra/codec';
+import { codeModule, PACKAGE_VERSION } from './package-paths';
 import { connectPostgres } from './infra/postgres';
 
 /** What a worker's author needs besides `createWorker`: tools, activities, their types. */
@@ -37,7 +36,7 @@ export { migrate } from './store/migrate';
 
 export const DEFAULT_TASK_QUEUE = 'durable-compaction';
 /** The workflows' entry file (an explicit path: vitest's `require.resolve` does not resolve `.ts`). */
-export const WORKFLOWS_PATH = join(__dirname, '..', 'workflows', 'index.ts');
+export const WORKFLOWS_PATH = codeModule('workflows', 'index');
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -96,7 +95,7 @@ export interface WorkerOptions {
  * task, paid by every compaction child. A preloaded module must hold no per-workflow state; the SDK
  * freezes what it exports.
  */
-const PRELOADED_MODULES = [join(__dirname, 'context', 'config.ts')];
+const PRELOADED_MODULES = [codeModule('src', 'context', 'config')];
 
 /** Bundles the workflows of `workflowsPath` (default: ours) with webpack, printing only errors. */
 export function bundleWorkflows(workflowsPath: string = WORKFLOWS_PATH): Promise<{ code: string }> {
@@ -124,10 +123,6 @@ const quietBundler = {
 export function workerBuildId(bundle: WorkflowBundle): string {
   return `dc@${PACKAGE_VERSION}+${createHash('sha256').update(bundle.code).digest('hex').slice(0, 12)}`;
 }
-
-const PACKAGE_VERSION: string = (
-  JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
-).version;
 
 /** Refuses store options that name no store, or two. */
 function checkStoreOptions(options: WorkerOptions): void {

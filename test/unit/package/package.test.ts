@@ -41,6 +41,7 @@ const EXPECTED_EXPORTS: Record<string, string[]> = {
   '.': ['sendMessageUpdate', 'statusQuery', 'connectClient'],
   './worker': ['createWorker', 'bundleWorkflows'],
   './workflows': ['agentConversation', 'compaction'],
+  './workflows/stored-conversation': ['compactConversation', 'needsCompaction', 'storedConversation'],
   './context': ['planCompaction', 'compactMessages', 'parseCompactionConfig'],
 };
 
@@ -76,7 +77,13 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the package', () => {
   it('has an entry per surface: the client, the worker, the workflows, the policy', () => {
-    expect(ENTRIES.map((e) => e.subpath)).toStrictEqual(['.', './worker', './workflows', './context']);
+    expect(ENTRIES.map((e) => e.subpath)).toStrictEqual([
+      '.',
+      './worker',
+      './workflows',
+      './workflows/stored-conversation',
+      './context',
+    ]);
     expect(manifest).not.toHaveProperty('private');
     expect(manifest.version).toMatch(/^0\.\d+\.\d+$/);
   });
@@ -178,10 +185,9 @@ describe('the package', () => {
     });
   });
 
-  // src/worker.ts still writes `workflows/index.ts`: bundling from dist/ fails until it names its
-  // workflows entry and preloaded module with `codeModule` (src/package-paths.ts). Turn this into
-  // `it` then.
-  it.fails('compiled, the worker bundles its own workflows entry', () => {
+  // src/worker.ts names its workflows entry and preloaded module with `codeModule`
+  // (src/package-paths.ts): `.js` under dist/.
+  it('compiled, the worker bundles its own workflows entry', () => {
     const run = inApp(`
       const worker = require('${manifest.name}/worker');
       process.stdout.write(String(require('node:fs').existsSync(worker.WORKFLOWS_PATH)));
