@@ -6,7 +6,17 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'test-output/**', 'bin/**', 'dist/**', 'docs/api/**'] },
+  {
+    ignores: [
+      'examples/**',
+      'node_modules/**',
+      '.data/**',
+      'test-output/**',
+      'bin/**',
+      'dist/**',
+      'docs/api/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

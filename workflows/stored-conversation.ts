@@ -37,6 +37,7 @@ import { CLAIM, type CompactionResult, type TriggerKind } from './definitions';
 import { childEndedResult } from './compaction-outcome';
 
 export { CLAIM, type CompactionResult, type TriggerKind };
+export type { AssistantMessage } from '../src/context/items';
 export type {
   AppendStoredMessagesInput,
   AppendStoredMessagesResult,
