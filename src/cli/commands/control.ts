@@ -35,8 +35,8 @@ import {
 import { formatReview, type ReviewView } from '../review-view';
 import { readTextInput } from '../text-input';
 import { formatCompaction, formatStatus, formatTokens } from '../format';
-import { withProgress } from '../progress';
-import { compactionProgress, type WatchedStatus } from '../compaction-progress';
+import { withProgress } from '../../client/progress';
+import { compactionProgress, type WatchedStatus } from '../../client/compaction-progress';
 import { printPhase } from './send';
 
 type OnStatus = ((status: ConversationStatus) => void) | undefined;

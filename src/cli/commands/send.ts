@@ -21,7 +21,7 @@ import {
   withClient,
 } from '../client';
 import { formatPhase, formatSendResult } from '../format';
-import { withProgress } from '../progress';
+import { withProgress } from '../../client/progress';
 import { newUpdateId } from '../../update-ids';
 import { readTextInput } from '../text-input';
 import { claimCheckOptionsFromEnv } from '../../infra/claim-check';

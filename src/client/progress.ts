@@ -1,6 +1,7 @@
 /**
  * Progress while an Update is in flight: polls the `status` Query and reports each change of
  * phase (model, tools, compacting, awaiting approval), so a long round is not a silent wait.
+ * `ConversationClient.send`, `compact` and `watchStatus` run on it.
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { statusQuery } from '../../workflows/definitions';

@@ -1,0 +1,614 @@
+/**
+ * {@link ConversationClient}: the agent conversations of a Temporal namespace, from code. Each
+ * method names a conversation by its id, checks what it can before anything is sent, sends one
+ * Update or Query, and returns the workflow's typed answer; every failure about the conversation is
+ * a {@link ConversationError} (see errors.ts for the classes and the one mapping from Temporal's).
+ *
+ * ```ts
+ * const conversations = await ConversationClient.connect({
+ *   address: 'localhost:7233',
+ *   databaseUrl: process.env.DATABASE_URL, // the workers' PostgreSQL: message bodies, export
+ * });
+ * const { conversationId } = await conversations.start({
+ *   systemPrompt: 'You are terse.',
+ *   model: { provider: 'openai', model: 'gpt-4o' },
+ *   config: { maxContextTokens: 32_000 },
+ * });
+ * const round = await conversations.send(conversationId, 'hello');
+ * console.log(round.reply, round.contextTokens, round.compactions);
+ * await conversations.end(conversationId);
+ * await conversations.close();
+ * ```
+ *
+ * Message bodies travel by reference (see codecs.ts): a client built on a `connection` is given the
+ * workers' `pool` (or payload codecs of its own); one built on a `client` must carry those codecs in
+ * its data converter already.
+ */
+import {
+  Client,
+  Connection,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateStage,
+  type ConnectionOptions,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import {
+  ApplicationFailure,
+  WorkflowExecutionAlreadyStartedError,
+  type PayloadCodec,
+} from '@temporalio/common';
+import type { Pool } from 'pg';
+import { BAD_START_INPUT_FAILURE_TYPES, causeChain, innermostCause, type FailureType } from '../failures';
+import {
+  approveCompactionUpdate,
+  CLAIM,
+  compactUpdate,
+  endUpdate,
+  eventsPageQuery,
+  messageBody,
+  restoreUpdate,
+  reviewCompactionUpdate,
+  sendMessageUpdate,
+  statusQuery,
+  type CompactionBrief,
+  type EventsPage,
+  type RestoreResult,
+  type ReviewAnswer,
+  type ReviewResult,
+  type SendMessageResult,
+} from '../../workflows/definitions';
+import { newUpdateId } from '../update-ids';
+import { clientPayloadCodecs, messagesByReference, type ClientCodecOptions } from './codecs';
+import { compactionProgress, type WatchedStatus } from './compaction-progress';
+import {
+  BadInputError,
+  ConversationEndedError,
+  ConversationExistsError,
+  ConversationNotFoundError,
+  conversationErrorFrom,
+  NoReviewPendingError,
+  NotRespondingError,
+  startFailureError,
+  StoreRequiredError,
+  TemporalUnreachableError,
+} from './errors';
+import { exportContext, type ExportOptions, type ExportResult } from './export';
+import { checkMessageSize, checkMessageText } from './message-checks';
+import { watchPhases, withProgress, type PhaseWatcher } from './progress';
+import {
+  checkedStartInput,
+  CONVERSATION_WORKFLOW,
+  DEFAULT_CONVERSATION_TASK_QUEUE,
+  START_WAIT_MS,
+  type StartedConversation,
+  type StartInput,
+  type StartOptions,
+} from './start-input';
+
+/** How long a Query may take: a worker answers in milliseconds, none never does. */
+export const QUERY_DEADLINE_MS = 15_000;
+
+/** Settings every client takes. */
+interface CommonOptions {
+  /** The workers' task queue, where `start` starts conversations. Default `durable-compaction`. */
+  taskQueue?: string;
+  /**
+   * A pool on the workers' PostgreSQL. `export` reads the store through it; a client built on a
+   * `connection` also stores and reads message bodies there. The client does not end it.
+   */
+  pool?: Pool;
+  /**
+   * Whether the client's codecs send messages by reference (DC_CLAIM_CHECK not `off`). Inline,
+   * a message over 1.5 MB is refused before it is sent. Default true.
+   */
+  messagesByReference?: boolean;
+}
+
+/** A client on a Temporal client of the caller's, used as it is. */
+export interface ClientOptionsWithClient extends CommonOptions {
+  /**
+   * The Temporal client to send through. Its data converter must carry the workers' payload codecs
+   * (`clientPayloadCodecs({ pool })`): without them a reply, which travels by reference, cannot be read.
+   */
+  client: Client;
+  connection?: never;
+}
+
+/** A client built on a connection of the caller's. */
+export interface ClientOptionsWithConnection extends CommonOptions {
+  /** The connection to the Temporal server. The client does not close it. */
+  connection: Connection;
+  client?: never;
+  /** The namespace of the conversations. Default `default`. */
+  namespace?: string;
+  /**
+   * The payload codecs. Default: the claim check on `pool` (then AES-GCM with DC_PAYLOAD_KEY);
+   * without a pool, a claim check that refuses, with what to set, any body it would have to store.
+   */
+  payloadCodecs?: PayloadCodec[];
+}
+
+/** How to build a {@link ConversationClient}: on a Temporal `client`, or on a `connection`. */
+export type ConversationClientOptions = ClientOptionsWithClient | ClientOptionsWithConnection;
+
+/** How {@link ConversationClient.connect} connects. */
+export interface ConnectOptions extends Omit<ClientCodecOptions, 'pool'> {
+  /** `host:port` of the Temporal frontend. Default `localhost:7233`. */
+  address?: string;
+  /** The namespace of the conversations. Default `default`. */
+  namespace?: string;
+  /** The workers' task queue, where `start` starts conversations. Default `durable-compaction`. */
+  taskQueue?: string;
+  /**
+   * The workers' PostgreSQL (`postgres://…`): message bodies are written and read there, and
+   * `export` reads the store. The pool connects on first use and is ended by `close`.
+   */
+  databaseUrl?: string;
+  /** A pool on the workers' PostgreSQL instead of `databaseUrl` (not ended by `close`). */
+  pool?: Pool;
+  /** More connection options (TLS, API key, metadata). Default: plain, a 5 s connect timeout. */
+  connection?: Omit<ConnectionOptions, 'address'>;
+}
+
+/** A message handed to a conversation, answered in its turn. */
+export interface QueuedMessage {
+  conversationId: string;
+  /** The id of its `sendMessage` Update. */
+  updateId: string;
+  /**
+   * What it waits behind: a compaction that awaited a person's approval or review when it was
+   * sent (it is answered once that is decided), or null.
+   */
+  awaiting: { trigger: string; awaits: 'approval' | 'review' } | null;
+  /** The round's result, once the round has run. Rejects with a {@link ConversationError}. */
+  result(): Promise<SendMessageResult>;
+}
+
+/** Called with the conversation's status on each change of phase while a request runs. */
+export type StatusListener = (status: WatchedStatus) => void;
+
+/** A page of events and whether more may come. */
+export interface EventsResult extends EventsPage {
+  /** The conversation still runs: more events may come after `next`. */
+  running: boolean;
+}
+
+/** Where a conversation's workflow is, as the server knows it (no worker needed). */
+export interface ConversationDescription {
+  conversationId: string;
+  /** Its workflow's status: `RUNNING`, `COMPLETED` (ended), `FAILED`, `TERMINATED`, … */
+  workflowStatus: string;
+  running: boolean;
+}
+
+/** The agent conversations of one namespace. See the module's documentation for an example. */
+export class ConversationClient {
+  /** The Temporal client it sends through. */
+  readonly temporal: Client;
+  /** Where `start` starts conversations. */
+  readonly taskQueue: string;
+  private readonly pool: Pool | null;
+  private readonly byReference: boolean;
+  /** What `close` releases: what the client made itself. */
+  private readonly owned: (() => Promise<void>)[] = [];
+
+  /**
+   * A client on a Temporal `client` of the caller's, or on a `connection` (with its `namespace`
+   * and payload codecs). Nothing is connected or sent here.
+   */
+  constructor(options: ConversationClientOptions) {
+    this.taskQueue = options.taskQueue ?? DEFAULT_CONVERSATION_TASK_QUEUE;
+    this.pool = options.pool ?? null;
+    this.byReference = options.messagesByReference ?? true;
+    this.temporal =
+      options.client ??
+      new Client({
+        connection: options.connection,
+        namespace: options.namespace ?? 'default',
+        dataConverter: { payloadCodecs: options.payloadCodecs ?? clientPayloadCodecs({ pool: this.pool }) },
+      });
+  }
+
+  /**
+   * Connects to the Temporal server and builds the client with the codecs message bodies need:
+   * with `databaseUrl` (or `pool`) the claim check on the workers' PostgreSQL, else with
+   * `codecEndpoint` their codec server, else none (a body that needs the store is refused with
+   * what to set). `close` ends what this made.
+   * @throws TemporalUnreachableError when the server cannot be reached
+   */
+  static async connect(options: ConnectOptions = {}): Promise<ConversationClient> {
+    const address = options.address ?? 'localhost:7233';
+    let connection: Connection;
+    try {
+      connection = await Connection.connect({ connectTimeout: '5s', ...options.connection, address });
+    } catch (err) {
+      throw new TemporalUnreachableError(address, { cause: err });
+    }
+    let pool = options.pool ?? null;
+    let endPool: (() => Promise<void>) | null = null;
+    if (!pool && options.databaseUrl) {
+      const { lazyPool } = await import('../infra/postgres');
+      const made = lazyPool(options.databaseUrl);
+      pool = made;
+      endPool = () => made.end().catch(() => undefined);
+    }
+    const env = options.env ?? process.env;
+    const client = new ConversationClient({
+      connection,
+      namespace: options.namespace ?? 'default',
+      ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
+      ...(pool ? { pool } : {}),
+      payloadCodecs: clientPayloadCodecs({
+        pool,
+        env,
+        ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
+      }),
+      messagesByReference: messagesByReference(env),
+    });
+    client.owned.push(() => connection.close());
+    if (endPool) client.owned.push(endPool);
+    return client;
+  }
+
+  /** Closes what {@link ConversationClient.connect} opened (the connection, the pool it made). */
+  async close(): Promise<void> {
+    for (const release of this.owned.splice(0)) await release().catch(() => undefined);
+  }
+
+  /**
+   * Starts a conversation and waits (`waitMs`) until a worker has set it up. An id already used is
+   * refused — a conversation's history in the store belongs to one workflow — except one whose
+   * first run failed on its input: it wrote nothing, so it starts again with the input corrected.
+   * @throws BadInputError an invalid id or configuration (nothing started), or a conversation that
+   *   failed at once on its input (`TOOL_UNKNOWN`, `HEADER_EXCEEDS_WINDOW`, …)
+   * @throws ConversationExistsError when the id is taken
+   * @throws RequestFailedError when it failed at start for another reason
+   */
+  async start(input: StartInput, options: StartOptions = {}): Promise<StartedConversation> {
+    const checked = checkedStartInput(input);
+    const id = checked.conversationId;
+    const taskQueue = options.taskQueue ?? this.taskQueue;
+    const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY') =>
+      this.temporal.workflow.start(CONVERSATION_WORKFLOW, {
+        workflowId: id,
+        taskQueue,
+        // The system prompt is text: by reference (see CLAIM).
+        args: [{ ...CLAIM, ...checked }],
+        workflowIdReusePolicy,
+        staticSummary: `conversation ${id} (${checked.model.model})`,
+      });
+    let handle: Awaited<ReturnType<typeof start>>;
+    try {
+      handle = await start('REJECT_DUPLICATE').catch(async (err: unknown) => {
+        if (err instanceof WorkflowExecutionAlreadyStartedError && (await this.failedOnItsInput(id)))
+          return start('ALLOW_DUPLICATE_FAILED_ONLY');
+        throw err;
+      });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError)
+        throw new ConversationExistsError(id, { cause: err });
+      throw err;
+    }
+    const ready = await this.awaitReady(id, options.waitMs ?? START_WAIT_MS);
+    return { conversationId: id, runId: handle.firstExecutionRunId, taskQueue, ready };
+  }
+
+  /**
+   * Sends a message and waits for the round's result: the reply, the tokens, the compactions the
+   * round ran. While a compaction awaits a person's approval or review, the round (and so this
+   * call) waits for the decision: {@link ConversationClient.queue} returns at once instead.
+   * @param options.onStatus - called on each change of phase while the round runs
+   * @throws BadInputError an empty or too long message (nothing sent)
+   * @throws ConversationNotFoundError, ConversationEndedError
+   * @throws RequestFailedError when the round failed (its model call, say); CompactionRejectedError
+   */
+  async send(
+    id: string,
+    text: string,
+    options: { onStatus?: StatusListener } = {},
+  ): Promise<SendMessageResult> {
+    const queued = await this.queue(id, text);
+    return withProgress(this.handle(id), options.onStatus, () => queued.result());
+  }
+
+  /**
+   * Hands a message to the conversation and returns once it has accepted it (checked, queued);
+   * `result()` waits for its round. What it waits behind, if a person must decide first, is in
+   * `awaiting`.
+   * @throws BadInputError, ConversationNotFoundError, ConversationEndedError as {@link ConversationClient.send}
+   */
+  async queue(id: string, text: string): Promise<QueuedMessage> {
+    checkMessageText(id, text);
+    await this.ensureRunning(id);
+    const status = await this.query(id, 'status', (handle) => handle.query(statusQuery));
+    if (status.ended) throw new ConversationEndedError(id);
+    checkMessageSize(id, text, status.maxInputChars, this.byReference);
+    const awaiting = status.awaitingApproval
+      ? { trigger: status.awaitingApproval.trigger, awaits: 'approval' as const }
+      : status.review
+        ? { trigger: status.review.trigger, awaits: 'review' as const }
+        : null;
+    const update = await this.update(id, (handle) =>
+      handle.startUpdate(sendMessageUpdate, {
+        updateId: newUpdateId(),
+        args: [messageBody(text)],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
+    );
+    return {
+      conversationId: id,
+      updateId: update.updateId,
+      awaiting,
+      result: () => this.mapped(id, () => update.result()),
+    };
+  }
+
+  /**
+   * Compacts the context now; resolves when the compaction has ended (committed, rolled back or
+   * skipped: see the brief's `status`).
+   * @param options.focus - what the summary should keep in focus (at most 4,000 characters)
+   * @param options.onStatus - called on each change of phase while it runs
+   * @throws BadInputError a focus that is too long; ConversationNotFoundError, ConversationEndedError
+   */
+  async compact(
+    id: string,
+    options: { focus?: string; onStatus?: StatusListener } = {},
+  ): Promise<CompactionBrief> {
+    return this.update(id, (handle) =>
+      withProgress(handle, options.onStatus, () =>
+        handle.executeUpdate(compactUpdate, {
+          // A focus is the user's text: by reference (see CLAIM).
+          args: [options.focus === undefined ? {} : { ...CLAIM, focus: options.focus }],
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Approves the compaction that awaits approval (`requireConfirmation`): it runs, then the rounds
+   * queued behind it. A summary awaiting review is answered with {@link ConversationClient.review}.
+   * @throws NoApprovalPendingError when none awaits approval
+   */
+  async approve(id: string): Promise<{ decision: 'approved' | 'rejected' }> {
+    return this.update(id, (handle) =>
+      handle.executeUpdate(approveCompactionUpdate, { args: [{ approve: true }] }),
+    );
+  }
+
+  /**
+   * Rejects the compaction that awaits approval: the conversation's `onReject` applies (go on
+   * uncompacted, drop the oldest rounds, or fail the round).
+   * @throws NoApprovalPendingError when none awaits approval
+   */
+  async reject(id: string): Promise<{ decision: 'approved' | 'rejected' }> {
+    return this.update(id, (handle) =>
+      handle.executeUpdate(approveCompactionUpdate, { args: [{ approve: false }] }),
+    );
+  }
+
+  /**
+   * Answers the summary that awaits review (`reviewSummary`; `status(id).review` shows it):
+   * approve it, approve an edited `summary` instead (not empty, within its `summaryBudget`), or
+   * reject it (rolled back, then `onReject` applies). Resolves when the compaction has ended.
+   * @throws NoReviewPendingError when none awaits review (`decidedMeanwhile`: it was decided, or
+   *   timed out, since the client looked)
+   * @throws BadInputError `SUMMARY_EDIT_REFUSED` or `BAD_INPUT`: the edit is refused, nothing changed
+   */
+  async review(
+    id: string,
+    answer: { decision: 'approve' | 'reject'; summary?: string },
+  ): Promise<ReviewResult> {
+    await this.ensureRunning(id);
+    const { review } = await this.query(id, 'status', (handle) => handle.query(statusQuery));
+    if (!review) throw new NoReviewPendingError(id);
+    const args: ReviewAnswer = {
+      decision: answer.decision,
+      // An edited summary is text: by reference (see CLAIM).
+      ...(answer.summary !== undefined ? { ...CLAIM, summary: answer.summary } : {}),
+    };
+    try {
+      return await this.temporal.workflow
+        .getHandle(review.workflowId)
+        .executeUpdate(reviewCompactionUpdate, { args: [args] });
+    } catch (err) {
+      // The child has ended: the review was decided (or timed out) since the status was read.
+      if (err instanceof WorkflowNotFoundError)
+        throw new NoReviewPendingError(id, { decidedMeanwhile: true, cause: err });
+      throw conversationErrorFrom(err, id);
+    }
+  }
+
+  /**
+   * The conversation's status (the `status` Query): phase, tokens, rounds, compactions, what
+   * awaits a person, and where a running compaction is (`compactionProgress`). An ended
+   * conversation answers too.
+   * @throws ConversationNotFoundError; NotRespondingError when no worker answers
+   */
+  async status(id: string): Promise<WatchedStatus> {
+    await this.describe(id);
+    const status: WatchedStatus = await this.query(id, 'status', (handle) => handle.query(statusQuery));
+    if (status.compaction)
+      status.compactionProgress = await compactionProgress(this.temporal.workflow, status.compaction);
+    return status;
+  }
+
+  /**
+   * Makes an earlier version's content active again, as a new version (undoes a compaction). It
+   * runs in turn, after the rounds and compactions asked for before it.
+   * @throws BadInputError a version below 1, or `VERSION_NOT_FOUND`
+   */
+  async restore(id: string, version: number): Promise<RestoreResult> {
+    if (!Number.isInteger(version) || version < 1)
+      throw new BadInputError('BAD_INPUT', id, 'version must be a positive integer');
+    return this.update(id, (handle) => handle.executeUpdate(restoreUpdate, { args: [{ version }] }));
+  }
+
+  /**
+   * The active context (or `version`) as the model is sent it, from the store: OpenAI chat
+   * messages, as JSON (`{ messages, tools? }`) or JSONL. Needs the client's `pool`.
+   * @throws StoreRequiredError when the client has no store
+   * @throws ConversationNotFoundError; BadInputError `VERSION_NOT_FOUND`
+   */
+  async export(id: string, options: ExportOptions = {}): Promise<ExportResult> {
+    if (!this.pool) throw new StoreRequiredError(id, 'export');
+    const { ConversationStore } = await import('../store');
+    return exportContext(new ConversationStore(this.pool), id, options);
+  }
+
+  /**
+   * The conversation's events from cursor `since` (default 0: the oldest kept; it keeps its last
+   * 100): compactions and their phases, cooldowns, the loop guard, approvals, reviews, restores.
+   * Ask again from `next` for the ones after; the cursor holds across continue-as-new.
+   * @throws BadInputError a cursor that is not a whole number ≥ 0; ConversationNotFoundError
+   */
+  async events(id: string, options: { since?: number } = {}): Promise<EventsResult> {
+    const since = options.since ?? 0;
+    if (!Number.isInteger(since) || since < 0)
+      throw new BadInputError('BAD_INPUT', id, `the events cursor must be a whole number ≥ 0 (got ${since})`);
+    const { running } = await this.describe(id);
+    const page = await this.query(id, 'eventsPage', (handle) => handle.query(eventsPageQuery, { since }));
+    return { ...page, running };
+  }
+
+  /**
+   * Ends the conversation once its queued work is done; resolves with the rounds it ran.
+   * @throws ConversationNotFoundError, ConversationEndedError
+   */
+  async end(id: string): Promise<{ rounds: number }> {
+    return this.update(id, (handle) => handle.executeUpdate(endUpdate));
+  }
+
+  /**
+   * Where the conversation's workflow is, from the server alone (no worker needed).
+   * @throws ConversationNotFoundError when no conversation has this id
+   */
+  async describe(id: string): Promise<ConversationDescription> {
+    try {
+      const description = await this.handle(id).describe();
+      if (description.type !== CONVERSATION_WORKFLOW)
+        throw new ConversationNotFoundError(id, {
+          message: `no conversation ${id} (workflow ${id} is a ${description.type})`,
+        });
+      const workflowStatus = description.status.name;
+      return { conversationId: id, workflowStatus, running: workflowStatus === 'RUNNING' };
+    } catch (err) {
+      throw conversationErrorFrom(err, id);
+    }
+  }
+
+  /**
+   * Checks that the conversation runs.
+   * @throws ConversationNotFoundError; ConversationEndedError saying how it closed (and why, if it failed)
+   */
+  async ensureRunning(id: string): Promise<void> {
+    const { workflowStatus, running } = await this.describe(id);
+    if (running) return;
+    const failure = workflowStatus === 'FAILED' ? await this.failureOf(id) : null;
+    throw new ConversationEndedError(id, { workflowStatus, failure });
+  }
+
+  /**
+   * Calls `onChange` with the status each time its phase (or where a compaction is) changes,
+   * polling every `intervalMs` (default 500) until `stop()`. A failed poll is skipped.
+   */
+  watchStatus(id: string, onChange: StatusListener, options: { intervalMs?: number } = {}): PhaseWatcher {
+    return watchPhases(this.handle(id), onChange, options.intervalMs);
+  }
+
+  private handle(id: string): WorkflowHandle {
+    return this.temporal.workflow.getHandle(id);
+  }
+
+  /** Runs `work`, its failures mapped to the client's errors. */
+  private async mapped<T>(id: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      throw conversationErrorFrom(err, id);
+    }
+  }
+
+  /** Sends an Update to a running conversation; one that closes meanwhile is reported as ended. */
+  private async update<T>(id: string, send: (handle: WorkflowHandle) => Promise<T>): Promise<T> {
+    await this.ensureRunning(id);
+    try {
+      return await send(this.handle(id));
+    } catch (err) {
+      // An Update to a workflow that has just closed finds no workflow: say how it closed.
+      if (err instanceof WorkflowNotFoundError) await this.ensureRunning(id);
+      throw conversationErrorFrom(err, id);
+    }
+  }
+
+  /** A Query with a deadline: a conversation no worker answers is a {@link NotRespondingError}. */
+  private async query<T>(id: string, name: string, ask: (handle: WorkflowHandle) => Promise<T>): Promise<T> {
+    try {
+      return await this.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => ask(this.handle(id)));
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(id, { cause: err });
+      const root = innermostCause(err);
+      const reason = (root instanceof Error ? root.message : String(root)).split('\n')[0] ?? '';
+      throw new NotRespondingError(id, name, reason, { cause: err });
+    }
+  }
+
+  /**
+   * Why the conversation's closed workflow failed: the innermost application failure's first line
+   * and type. Null when it did not fail.
+   */
+  private async failureOf(id: string): Promise<{ message: string; type: string | null } | null> {
+    try {
+      await this.handle(id).result();
+      return null;
+    } catch (err) {
+      if (!(err instanceof WorkflowFailedError)) return null;
+      const application = causeChain(err.cause)
+        .filter((failure): failure is ApplicationFailure => failure instanceof ApplicationFailure)
+        .pop();
+      const root = application ?? innermostCause(err);
+      const message = root instanceof Error ? root.message : err.message;
+      return { message: message.split('\n')[0] ?? message, type: application?.type ?? null };
+    }
+  }
+
+  /**
+   * Whether the id's workflow failed at start on its input, and so wrote nothing to the store: its
+   * first run failed with one of BAD_START_INPUT_FAILURE_TYPES (a later run has a stored conversation).
+   */
+  private async failedOnItsInput(id: string): Promise<boolean> {
+    const { status, runId, raw } = await this.handle(id).describe();
+    if (status.name !== 'FAILED' || raw.workflowExecutionInfo?.firstRunId !== runId) return false;
+    const failure = await this.failureOf(id);
+    return BAD_START_INPUT_FAILURE_TYPES.includes(failure?.type as FailureType);
+  }
+
+  /**
+   * Waits until a worker has set the conversation up (its phase leaves `starting`); false when
+   * none did within `timeoutMs`.
+   * @throws the {@link startFailureError} of a conversation that failed at start
+   */
+  private async awaitReady(id: string, timeoutMs: number): Promise<boolean> {
+    const handle = this.handle(id);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { status } = await handle.describe();
+      if (status.name !== 'RUNNING') {
+        const failure = await this.failureOf(id);
+        if (!failure) return true;
+        throw startFailureError(id, failure);
+      }
+      try {
+        // Without a worker the query would wait for one: ask for a short answer.
+        const current = await this.temporal.withDeadline(Math.min(deadline, Date.now() + 2000), () =>
+          handle.query(statusQuery),
+        );
+        if (current.phase !== 'starting') return true;
+      } catch {
+        // no worker yet, or the workflow is between tasks: look again
+      }
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
