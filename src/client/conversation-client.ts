@@ -2,7 +2,8 @@
  * {@link ConversationClient}: the agent conversations of a Temporal namespace, from code. Each
  * method names a conversation by its id, checks what it can before anything is sent, sends one
  * Update or Query, and returns the workflow's typed answer; every failure about the conversation is
- * a {@link ConversationError} (see errors.ts for the classes and the one mapping from Temporal's).
+ * a {@link ConversationError} (errors.ts: the classes; error-mapping.ts: the one mapping from
+ * Temporal's failures).
  *
  * ```ts
  * const conversations = await ConversationClient.connect({
@@ -27,19 +28,12 @@
 import {
   Client,
   Connection,
-  WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateStage,
-  type ConnectionOptions,
   type WorkflowHandle,
 } from '@temporalio/client';
-import {
-  ApplicationFailure,
-  WorkflowExecutionAlreadyStartedError,
-  type PayloadCodec,
-} from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Pool } from 'pg';
-import { BAD_START_INPUT_FAILURE_TYPES, causeChain, innermostCause, type FailureType } from '../failures';
 import {
   approveCompactionUpdate,
   CLAIM,
@@ -52,24 +46,35 @@ import {
   sendMessageUpdate,
   statusQuery,
   type CompactionBrief,
-  type EventsPage,
   type RestoreResult,
   type ReviewAnswer,
   type ReviewResult,
   type SendMessageResult,
 } from '../../workflows/definitions';
 import { newUpdateId } from '../update-ids';
-import { clientPayloadCodecs, messagesByReference, type ClientCodecOptions } from './codecs';
+import type {
+  ConnectOptions,
+  ConversationClientOptions,
+  ConversationDescription,
+  EventsResult,
+  QueuedMessage,
+  StatusListener,
+} from './client-types';
+import { clientPayloadCodecs, messagesByReference } from './codecs';
 import { compactionProgress, type WatchedStatus } from './compaction-progress';
+import {
+  awaitReady,
+  describeConversation,
+  failedOnItsInput,
+  queryConversation,
+  workflowFailure,
+} from './conversation-workflow';
+import { conversationErrorFrom } from './error-mapping';
 import {
   BadInputError,
   ConversationEndedError,
   ConversationExistsError,
-  ConversationNotFoundError,
-  conversationErrorFrom,
   NoReviewPendingError,
-  NotRespondingError,
-  startFailureError,
   StoreRequiredError,
   TemporalUnreachableError,
 } from './errors';
@@ -85,102 +90,6 @@ import {
   type StartInput,
   type StartOptions,
 } from './start-input';
-
-/** How long a Query may take: a worker answers in milliseconds, none never does. */
-export const QUERY_DEADLINE_MS = 15_000;
-
-/** Settings every client takes. */
-interface CommonOptions {
-  /** The workers' task queue, where `start` starts conversations. Default `durable-compaction`. */
-  taskQueue?: string;
-  /**
-   * A pool on the workers' PostgreSQL. `export` reads the store through it; a client built on a
-   * `connection` also stores and reads message bodies there. The client does not end it.
-   */
-  pool?: Pool;
-  /**
-   * Whether the client's codecs send messages by reference (DC_CLAIM_CHECK not `off`). Inline,
-   * a message over 1.5 MB is refused before it is sent. Default true.
-   */
-  messagesByReference?: boolean;
-}
-
-/** A client on a Temporal client of the caller's, used as it is. */
-export interface ClientOptionsWithClient extends CommonOptions {
-  /**
-   * The Temporal client to send through. Its data converter must carry the workers' payload codecs
-   * (`clientPayloadCodecs({ pool })`): without them a reply, which travels by reference, cannot be read.
-   */
-  client: Client;
-  connection?: never;
-}
-
-/** A client built on a connection of the caller's. */
-export interface ClientOptionsWithConnection extends CommonOptions {
-  /** The connection to the Temporal server. The client does not close it. */
-  connection: Connection;
-  client?: never;
-  /** The namespace of the conversations. Default `default`. */
-  namespace?: string;
-  /**
-   * The payload codecs. Default: the claim check on `pool` (then AES-GCM with DC_PAYLOAD_KEY);
-   * without a pool, a claim check that refuses, with what to set, any body it would have to store.
-   */
-  payloadCodecs?: PayloadCodec[];
-}
-
-/** How to build a {@link ConversationClient}: on a Temporal `client`, or on a `connection`. */
-export type ConversationClientOptions = ClientOptionsWithClient | ClientOptionsWithConnection;
-
-/** How {@link ConversationClient.connect} connects. */
-export interface ConnectOptions extends Omit<ClientCodecOptions, 'pool'> {
-  /** `host:port` of the Temporal frontend. Default `localhost:7233`. */
-  address?: string;
-  /** The namespace of the conversations. Default `default`. */
-  namespace?: string;
-  /** The workers' task queue, where `start` starts conversations. Default `durable-compaction`. */
-  taskQueue?: string;
-  /**
-   * The workers' PostgreSQL (`postgres://…`): message bodies are written and read there, and
-   * `export` reads the store. The pool connects on first use and is ended by `close`.
-   */
-  databaseUrl?: string;
-  /** A pool on the workers' PostgreSQL instead of `databaseUrl` (not ended by `close`). */
-  pool?: Pool;
-  /** More connection options (TLS, API key, metadata). Default: plain, a 5 s connect timeout. */
-  connection?: Omit<ConnectionOptions, 'address'>;
-}
-
-/** A message handed to a conversation, answered in its turn. */
-export interface QueuedMessage {
-  conversationId: string;
-  /** The id of its `sendMessage` Update. */
-  updateId: string;
-  /**
-   * What it waits behind: a compaction that awaited a person's approval or review when it was
-   * sent (it is answered once that is decided), or null.
-   */
-  awaiting: { trigger: string; awaits: 'approval' | 'review' } | null;
-  /** The round's result, once the round has run. Rejects with a {@link ConversationError}. */
-  result(): Promise<SendMessageResult>;
-}
-
-/** Called with the conversation's status on each change of phase while a request runs. */
-export type StatusListener = (status: WatchedStatus) => void;
-
-/** A page of events and whether more may come. */
-export interface EventsResult extends EventsPage {
-  /** The conversation still runs: more events may come after `next`. */
-  running: boolean;
-}
-
-/** Where a conversation's workflow is, as the server knows it (no worker needed). */
-export interface ConversationDescription {
-  conversationId: string;
-  /** Its workflow's status: `RUNNING`, `COMPLETED` (ended), `FAILED`, `TERMINATED`, … */
-  workflowStatus: string;
-  running: boolean;
-}
 
 /** The agent conversations of one namespace. See the module's documentation for an example. */
 export class ConversationClient {
@@ -281,7 +190,10 @@ export class ConversationClient {
     let handle: Awaited<ReturnType<typeof start>>;
     try {
       handle = await start('REJECT_DUPLICATE').catch(async (err: unknown) => {
-        if (err instanceof WorkflowExecutionAlreadyStartedError && (await this.failedOnItsInput(id)))
+        if (
+          err instanceof WorkflowExecutionAlreadyStartedError &&
+          (await failedOnItsInput(this.temporal, id))
+        )
           return start('ALLOW_DUPLICATE_FAILED_ONLY');
         throw err;
       });
@@ -290,7 +202,7 @@ export class ConversationClient {
         throw new ConversationExistsError(id, { cause: err });
       throw err;
     }
-    const ready = await this.awaitReady(id, options.waitMs ?? START_WAIT_MS);
+    const ready = await awaitReady(this.temporal, id, options.waitMs ?? START_WAIT_MS);
     return { conversationId: id, runId: handle.firstExecutionRunId, taskQueue, ready };
   }
 
@@ -321,7 +233,9 @@ export class ConversationClient {
   async queue(id: string, text: string): Promise<QueuedMessage> {
     checkMessageText(id, text);
     await this.ensureRunning(id);
-    const status = await this.query(id, 'status', (handle) => handle.query(statusQuery));
+    const status = await queryConversation(this.temporal, id, 'status', (handle) =>
+      handle.query(statusQuery),
+    );
     if (status.ended) throw new ConversationEndedError(id);
     checkMessageSize(id, text, status.maxInputChars, this.byReference);
     const awaiting = status.awaitingApproval
@@ -400,7 +314,9 @@ export class ConversationClient {
     answer: { decision: 'approve' | 'reject'; summary?: string },
   ): Promise<ReviewResult> {
     await this.ensureRunning(id);
-    const { review } = await this.query(id, 'status', (handle) => handle.query(statusQuery));
+    const { review } = await queryConversation(this.temporal, id, 'status', (handle) =>
+      handle.query(statusQuery),
+    );
     if (!review) throw new NoReviewPendingError(id);
     const args: ReviewAnswer = {
       decision: answer.decision,
@@ -427,7 +343,9 @@ export class ConversationClient {
    */
   async status(id: string): Promise<WatchedStatus> {
     await this.describe(id);
-    const status: WatchedStatus = await this.query(id, 'status', (handle) => handle.query(statusQuery));
+    const status: WatchedStatus = await queryConversation(this.temporal, id, 'status', (handle) =>
+      handle.query(statusQuery),
+    );
     if (status.compaction)
       status.compactionProgress = await compactionProgress(this.temporal.workflow, status.compaction);
     return status;
@@ -467,7 +385,9 @@ export class ConversationClient {
     if (!Number.isInteger(since) || since < 0)
       throw new BadInputError('BAD_INPUT', id, `the events cursor must be a whole number ≥ 0 (got ${since})`);
     const { running } = await this.describe(id);
-    const page = await this.query(id, 'eventsPage', (handle) => handle.query(eventsPageQuery, { since }));
+    const page = await queryConversation(this.temporal, id, 'eventsPage', (handle) =>
+      handle.query(eventsPageQuery, { since }),
+    );
     return { ...page, running };
   }
 
@@ -483,18 +403,8 @@ export class ConversationClient {
    * Where the conversation's workflow is, from the server alone (no worker needed).
    * @throws ConversationNotFoundError when no conversation has this id
    */
-  async describe(id: string): Promise<ConversationDescription> {
-    try {
-      const description = await this.handle(id).describe();
-      if (description.type !== CONVERSATION_WORKFLOW)
-        throw new ConversationNotFoundError(id, {
-          message: `no conversation ${id} (workflow ${id} is a ${description.type})`,
-        });
-      const workflowStatus = description.status.name;
-      return { conversationId: id, workflowStatus, running: workflowStatus === 'RUNNING' };
-    } catch (err) {
-      throw conversationErrorFrom(err, id);
-    }
+  describe(id: string): Promise<ConversationDescription> {
+    return describeConversation(this.temporal, id);
   }
 
   /**
@@ -504,7 +414,7 @@ export class ConversationClient {
   async ensureRunning(id: string): Promise<void> {
     const { workflowStatus, running } = await this.describe(id);
     if (running) return;
-    const failure = workflowStatus === 'FAILED' ? await this.failureOf(id) : null;
+    const failure = workflowStatus === 'FAILED' ? await workflowFailure(this.temporal, id) : null;
     throw new ConversationEndedError(id, { workflowStatus, failure });
   }
 
@@ -538,77 +448,6 @@ export class ConversationClient {
       // An Update to a workflow that has just closed finds no workflow: say how it closed.
       if (err instanceof WorkflowNotFoundError) await this.ensureRunning(id);
       throw conversationErrorFrom(err, id);
-    }
-  }
-
-  /** A Query with a deadline: a conversation no worker answers is a {@link NotRespondingError}. */
-  private async query<T>(id: string, name: string, ask: (handle: WorkflowHandle) => Promise<T>): Promise<T> {
-    try {
-      return await this.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => ask(this.handle(id)));
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(id, { cause: err });
-      const root = innermostCause(err);
-      const reason = (root instanceof Error ? root.message : String(root)).split('\n')[0] ?? '';
-      throw new NotRespondingError(id, name, reason, { cause: err });
-    }
-  }
-
-  /**
-   * Why the conversation's closed workflow failed: the innermost application failure's first line
-   * and type. Null when it did not fail.
-   */
-  private async failureOf(id: string): Promise<{ message: string; type: string | null } | null> {
-    try {
-      await this.handle(id).result();
-      return null;
-    } catch (err) {
-      if (!(err instanceof WorkflowFailedError)) return null;
-      const application = causeChain(err.cause)
-        .filter((failure): failure is ApplicationFailure => failure instanceof ApplicationFailure)
-        .pop();
-      const root = application ?? innermostCause(err);
-      const message = root instanceof Error ? root.message : err.message;
-      return { message: message.split('\n')[0] ?? message, type: application?.type ?? null };
-    }
-  }
-
-  /**
-   * Whether the id's workflow failed at start on its input, and so wrote nothing to the store: its
-   * first run failed with one of BAD_START_INPUT_FAILURE_TYPES (a later run has a stored conversation).
-   */
-  private async failedOnItsInput(id: string): Promise<boolean> {
-    const { status, runId, raw } = await this.handle(id).describe();
-    if (status.name !== 'FAILED' || raw.workflowExecutionInfo?.firstRunId !== runId) return false;
-    const failure = await this.failureOf(id);
-    return BAD_START_INPUT_FAILURE_TYPES.includes(failure?.type as FailureType);
-  }
-
-  /**
-   * Waits until a worker has set the conversation up (its phase leaves `starting`); false when
-   * none did within `timeoutMs`.
-   * @throws the {@link startFailureError} of a conversation that failed at start
-   */
-  private async awaitReady(id: string, timeoutMs: number): Promise<boolean> {
-    const handle = this.handle(id);
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const { status } = await handle.describe();
-      if (status.name !== 'RUNNING') {
-        const failure = await this.failureOf(id);
-        if (!failure) return true;
-        throw startFailureError(id, failure);
-      }
-      try {
-        // Without a worker the query would wait for one: ask for a short answer.
-        const current = await this.temporal.withDeadline(Math.min(deadline, Date.now() + 2000), () =>
-          handle.query(statusQuery),
-        );
-        if (current.phase !== 'starting') return true;
-      } catch {
-        // no worker yet, or the workflow is between tasks: look again
-      }
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 }

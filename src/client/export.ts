@@ -5,7 +5,8 @@
  */
 import { lower, type ModelRequest } from '../context/lower';
 import type { ConversationStore } from '../store';
-import { ConversationNotFoundError, conversationErrorFrom } from './errors';
+import { conversationErrorFrom } from './error-mapping';
+import { ConversationNotFoundError } from './errors';
 
 /** The formats `export` writes. */
 export const EXPORT_FORMATS = ['json', 'jsonl'] as const;

@@ -4,24 +4,25 @@
  *
  * @module
  */
-export {
-  ConversationClient,
-  QUERY_DEADLINE_MS,
-  type ClientOptionsWithClient,
-  type ClientOptionsWithConnection,
-  type ConnectOptions,
-  type ConversationClientOptions,
-  type ConversationDescription,
-  type EventsResult,
-  type QueuedMessage,
-  type StatusListener,
-} from './conversation-client';
+export { ConversationClient } from './conversation-client';
+export type {
+  ClientOptionsWithClient,
+  ClientOptionsWithConnection,
+  CommonClientOptions,
+  ConnectOptions,
+  ConversationClientOptions,
+  ConversationDescription,
+  EventsResult,
+  QueuedMessage,
+  StatusListener,
+} from './client-types';
+export { QUERY_DEADLINE_MS, type WorkflowFailure } from './conversation-workflow';
+export { conversationErrorFrom, startFailureError } from './error-mapping';
 export {
   BadInputError,
   CompactionRejectedError,
   ConversationEndedError,
   ConversationError,
-  conversationErrorFrom,
   ConversationExistsError,
   ConversationNotFoundError,
   NoApprovalPendingError,

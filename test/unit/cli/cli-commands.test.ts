@@ -2,21 +2,15 @@
  * The client commands without Temporal: argument checks (exit 2 with one clear line), Update
  * failures as the user sees them, and the formatting of usage, compactions, status and chat lines.
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/context/config';
 import { ImportError } from '../../../src/importers';
-import {
-  exitCodeFor,
-  explainUpdateFailure,
-  intArgument,
-  newConversationId,
-  UsageError,
-  workflowUiUrl,
-} from '../../../src/cli/client';
+import { cliError, exitCodeFor, intArgument, UsageError, workflowUiUrl } from '../../../src/cli/client';
+import { conversationErrorFrom, newConversationId, renderExport } from '../../../src/client';
 import { parseChatLine } from '../../../src/cli/commands/chat';
-import { parseExportFormat, renderExport } from '../../../src/cli/commands/export';
+import { parseExportFormat } from '../../../src/cli/commands/export';
 import { parseSessionFormat } from '../../../src/cli/commands/import';
 import { queuedMessage } from '../../../src/cli/commands/send';
 import { connectLine } from '../../../src/cli/commands/up';
@@ -34,7 +28,6 @@ import {
   type CompactionBrief,
   type ConversationStatus,
 } from '../../../workflows/definitions';
-import { explainReviewFailure } from '../../../src/cli/commands/control';
 import { tempFiles, thrown } from '../../support/files';
 
 const file = tempFiles('dc-cli-');
@@ -299,35 +292,34 @@ describe('export and chat lines', () => {
   });
 });
 
+/** A client error as the CLI shows it: the client's mapping, then the CLI's. */
+const shown = (err: unknown): Error => cliError(conversationErrorFrom(err, 'conv-1')) as Error;
+
 describe('answers to a review', () => {
   const failed = (type: string, message: string) =>
     new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ message, type }));
 
-  it('a review that ended meanwhile (decided, timed out, its child gone) is bad input that says so', () => {
-    for (const err of [
-      failed(NO_REVIEW_PENDING, 'the review has been answered already'),
-      new WorkflowNotFoundError('workflow execution already completed', 'c/compaction-1', undefined),
-    ]) {
-      const explained = explainReviewFailure(err, 'conv-1') as Error;
-      expect(explained).toBeInstanceOf(UsageError);
-      expect(explained.message).toBe(
-        'no compaction of conv-1 awaits review any more: it was decided or timed out meanwhile (`durable-compaction status conv-1`)',
-      );
-    }
+  it('a review that ended meanwhile (decided, timed out) is bad input that says so', () => {
+    const explained = shown(failed(NO_REVIEW_PENDING, 'the review has been answered already'));
+    expect(explained).toBeInstanceOf(UsageError);
+    expect(explained.message).toBe(
+      'no compaction of conv-1 awaits review any more: it was decided or timed out meanwhile (`durable-compaction status conv-1`)',
+    );
   });
 
-  it('a refused edit says why; anything else is left as it is', () => {
-    const refused = explainReviewFailure(failed('SUMMARY_EDIT_REFUSED', 'the edit is over the budget'), 'c');
+  it('a refused edit says why; a validator refusal is bad input in its own words', () => {
+    const refused = shown(failed('SUMMARY_EDIT_REFUSED', 'the edit is over the budget'));
     expect(refused).toBeInstanceOf(UsageError);
-    expect((refused as Error).message).toBe('the edit is over the budget');
-    const other = failed('Error', 'decision must be approve or reject');
-    expect(explainReviewFailure(other, 'c')).toBe(other);
+    expect(refused.message).toBe('the edit is over the budget');
+    const other = shown(failed('Error', 'decision must be approve or reject'));
+    expect(other).toBeInstanceOf(UsageError);
+    expect(other.message).toBe('decision must be approve or reject');
   });
 });
 
 describe('Update failures', () => {
   it('a validator refusal is bad input', () => {
-    const err = explainUpdateFailure(
+    const err = shown(
       new WorkflowUpdateFailedError(
         'Workflow Update failed',
         ApplicationFailure.create({ message: 'no compaction is awaiting approval', type: 'Error' }),
@@ -350,20 +342,20 @@ describe('Update failures', () => {
         nonRetryable: true,
       }),
     );
-    const err = explainUpdateFailure(new WorkflowUpdateFailedError('Workflow Update failed', cause));
+    const err = shown(new WorkflowUpdateFailedError('Workflow Update failed', cause));
     expect(err).toBeInstanceOf(UsageError);
     expect(err.message).toBe('conversation c has no version 99 to restore');
   });
 
   it('a failed round is a runtime failure with its reason', () => {
-    const err = explainUpdateFailure(
+    const err = shown(
       new WorkflowUpdateFailedError(
         'Workflow Update failed',
         ApplicationFailure.create({ message: 'model unreachable', type: 'ROUND_FAILED' }),
       ),
     );
     expect(exitCodeFor(err)).toBe(1);
-    expect(err.message).toContain('model unreachable');
+    expect(err.message).toBe('Workflow Update failed: model unreachable');
   });
 
   it('import errors and config errors exit 2', () => {
