@@ -18,7 +18,7 @@ import {
 import { tokenCounterForModel } from '../tokens';
 import { BUILTIN_TOOLS } from '../../activities/tools/builtin';
 import type { AgentConversationInput } from '../../workflows/definitions';
-import { newConversationId } from '../client/start-input';
+import { newConversationId } from '../client/start';
 import { intArgument, UsageError } from './client';
 
 /** The system prompt when neither --system nor --system-file (nor a recording's) gives one. */

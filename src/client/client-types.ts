@@ -23,6 +23,11 @@ export interface CommonClientOptions {
    * a message over 1.5 MB is refused before it is sent. Default true.
    */
   messagesByReference?: boolean;
+  /**
+   * How long a Query (status, events) may take before the conversation is reported as not
+   * answering ({@link NotRespondingError}: no worker polls its task queue). Default 15 s.
+   */
+  queryTimeoutMs?: number;
 }
 
 /** A client on a Temporal client of the caller's, used as it is. */

@@ -32,7 +32,6 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Pool } from 'pg';
 import {
   approveCompactionUpdate,
@@ -46,6 +45,7 @@ import {
   sendMessageUpdate,
   statusQuery,
   type CompactionBrief,
+  type ConversationStatus,
   type RestoreResult,
   type ReviewAnswer,
   type ReviewResult,
@@ -63,9 +63,9 @@ import type {
 import { clientPayloadCodecs, messagesByReference } from './codecs';
 import { compactionProgress, type WatchedStatus } from './compaction-progress';
 import {
-  awaitReady,
   describeConversation,
-  failedOnItsInput,
+  DEFAULT_CONVERSATION_TASK_QUEUE,
+  QUERY_DEADLINE_MS,
   queryConversation,
   workflowFailure,
 } from './conversation-workflow';
@@ -73,7 +73,6 @@ import { conversationErrorFrom } from './error-mapping';
 import {
   BadInputError,
   ConversationEndedError,
-  ConversationExistsError,
   NoReviewPendingError,
   StoreRequiredError,
   TemporalUnreachableError,
@@ -81,15 +80,7 @@ import {
 import { exportContext, type ExportOptions, type ExportResult } from './export';
 import { checkMessageSize, checkMessageText } from './message-checks';
 import { watchPhases, withProgress, type PhaseWatcher } from './progress';
-import {
-  checkedStartInput,
-  CONVERSATION_WORKFLOW,
-  DEFAULT_CONVERSATION_TASK_QUEUE,
-  START_WAIT_MS,
-  type StartedConversation,
-  type StartInput,
-  type StartOptions,
-} from './start-input';
+import { startConversation, type StartedConversation, type StartInput, type StartOptions } from './start';
 
 /** The agent conversations of one namespace. See the module's documentation for an example. */
 export class ConversationClient {
@@ -99,6 +90,7 @@ export class ConversationClient {
   readonly taskQueue: string;
   private readonly pool: Pool | null;
   private readonly byReference: boolean;
+  private readonly queryTimeoutMs: number;
   /** What `close` releases: what the client made itself. */
   private readonly owned: (() => Promise<void>)[] = [];
 
@@ -110,6 +102,7 @@ export class ConversationClient {
     this.taskQueue = options.taskQueue ?? DEFAULT_CONVERSATION_TASK_QUEUE;
     this.pool = options.pool ?? null;
     this.byReference = options.messagesByReference ?? true;
+    this.queryTimeoutMs = options.queryTimeoutMs ?? QUERY_DEADLINE_MS;
     this.temporal =
       options.client ??
       new Client({
@@ -174,36 +167,8 @@ export class ConversationClient {
    * @throws ConversationExistsError when the id is taken
    * @throws RequestFailedError when it failed at start for another reason
    */
-  async start(input: StartInput, options: StartOptions = {}): Promise<StartedConversation> {
-    const checked = checkedStartInput(input);
-    const id = checked.conversationId;
-    const taskQueue = options.taskQueue ?? this.taskQueue;
-    const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY') =>
-      this.temporal.workflow.start(CONVERSATION_WORKFLOW, {
-        workflowId: id,
-        taskQueue,
-        // The system prompt is text: by reference (see CLAIM).
-        args: [{ ...CLAIM, ...checked }],
-        workflowIdReusePolicy,
-        staticSummary: `conversation ${id} (${checked.model.model})`,
-      });
-    let handle: Awaited<ReturnType<typeof start>>;
-    try {
-      handle = await start('REJECT_DUPLICATE').catch(async (err: unknown) => {
-        if (
-          err instanceof WorkflowExecutionAlreadyStartedError &&
-          (await failedOnItsInput(this.temporal, id))
-        )
-          return start('ALLOW_DUPLICATE_FAILED_ONLY');
-        throw err;
-      });
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError)
-        throw new ConversationExistsError(id, { cause: err });
-      throw err;
-    }
-    const ready = await awaitReady(this.temporal, id, options.waitMs ?? START_WAIT_MS);
-    return { conversationId: id, runId: handle.firstExecutionRunId, taskQueue, ready };
+  start(input: StartInput, options: StartOptions = {}): Promise<StartedConversation> {
+    return startConversation(this.temporal, input, { taskQueue: this.taskQueue, ...options });
   }
 
   /**
@@ -233,9 +198,7 @@ export class ConversationClient {
   async queue(id: string, text: string): Promise<QueuedMessage> {
     checkMessageText(id, text);
     await this.ensureRunning(id);
-    const status = await queryConversation(this.temporal, id, 'status', (handle) =>
-      handle.query(statusQuery),
-    );
+    const status = await this.statusOf(id);
     if (status.ended) throw new ConversationEndedError(id);
     checkMessageSize(id, text, status.maxInputChars, this.byReference);
     const awaiting = status.awaitingApproval
@@ -314,9 +277,7 @@ export class ConversationClient {
     answer: { decision: 'approve' | 'reject'; summary?: string },
   ): Promise<ReviewResult> {
     await this.ensureRunning(id);
-    const { review } = await queryConversation(this.temporal, id, 'status', (handle) =>
-      handle.query(statusQuery),
-    );
+    const { review } = await this.statusOf(id);
     if (!review) throw new NoReviewPendingError(id);
     const args: ReviewAnswer = {
       decision: answer.decision,
@@ -343,9 +304,7 @@ export class ConversationClient {
    */
   async status(id: string): Promise<WatchedStatus> {
     await this.describe(id);
-    const status: WatchedStatus = await queryConversation(this.temporal, id, 'status', (handle) =>
-      handle.query(statusQuery),
-    );
+    const status: WatchedStatus = await this.statusOf(id);
     if (status.compaction)
       status.compactionProgress = await compactionProgress(this.temporal.workflow, status.compaction);
     return status;
@@ -385,9 +344,7 @@ export class ConversationClient {
     if (!Number.isInteger(since) || since < 0)
       throw new BadInputError('BAD_INPUT', id, `the events cursor must be a whole number ≥ 0 (got ${since})`);
     const { running } = await this.describe(id);
-    const page = await queryConversation(this.temporal, id, 'eventsPage', (handle) =>
-      handle.query(eventsPageQuery, { since }),
-    );
+    const page = await this.ask(id, 'eventsPage', (handle) => handle.query(eventsPageQuery, { since }));
     return { ...page, running };
   }
 
@@ -424,6 +381,16 @@ export class ConversationClient {
    */
   watchStatus(id: string, onChange: StatusListener, options: { intervalMs?: number } = {}): PhaseWatcher {
     return watchPhases(this.handle(id), onChange, options.intervalMs);
+  }
+
+  /** A Query of the conversation's (`name`, for the error), with the client's timeout. */
+  private ask<T>(id: string, name: string, ask: (handle: WorkflowHandle) => Promise<T>): Promise<T> {
+    return queryConversation(this.temporal, id, { name, timeoutMs: this.queryTimeoutMs }, ask);
+  }
+
+  /** The `status` Query. */
+  private statusOf(id: string): Promise<ConversationStatus> {
+    return this.ask(id, 'status', (handle) => handle.query(statusQuery));
   }
 
   private handle(id: string): WorkflowHandle {

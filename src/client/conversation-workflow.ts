@@ -15,9 +15,17 @@ import { statusQuery } from '../../workflows/definitions';
 import type { ConversationDescription } from './client-types';
 import { ConversationNotFoundError, NotRespondingError } from './errors';
 import { conversationErrorFrom, startFailureError } from './error-mapping';
-import { CONVERSATION_WORKFLOW } from './start-input';
 
-/** How long a Query may take: a worker answers in milliseconds, none never does. */
+/** The workflow type every conversation runs. */
+export const CONVERSATION_WORKFLOW = 'agentConversation';
+
+/**
+ * The task queue a client starts conversations on when it is given none: the workers' default
+ * (`DEFAULT_TASK_QUEUE` of src/worker.ts, which a test keeps equal to this).
+ */
+export const DEFAULT_CONVERSATION_TASK_QUEUE = 'durable-compaction';
+
+/** How long a Query may take by default: a worker answers in milliseconds, none never does. */
 export const QUERY_DEADLINE_MS = 15_000;
 
 /** Why a workflow failed: its innermost application failure's first line, and its type. */
@@ -101,24 +109,22 @@ export async function awaitReady(client: Client, id: string, timeoutMs: number):
 }
 
 /**
- * Asks the conversation a Query (`name`, for the error), giving up after {@link QUERY_DEADLINE_MS}.
+ * Asks the conversation a Query (`query.name`, for the error), giving up after `query.timeoutMs`.
  * @throws ConversationNotFoundError when there is no workflow `id`
  * @throws NotRespondingError when it did not answer (no worker polls its task queue)
  */
 export async function queryConversation<T>(
   client: Client,
   id: string,
-  name: string,
+  query: { name: string; timeoutMs: number },
   ask: (handle: WorkflowHandle) => Promise<T>,
 ): Promise<T> {
   try {
-    return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-      ask(client.workflow.getHandle(id)),
-    );
+    return await client.withDeadline(Date.now() + query.timeoutMs, () => ask(client.workflow.getHandle(id)));
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(id, { cause: err });
     const root = innermostCause(err);
     const reason = (root instanceof Error ? root.message : String(root)).split('\n')[0] ?? '';
-    throw new NotRespondingError(id, name, reason, { cause: err });
+    throw new NotRespondingError(id, query.name, reason, { cause: err });
   }
 }

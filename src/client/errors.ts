@@ -105,7 +105,7 @@ export class ConversationEndedError extends ConversationError {
       status === 'FAILED'
         ? `: it failed${failure ? ` (${failure.message})` : ''}`
         : status !== null && status !== 'COMPLETED'
-          ? ` (its workflow is ${status.toLowerCase().replace(/_/g, ' ')})`
+          ? ` (its workflow is ${status.toLowerCase()})`
           : '';
     super(
       'CONVERSATION_ENDED',

@@ -16,7 +16,12 @@ export type {
   QueuedMessage,
   StatusListener,
 } from './client-types';
-export { QUERY_DEADLINE_MS, type WorkflowFailure } from './conversation-workflow';
+export {
+  CONVERSATION_WORKFLOW,
+  DEFAULT_CONVERSATION_TASK_QUEUE,
+  QUERY_DEADLINE_MS,
+  type WorkflowFailure,
+} from './conversation-workflow';
 export { conversationErrorFrom, startFailureError } from './error-mapping';
 export {
   BadInputError,
@@ -36,14 +41,12 @@ export {
   type ConversationErrorType,
 } from './errors';
 export {
-  CONVERSATION_WORKFLOW,
-  DEFAULT_CONVERSATION_TASK_QUEUE,
   newConversationId,
   START_WAIT_MS,
   type StartedConversation,
   type StartInput,
   type StartOptions,
-} from './start-input';
+} from './start';
 export {
   EXPORT_FORMATS,
   renderExport,

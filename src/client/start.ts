@@ -1,22 +1,17 @@
 /**
- * What `ConversationClient.start` takes and returns, and the checks it runs on its input before
- * anything is sent: the conversation id's rule and the compaction configuration's schema, the ones
- * the workflow applies at its start.
+ * Starting a conversation (`ConversationClient.start`): what it takes and returns, the checks its
+ * input passes before anything is sent (the conversation id's rule and the compaction
+ * configuration's schema, the ones the workflow applies at its start), the id's reuse, and the
+ * wait for a worker to set it up.
  */
 import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ConfigError, parseCompactionConfig } from '../context/config';
 import { checkConversationId, ConversationIdError } from '../context/conversation-id';
-import type { AgentConversationInput } from '../../workflows/definitions';
-import { BadInputError } from './errors';
-
-/** The workflow type every conversation runs. */
-export const CONVERSATION_WORKFLOW = 'agentConversation';
-
-/**
- * The task queue a client starts conversations on when it is given none: the workers' default
- * (`DEFAULT_TASK_QUEUE` of src/worker.ts, which a test keeps equal to this).
- */
-export const DEFAULT_CONVERSATION_TASK_QUEUE = 'durable-compaction';
+import { CLAIM, type AgentConversationInput } from '../../workflows/definitions';
+import { awaitReady, CONVERSATION_WORKFLOW, failedOnItsInput } from './conversation-workflow';
+import { BadInputError, ConversationExistsError } from './errors';
 
 /** How long `start` waits, by default, for a worker to set the conversation up. */
 export const START_WAIT_MS = 20_000;
@@ -82,4 +77,43 @@ export function checkedStartInput(input: StartInput): AgentConversationInput {
     throw new BadInputError(type, conversationId, err.message, { cause: err });
   }
   return { ...input, conversationId };
+}
+
+/**
+ * Starts conversation `input` on `options.taskQueue` and waits (`waitMs`) until a worker has set it
+ * up. An id already used is refused — a conversation's history in the store belongs to one
+ * workflow — except one whose first run failed on its input: it wrote nothing, so it starts again.
+ * @throws BadInputError, ConversationExistsError, RequestFailedError as `ConversationClient.start`
+ */
+export async function startConversation(
+  client: Client,
+  input: StartInput,
+  options: StartOptions & { taskQueue: string },
+): Promise<StartedConversation> {
+  const checked = checkedStartInput(input);
+  const id = checked.conversationId;
+  const { taskQueue } = options;
+  const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY') =>
+    client.workflow.start(CONVERSATION_WORKFLOW, {
+      workflowId: id,
+      taskQueue,
+      // The system prompt is text: by reference (see CLAIM).
+      args: [{ ...CLAIM, ...checked }],
+      workflowIdReusePolicy,
+      staticSummary: `conversation ${id} (${checked.model.model})`,
+    });
+  let handle: Awaited<ReturnType<typeof start>>;
+  try {
+    handle = await start('REJECT_DUPLICATE').catch(async (err: unknown) => {
+      if (err instanceof WorkflowExecutionAlreadyStartedError && (await failedOnItsInput(client, id)))
+        return start('ALLOW_DUPLICATE_FAILED_ONLY');
+      throw err;
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      throw new ConversationExistsError(id, { cause: err });
+    throw err;
+  }
+  const ready = await awaitReady(client, id, options.waitMs ?? START_WAIT_MS);
+  return { conversationId: id, runId: handle.firstExecutionRunId, taskQueue, ready };
 }
