@@ -8,7 +8,16 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/context/config';
 import { ImportError } from '../../../src/importers';
 import { cliError, exitCodeFor, intArgument, UsageError, workflowUiUrl } from '../../../src/cli/client';
-import { conversationErrorFrom, newConversationId, renderExport } from '../../../src/client';
+import {
+  ConversationExistsError,
+  conversationErrorFrom,
+  NotRespondingError,
+  newConversationId,
+  renderExport,
+  RequestFailedError,
+  TemporalUnreachableError,
+} from '../../../src/client';
+import { describeError, InfraError } from '../../../src/infra/errors';
 import { parseChatLine } from '../../../src/cli/commands/chat';
 import { parseExportFormat } from '../../../src/cli/commands/export';
 import { parseSessionFormat } from '../../../src/cli/commands/import';
@@ -362,5 +371,37 @@ describe('Update failures', () => {
     expect(exitCodeFor(new ImportError('bad', { line: 3 }))).toBe(2);
     expect(exitCodeFor(new ConfigError(['x']))).toBe(2);
     expect(exitCodeFor(new Error('boom'))).toBe(1);
+  });
+});
+
+describe("the client's errors as the CLI shows them", () => {
+  it('an id taken names the flag to change (exit 2)', () => {
+    const err = cliError(new ConversationExistsError('conv-1'));
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toBe('conversation conv-1 already exists: choose another --id');
+  });
+
+  it('no worker, no server: one line with what to do (exit 1)', () => {
+    const quiet = cliError(new NotRespondingError('conv-1', 'status', 'deadline exceeded'));
+    expect(quiet).toBeInstanceOf(InfraError);
+    expect(exitCodeFor(quiet)).toBe(1);
+    expect(describeError(quiet)).toBe(
+      'conversation conv-1 did not answer the status query (deadline exceeded) — ' +
+        'is a worker running on its task queue? start one with `durable-compaction worker` or `up`',
+    );
+    const away = cliError(new TemporalUnreachableError('127.0.0.1:1', { cause: new Error('refused') }));
+    expect(describeError(away)).toBe(
+      'cannot reach the Temporal server at 127.0.0.1:1 (refused) — start it with `durable-compaction up`, or set TEMPORAL_ADDRESS',
+    );
+  });
+
+  it("the system's failures are shown as they are (exit 1)", () => {
+    const failed = new RequestFailedError(
+      'LLM_AUTH',
+      'conv-1',
+      'Workflow Update failed: the key was refused',
+    );
+    expect(cliError(failed)).toBe(failed);
+    expect(exitCodeFor(failed)).toBe(1);
   });
 });
