@@ -37,6 +37,7 @@ export interface ClientOptionsWithClient extends CommonClientOptions {
    * (`clientPayloadCodecs({ pool })`): without them a reply, which travels by reference, cannot be read.
    */
   client: Client;
+  /** Not with `client`. */
   connection?: never;
 }
 
@@ -44,6 +45,7 @@ export interface ClientOptionsWithClient extends CommonClientOptions {
 export interface ClientOptionsWithConnection extends CommonClientOptions {
   /** The connection to the Temporal server. The client does not close it. */
   connection: Connection;
+  /** Not with `connection`. */
   client?: never;
   /** The namespace of the conversations. Default `default`. */
   namespace?: string;
@@ -78,6 +80,7 @@ export interface ConnectOptions extends Omit<ClientCodecOptions, 'pool'> {
 
 /** A message handed to a conversation, answered in its turn. */
 export interface QueuedMessage {
+  /** The conversation it was sent to. */
   conversationId: string;
   /** The id of its `sendMessage` Update. */
   updateId: string;
@@ -85,9 +88,29 @@ export interface QueuedMessage {
    * What it waits behind: a compaction that awaited a person's approval or review when it was
    * sent (it is answered once that is decided), or null.
    */
-  awaiting: { trigger: string; awaits: 'approval' | 'review' } | null;
+  awaiting: AwaitedDecision | null;
   /** The round's result, once the round has run. Rejects with a {@link ConversationError}. */
   result(): Promise<SendMessageResult>;
+}
+
+/** A compaction that waits for a person. */
+export interface AwaitedDecision {
+  /** What fired it (`rounds`, `precheck`, `manual`, …). */
+  trigger: string;
+  /** Its confirmation (`requireConfirmation`: `approve`, `reject`), or its summary's review (`review`). */
+  awaits: 'approval' | 'review';
+}
+
+/** What an approval (`approve`, `reject`) decided. */
+export interface ApprovalResult {
+  /** The decision taken: the compaction runs (`approved`), or `onReject` applies (`rejected`). */
+  decision: 'approved' | 'rejected';
+}
+
+/** What `end` reports. */
+export interface EndResult {
+  /** The rounds the conversation ran. */
+  rounds: number;
 }
 
 /** Called with the conversation's status on each change of phase while a request runs. */
@@ -101,8 +124,10 @@ export interface EventsResult extends EventsPage {
 
 /** Where a conversation's workflow is, as the server knows it (no worker needed). */
 export interface ConversationDescription {
+  /** The conversation asked about. */
   conversationId: string;
   /** Its workflow's status: `RUNNING`, `COMPLETED` (ended), `FAILED`, `TERMINATED`, … */
   workflowStatus: string;
+  /** Its workflow runs (`workflowStatus` is `RUNNING`): it takes messages, unless it is ending. */
   running: boolean;
 }

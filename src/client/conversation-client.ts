@@ -53,9 +53,11 @@ import {
 } from '../../workflows/definitions';
 import { newUpdateId } from '../update-ids';
 import type {
+  ApprovalResult,
   ConnectOptions,
   ConversationClientOptions,
   ConversationDescription,
+  EndResult,
   EventsResult,
   QueuedMessage,
   StatusListener,
@@ -120,37 +122,42 @@ export class ConversationClient {
    * @throws TemporalUnreachableError when the server cannot be reached
    */
   static async connect(options: ConnectOptions = {}): Promise<ConversationClient> {
-    const address = options.address ?? 'localhost:7233';
-    let connection: Connection;
-    try {
-      connection = await Connection.connect({ connectTimeout: '5s', ...options.connection, address });
-    } catch (err) {
-      throw new TemporalUnreachableError(address, { cause: err });
-    }
+    const env = options.env ?? process.env;
+    // The settings are checked before anything is opened: a bad one leaves nothing behind.
+    const byReference = messagesByReference(env);
     let pool = options.pool ?? null;
-    let endPool: (() => Promise<void>) | null = null;
+    const owned: (() => Promise<void>)[] = [];
     if (!pool && options.databaseUrl) {
       const { lazyPool } = await import('../infra/postgres');
       const made = lazyPool(options.databaseUrl);
+      owned.push(() => made.end());
       pool = made;
-      endPool = () => made.end().catch(() => undefined);
     }
-    const env = options.env ?? process.env;
-    const client = new ConversationClient({
-      connection,
-      namespace: options.namespace ?? 'default',
-      ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
-      ...(pool ? { pool } : {}),
-      payloadCodecs: clientPayloadCodecs({
-        pool,
-        env,
-        ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
-      }),
-      messagesByReference: messagesByReference(env),
-    });
-    client.owned.push(() => connection.close());
-    if (endPool) client.owned.push(endPool);
-    return client;
+    const codecEndpoint = options.codecEndpoint;
+    const address = options.address ?? 'localhost:7233';
+    try {
+      const payloadCodecs = clientPayloadCodecs({ pool, env, ...(codecEndpoint ? { codecEndpoint } : {}) });
+      const connection = await Connection.connect({
+        connectTimeout: '5s',
+        ...options.connection,
+        address,
+      }).catch((err: unknown) => {
+        throw new TemporalUnreachableError(address, { cause: err });
+      });
+      const client = new ConversationClient({
+        connection,
+        namespace: options.namespace ?? 'default',
+        ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
+        ...(pool ? { pool } : {}),
+        payloadCodecs,
+        messagesByReference: byReference,
+      });
+      client.owned.push(() => connection.close(), ...owned);
+      return client;
+    } catch (err) {
+      for (const release of owned) await release().catch(() => undefined);
+      throw err;
+    }
   }
 
   /** Closes what {@link ConversationClient.connect} opened (the connection, the pool it made). */
@@ -168,7 +175,10 @@ export class ConversationClient {
    * @throws RequestFailedError when it failed at start for another reason
    */
   start(input: StartInput, options: StartOptions = {}): Promise<StartedConversation> {
-    return startConversation(this.temporal, input, { taskQueue: this.taskQueue, ...options });
+    return startConversation(this.temporal, input, {
+      ...options,
+      taskQueue: options.taskQueue ?? this.taskQueue,
+    });
   }
 
   /**
@@ -222,8 +232,8 @@ export class ConversationClient {
   }
 
   /**
-   * Compacts the context now; resolves when the compaction has ended (committed, rolled back or
-   * skipped: see the brief's `status`).
+   * Compacts the context now; resolves when the compaction has ended: committed, rolled back or
+   * skipped (the result's `status`, with its `reason`).
    * @param options.focus - what the summary should keep in focus (at most 4,000 characters)
    * @param options.onStatus - called on each change of phase while it runs
    * @throws BadInputError a focus that is too long; ConversationNotFoundError, ConversationEndedError
@@ -247,7 +257,7 @@ export class ConversationClient {
    * queued behind it. A summary awaiting review is answered with {@link ConversationClient.review}.
    * @throws NoApprovalPendingError when none awaits approval
    */
-  async approve(id: string): Promise<{ decision: 'approved' | 'rejected' }> {
+  async approve(id: string): Promise<ApprovalResult> {
     return this.update(id, (handle) =>
       handle.executeUpdate(approveCompactionUpdate, { args: [{ approve: true }] }),
     );
@@ -258,7 +268,7 @@ export class ConversationClient {
    * uncompacted, drop the oldest rounds, or fail the round).
    * @throws NoApprovalPendingError when none awaits approval
    */
-  async reject(id: string): Promise<{ decision: 'approved' | 'rejected' }> {
+  async reject(id: string): Promise<ApprovalResult> {
     return this.update(id, (handle) =>
       handle.executeUpdate(approveCompactionUpdate, { args: [{ approve: false }] }),
     );
@@ -352,7 +362,7 @@ export class ConversationClient {
    * Ends the conversation once its queued work is done; resolves with the rounds it ran.
    * @throws ConversationNotFoundError, ConversationEndedError
    */
-  async end(id: string): Promise<{ rounds: number }> {
+  async end(id: string): Promise<EndResult> {
     return this.update(id, (handle) => handle.executeUpdate(endUpdate));
   }
 

@@ -13,7 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { BAD_START_INPUT_FAILURE_TYPES, causeChain, innermostCause, type FailureType } from '../failures';
 import { statusQuery } from '../../workflows/definitions';
 import type { ConversationDescription } from './client-types';
-import { ConversationNotFoundError, NotRespondingError } from './errors';
+import { ConversationNotFoundError, NotRespondingError, type WorkflowFailure } from './errors';
 import { conversationErrorFrom, startFailureError } from './error-mapping';
 
 /** The workflow type every conversation runs. */
@@ -27,12 +27,6 @@ export const DEFAULT_CONVERSATION_TASK_QUEUE = 'durable-compaction';
 
 /** How long a Query may take by default: a worker answers in milliseconds, none never does. */
 export const QUERY_DEADLINE_MS = 15_000;
-
-/** Why a workflow failed: its innermost application failure's first line, and its type. */
-export interface WorkflowFailure {
-  message: string;
-  type: string | null;
-}
 
 /**
  * Where the conversation's workflow is, from the server alone.

@@ -34,8 +34,6 @@ export interface ConversationErrorOptions {
  * ```
  */
 export class ConversationError extends Error {
-  override name = 'ConversationError';
-
   /**
    * @param type - the failure's type
    * @param conversationId - the conversation the request named
@@ -58,14 +56,13 @@ export class ConversationError extends Error {
     options: ConversationErrorOptions = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
   }
 }
 
 /** No conversation has this id (no workflow, or a workflow of another type). */
 export class ConversationNotFoundError extends ConversationError {
-  override name = 'ConversationNotFoundError';
-
-  /** @param message - default `no conversation <id>` */
+  /** @param options - `message` replaces the default, `no conversation <id>` */
   constructor(conversationId: string, options: ConversationErrorOptions & { message?: string } = {}) {
     super(
       'CONVERSATION_NOT_FOUND',
@@ -77,21 +74,28 @@ export class ConversationNotFoundError extends ConversationError {
   }
 }
 
+/** Why a workflow failed: its innermost application failure. */
+export interface WorkflowFailure {
+  /** The failure's message, first line. */
+  message: string;
+  /** The failure's type (a {@link FailureType} when the project raised it), or null. */
+  type: string | null;
+}
+
 /** How a conversation that has ended closed. */
 export interface ConversationClosing {
   /** Its workflow's status: `COMPLETED` (it was ended), `FAILED`, `TERMINATED`, `TIMED_OUT`, …; null when it is ending. */
   workflowStatus: string | null;
   /** Why it failed (`workflowStatus` FAILED): the innermost failure's first line and its type. */
-  failure: { message: string; type: string | null } | null;
+  failure: WorkflowFailure | null;
 }
 
 /** The conversation has ended (or is ending): it takes no more messages or requests. */
 export class ConversationEndedError extends ConversationError {
-  override name = 'ConversationEndedError';
   /** Its workflow's status: `COMPLETED` (it was ended), `FAILED`, `TERMINATED`, …; null when it is ending. */
   readonly workflowStatus: string | null;
   /** Why it failed, when it did. */
-  readonly failure: { message: string; type: string | null } | null;
+  readonly failure: WorkflowFailure | null;
 
   /** @param closing - how it closed; default: ending, reason unknown */
   constructor(
@@ -124,8 +128,6 @@ export class ConversationEndedError extends ConversationError {
  * so an id is never started twice (except after a start that failed on its input; see `start`).
  */
 export class ConversationExistsError extends ConversationError {
-  override name = 'ConversationExistsError';
-
   constructor(conversationId: string, options: ConversationErrorOptions = {}) {
     super(
       'CONVERSATION_EXISTS',
@@ -144,8 +146,6 @@ export class ConversationExistsError extends ConversationError {
  * `CONFIG_INVALID`, `TOOL_UNKNOWN`, `INVALID_CONVERSATION_ID`, `HEADER_EXCEEDS_WINDOW`).
  */
 export class BadInputError extends ConversationError {
-  override name = 'BadInputError';
-
   constructor(
     type: ConversationErrorType,
     conversationId: string,
@@ -158,9 +158,7 @@ export class BadInputError extends ConversationError {
 
 /** `approve` or `reject` while no compaction awaits approval (`requireConfirmation`). */
 export class NoApprovalPendingError extends ConversationError {
-  override name = 'NoApprovalPendingError';
-
-  /** @param message - default: the conversation's own words, `no compaction is awaiting approval` */
+  /** @param options - `message` replaces the default, the conversation's own words */
   constructor(conversationId: string, options: ConversationErrorOptions & { message?: string } = {}) {
     super(
       'NO_APPROVAL_PENDING',
@@ -174,7 +172,6 @@ export class NoApprovalPendingError extends ConversationError {
 
 /** `review` while no summary awaits review (`reviewSummary`), or no longer does. */
 export class NoReviewPendingError extends ConversationError {
-  override name = 'NoReviewPendingError';
   /**
    * A review was pending when the client looked, and was decided (by another reviewer, or by its
    * timeout's default) before this answer reached it.
@@ -204,8 +201,6 @@ export class NoReviewPendingError extends ConversationError {
  * conversation is configured to fail the round then (`onReject: "fail"`).
  */
 export class CompactionRejectedError extends ConversationError {
-  override name = 'CompactionRejectedError';
-
   constructor(conversationId: string, message: string, options: ConversationErrorOptions = {}) {
     super('COMPACTION_REJECTED', conversationId, message, false, options);
   }
@@ -218,8 +213,6 @@ export class CompactionRejectedError extends ConversationError {
  * vocabulary). The conversation goes on unless its workflow failed.
  */
 export class RequestFailedError extends ConversationError {
-  override name = 'RequestFailedError';
-
   constructor(
     type: ConversationErrorType,
     conversationId: string,
@@ -235,8 +228,6 @@ export class RequestFailedError extends ConversationError {
  * has its workflows). Nothing was sent.
  */
 export class NotRespondingError extends ConversationError {
-  override name = 'NotRespondingError';
-
   /**
    * @param query - the Query it did not answer, e.g. `status`
    * @param reason - what the Query failed with, first line
@@ -254,8 +245,6 @@ export class NotRespondingError extends ConversationError {
 
 /** `export` on a client that was given no store (`pool` or `databaseUrl`). */
 export class StoreRequiredError extends ConversationError {
-  override name = 'StoreRequiredError';
-
   /** @param operation - what needed the store, e.g. `export` */
   constructor(conversationId: string, operation: string) {
     super(
@@ -270,8 +259,6 @@ export class StoreRequiredError extends ConversationError {
 
 /** `ConversationClient.connect` could not reach the Temporal server. */
 export class TemporalUnreachableError extends ConversationError {
-  override name = 'TemporalUnreachableError';
-
   /** @param address - the `host:port` it tried */
   constructor(
     readonly address: string,

@@ -6,6 +6,9 @@
  */
 export { ConversationClient } from './conversation-client';
 export type {
+  ApprovalResult,
+  AwaitedDecision,
+  EndResult,
   ClientOptionsWithClient,
   ClientOptionsWithConnection,
   CommonClientOptions,
@@ -20,7 +23,6 @@ export {
   CONVERSATION_WORKFLOW,
   DEFAULT_CONVERSATION_TASK_QUEUE,
   QUERY_DEADLINE_MS,
-  type WorkflowFailure,
 } from './conversation-workflow';
 export { conversationErrorFrom, startFailureError } from './error-mapping';
 export {
@@ -39,6 +41,7 @@ export {
   type ConversationClosing,
   type ConversationErrorOptions,
   type ConversationErrorType,
+  type WorkflowFailure,
 } from './errors';
 export {
   newConversationId,
@@ -58,14 +61,43 @@ export { clientPayloadCodecs, messagesByReference, type ClientCodecOptions } fro
 export { MAX_MESSAGE_BYTES } from './message-checks';
 export type { CompactionProgressView, SummaryAttempt, WatchedStatus } from './compaction-progress';
 export type { PhaseWatcher } from './progress';
+// The workflow's own shapes, as the client's methods take and return them.
 export type {
+  AgentConversationInput,
   CompactionBrief,
+  CompactionProgress,
   ConversationEvent,
   ConversationStatus,
   EventsPage,
+  MetaPhase,
+  ModelSettings,
   PendingReview,
+  Phase,
   RestoreResult,
   ReviewResult,
+  ReviewVerdict,
+  RunningCompaction,
   SendMessageResult,
+  TriggerKind,
+  UsageInfo,
 } from '../../workflows/definitions';
-export type { ClientFailureType, FailureType } from '../failures';
+export type { ModelRequest } from '../context/lower';
+export type {
+  AssistantMessage,
+  ChatMessage,
+  SystemMessage,
+  ToolDefinition,
+  ToolMessage,
+  UserMessage,
+} from '../context/items';
+export {
+  CLIENT_FAILURE_TYPES,
+  LLM_FAILURE_TYPES,
+  STORE_FAILURE_TYPES,
+  WORKFLOW_FAILURE_TYPES,
+  type ClientFailureType,
+  type FailureType,
+  type LlmFailureType,
+  type StoreFailureType,
+  type WorkflowFailureType,
+} from '../failures';

@@ -21,6 +21,7 @@ function progressKey(status: WatchedStatus): string {
 /** How often the status is polled while waiting. */
 export const PROGRESS_POLL_MS = 500;
 
+/** A running watch of a conversation's status (`ConversationClient.watchStatus`). */
 export interface PhaseWatcher {
   /** Stops polling; resolves once the last poll has settled. */
   stop(): Promise<void>;

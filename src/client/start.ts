@@ -39,6 +39,7 @@ export interface StartOptions {
 
 /** A started conversation. */
 export interface StartedConversation {
+  /** Its id (= workflow id): given, or generated. */
   conversationId: string;
   /** The run id of its first workflow run. */
   runId: string;

@@ -12,7 +12,12 @@ import type {
   RestoreResult,
   ReviewResult,
 } from '../../../workflows/definitions';
-import { ConversationEndedError, type ConversationClient, type WatchedStatus } from '../../client';
+import {
+  ConversationEndedError,
+  type ConversationClient,
+  type EndResult,
+  type WatchedStatus,
+} from '../../client';
 import { action, intArgument, printJson, UsageError, withConversations, withStore } from '../client';
 import { formatReview, type ReviewView } from '../review-view';
 import { readTextInput } from '../text-input';
@@ -110,7 +115,7 @@ export function restoreConversation(
 export function endConversation(
   conversations: ConversationClient,
   options: { id: string },
-): Promise<{ rounds: number }> {
+): Promise<EndResult> {
   return conversations.end(options.id);
 }
 
