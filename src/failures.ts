@@ -136,11 +136,15 @@ export const BAD_START_INPUT_FAILURE_TYPES: readonly FailureType[] = [
   'INVALID_CONVERSATION_ID',
 ];
 
-/** Failures that name something absent or over: the caller's input, not the system, is at fault. */
+/**
+ * Failures that name something absent or over, or an id that breaks the rule: the caller's input,
+ * not the system, is at fault (a client's `BadInputError` and its kin).
+ */
 export const BAD_REQUEST_FAILURE_TYPES: readonly FailureType[] = [
   'CONVERSATION_NOT_FOUND',
   'CONVERSATION_ENDED',
   'VERSION_NOT_FOUND',
+  'INVALID_CONVERSATION_ID',
 ];
 
 /** Links followed at most: a cycle of causes must not hang whoever walks it. */

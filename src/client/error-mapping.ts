@@ -52,11 +52,8 @@ const VALIDATOR_REFUSALS: Readonly<Record<string, (id: string, cause: unknown) =
   'no compaction is awaiting approval': (id, cause) => new NoApprovalPendingError(id, { cause }),
 };
 
-/** Failure types that name what the caller asked for as absent or refused: bad input. */
-const BAD_REQUEST: ReadonlySet<string> = new Set<string>([
-  ...BAD_REQUEST_FAILURE_TYPES,
-  'INVALID_CONVERSATION_ID',
-]);
+/** Failure types that are the caller's fault: bad input. */
+const BAD_REQUEST: ReadonlySet<string> = new Set<string>(BAD_REQUEST_FAILURE_TYPES);
 
 /**
  * The error a client throws for `err`, caught while it acted on conversation `conversationId`:

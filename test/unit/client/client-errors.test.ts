@@ -160,6 +160,12 @@ describe('the mapping from Temporal and the store', () => {
       { type: 'VERSION_NOT_FOUND', badInput: true, message: 'conversation c has no version 4' },
     ],
     [
+      "the store's refusal of an id",
+      new StoreError('INVALID_CONVERSATION_ID', 'invalid conversation id "a b"'),
+      BadInputError,
+      { type: 'INVALID_CONVERSATION_ID', badInput: true, message: 'invalid conversation id "a b"' },
+    ],
+    [
       "the store's missing conversation",
       new StoreError('CONVERSATION_NOT_FOUND', 'conversation c does not exist'),
       ConversationNotFoundError,
