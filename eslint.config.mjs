@@ -107,6 +107,23 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The client is a library's: the CLI is built on it, never the other way round.
+    files: ['src/client/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)cli(/|$)',
+              message: 'src/client never imports src/cli: the command line is built on the client.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // The policy is the bottom room: it imports nothing of the project outside src/context (token
   // types excepted), so it can be read, tested and reused alone. One block per folder depth, since
   // the rule sees the import's text: `../` leaves src/context from its top, `../../` from a folder.

@@ -73,6 +73,28 @@ export type WorkflowFailureType = (typeof WORKFLOW_FAILURE_TYPES)[number];
 export type FailureType = LlmFailureType | StoreFailureType | WorkflowFailureType;
 
 /**
+ * Failures a client finds itself (src/client), around the request it sends: no workflow raises
+ * them. A client's errors carry a {@link FailureType} when the conversation gave one, else one of these.
+ */
+export const CLIENT_FAILURE_TYPES = [
+  /** The conversation refuses the request as it is (an empty message, a version below 1); nothing changed. */
+  'BAD_INPUT',
+  /** `start` with an id another conversation has taken. */
+  'CONVERSATION_EXISTS',
+  /** An approval (`approve`, `reject`) with no compaction awaiting one. */
+  'NO_APPROVAL_PENDING',
+  /** The conversation did not answer a Query in time: no worker polls its task queue. */
+  'NOT_RESPONDING',
+  /** The operation reads the store (`export`) and the client was given none. */
+  'STORE_REQUIRED',
+  /** The Temporal server cannot be reached. */
+  'TEMPORAL_UNREACHABLE',
+  /** A failure whose type is not in this vocabulary. */
+  'UNEXPECTED',
+] as const;
+export type ClientFailureType = (typeof CLIENT_FAILURE_TYPES)[number];
+
+/**
  * LLM failures that retrying the same request cannot fix. The workflow handles
  * `LLM_CONTEXT_LENGTH_EXCEEDED` itself (emergency compaction, then one retry of the call).
  */
@@ -116,11 +138,15 @@ export const BAD_START_INPUT_FAILURE_TYPES: readonly FailureType[] = [
   'INVALID_CONVERSATION_ID',
 ];
 
-/** Failures that name something absent or over: the caller's input, not the system, is at fault. */
+/**
+ * Failures that name something absent or over, or an id that breaks the rule: the caller's input,
+ * not the system, is at fault (a client's `BadInputError` and its kin).
+ */
 export const BAD_REQUEST_FAILURE_TYPES: readonly FailureType[] = [
   'CONVERSATION_NOT_FOUND',
   'CONVERSATION_ENDED',
   'VERSION_NOT_FOUND',
+  'INVALID_CONVERSATION_ID',
 ];
 
 /** Links followed at most: a cycle of causes must not hang whoever walks it. */

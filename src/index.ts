@@ -7,17 +7,13 @@
  * @module durable-compaction
  */
 
+// ---- The typed client: ConversationClient, what its methods take and return, its errors ----
+export * from './client';
+
 // ---- The workflows' messages: inputs, results, events, and their Update, Query and Signal definitions ----
 export * from '../workflows/definitions';
 
-// ---- Connecting: Temporal settings from the environment, a client with the project's payload codecs ----
-export {
-  clientCodecs,
-  clientSettings,
-  connectClient,
-  newConversationId,
-  workflowUiUrl,
-  type ClientSettings,
-} from './cli/client';
+// ---- Settings from the environment, as the CLI reads them ----
+export { clientCodecs, clientSettings, workflowUiUrl, type ClientSettings } from './cli/client';
 /** A failure to reach Temporal or PostgreSQL, with a hint saying what to do. */
 export { InfraError } from './infra/errors';

@@ -5,35 +5,26 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
 import { importSession } from '../importers';
 import { loadCompactionConfig } from '../infra/config-sources';
 import { tokenCounterForModel } from '../tokens';
 import { Recording } from '../../activities/recordings';
-import {
-  CLAIM,
-  endUpdate,
-  eventsQuery,
-  messageBody,
-  sendMessageUpdate,
-  type AgentConversationInput,
-  type ConversationEvent,
-} from '../../workflows/definitions';
+import type { AgentConversationInput, ConversationEvent } from '../../workflows/definitions';
+import type { ConversationClient } from '../client';
 import { formatEvent, formatUsage } from './format';
-import { newUpdateId } from '../update-ids';
 
 export const SAMPLE_SESSION = join(__dirname, '..', '..', 'samples', 'sample-session.json');
 
 export async function runDemo(options: {
-  client: Client;
-  taskQueue: string;
+  /** The client to run it through; it starts the conversation on its task queue. */
+  conversations: ConversationClient;
   uiUrl: string | null;
   log: (line: string) => void;
   window?: number;
   /** The compaction config file (default: DC_COMPACTION_CONFIG). */
   configFile?: string;
 }): Promise<{ conversationId: string; compactions: number }> {
-  const { client, log } = options;
+  const { conversations, log } = options;
   const text = readFileSync(SAMPLE_SESSION, 'utf8');
   const recording = new Recording(
     importSession(text, { fileName: SAMPLE_SESSION, tokenizer: tokenCounterForModel('gpt-4o') }).items,
@@ -52,24 +43,18 @@ export async function runDemo(options: {
       overrides: { maxContextTokens: window, summarizer: 'extractive', cooldownMs: 2000 },
     }) as unknown as Record<string, unknown>,
   };
-  const handle = await client.workflow.start('agentConversation', {
-    workflowId: conversationId,
-    taskQueue: options.taskQueue,
-    args: [{ ...CLAIM, ...input }],
-  });
+  await conversations.start(input);
   log(`conversation ${conversationId} (window ${window.toLocaleString('en-US')} tokens)`);
   if (options.uiUrl)
     log(`  watch it: ${options.uiUrl}/namespaces/default/workflows/${encodeURIComponent(conversationId)}`);
-  let seen = 0;
+  let cursor = 0;
   let compactions = 0;
   for (const [i, message] of recording.userMessages.entries()) {
-    const result = await handle.executeUpdate(sendMessageUpdate, {
-      updateId: newUpdateId(),
-      args: [messageBody(message)],
-    });
+    const result = await conversations.send(conversationId, message);
     log(`round ${i + 1}: ${message.slice(0, 70)}`);
-    const events: ConversationEvent[] = await handle.query(eventsQuery, { since: seen });
-    seen += events.length;
+    const page = await conversations.events(conversationId, { since: cursor });
+    const events: ConversationEvent[] = page.events;
+    cursor = page.next;
     // The compactions that ran before the reply was written are printed before it.
     const beforeReply = new Set(
       result.compactions.slice(0, result.compactionsBeforeReply ?? 0).map((c) => c.seq),
@@ -84,7 +69,7 @@ export async function runDemo(options: {
     log(`  ↳ ${result.reply.slice(0, 90)}  [${formatUsage(result.contextTokens, result.window)}]`);
     events.filter((e) => !ranBefore(e)).forEach(print);
   }
-  await handle.executeUpdate(endUpdate);
+  await conversations.end(conversationId);
   log(`done: ${recording.userMessages.length} rounds, ${compactions} compactions.`);
   return { conversationId, compactions };
 }

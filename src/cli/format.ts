@@ -1,6 +1,6 @@
 /** How the CLI shows usage and compaction events. */
 import type { CompactionBrief, ConversationEvent, SendMessageResult } from '../../workflows/definitions';
-import type { CompactionProgressView, WatchedStatus } from './compaction-progress';
+import type { CompactionProgressView, WatchedStatus } from '../client/compaction-progress';
 
 /** A token count as people read it: `41,200`. */
 export function formatTokens(x: number): string {

@@ -18,7 +18,8 @@ import {
 import { tokenCounterForModel } from '../tokens';
 import { BUILTIN_TOOLS } from '../../activities/tools/builtin';
 import type { AgentConversationInput } from '../../workflows/definitions';
-import { intArgument, newConversationId, UsageError } from './client';
+import { newConversationId } from '../client/start';
+import { intArgument, UsageError } from './client';
 
 /** The system prompt when neither --system nor --system-file (nor a recording's) gives one. */
 export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';

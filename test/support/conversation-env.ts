@@ -29,6 +29,7 @@ import { ConversationStore, type CompactionEvent, type CompactionRecord } from '
 import type { AgentTool } from '../../activities/tools/registry';
 import { createWorker } from '../../src/worker';
 import { payloadCodecsFor } from '../../src/infra/codec';
+import { ConversationClient } from '../../src/client';
 import {
   approveCompactionUpdate,
   compactUpdate,
@@ -118,6 +119,8 @@ export interface Conversation {
 
 export interface ConversationEnv {
   client: Client;
+  /** The typed client on `client`, starting conversations on `taskQueue`, `export` on `pool`. */
+  conversations: ConversationClient;
   llm: FakeOpenAI;
   pool: Pool;
   store: ConversationStore;
@@ -186,6 +189,7 @@ export async function startConversationEnv(options: ConversationEnvOptions = {})
 
   return {
     client,
+    conversations: new ConversationClient({ client, taskQueue, pool }),
     llm,
     pool,
     store,

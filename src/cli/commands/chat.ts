@@ -6,10 +6,10 @@
  * compaction awaits approval is queued; its answer is printed once the compaction is decided.
  */
 import { createInterface } from 'node:readline';
-import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import type { ConversationStatus, SendMessageResult } from '../../../workflows/definitions';
-import { action, exitCodeFor, explainUpdateFailure, requireRunning, withClient } from '../client';
+import type { ConversationStatus } from '../../../workflows/definitions';
+import type { ConversationClient } from '../../client';
+import { action, cliError, exitCodeFor, withConversations } from '../client';
 import { formatCompaction, formatPhase, formatSendResult, formatStatus } from '../format';
 import { compactConversation, conversationStatus, decideCompaction } from './control';
 import { queuedMessage, sendMessage } from './send';
@@ -65,9 +65,9 @@ export function parseChatLine(line: string): ChatLine {
  * Runs the loop until `/quit` or the end of the input; lines are handled in order, except
  * `/approve`, `/reject` and `/status`, which run at once even while a round is in flight.
  */
-export async function chat(client: Client, options: ChatOptions): Promise<void> {
+export async function chat(conversations: ConversationClient, options: ChatOptions): Promise<void> {
   const { id } = options;
-  await requireRunning(client, id);
+  await conversations.ensureRunning(id);
   const write = (line: string): void => {
     options.output.write(`${line}\n`);
   };
@@ -84,7 +84,8 @@ export async function chat(client: Client, options: ChatOptions): Promise<void> 
     const line = formatPhase(status);
     if (line) write(`… ${line}`);
   };
-  const report = (err: unknown): void => {
+  const report = (caught: unknown): void => {
+    const err = cliError(caught);
     write(`error: ${err instanceof Error ? err.message : String(err)}`);
     if (exitCodeFor(err) === 1 && process.env.DEBUG) write(String((err as Error).stack));
   };
@@ -110,35 +111,30 @@ export async function chat(client: Client, options: ChatOptions): Promise<void> 
         rl.close();
         return;
       case 'status':
-        for (const line of formatStatus(await conversationStatus(client, { id }))) write(line);
+        for (const line of formatStatus(await conversationStatus(conversations, { id }))) write(line);
         return;
       case 'approve':
       case 'reject': {
-        const result = await decideCompaction(client, { id, approve: parsed.kind === 'approve' });
+        const result = await decideCompaction(conversations, { id, approve: parsed.kind === 'approve' });
         write(result.decision);
         return;
       }
       case 'compact':
-        write(formatCompaction(await compactConversation(client, { id, focus: parsed.focus, onStatus })));
+        write(
+          formatCompaction(await compactConversation(conversations, { id, focus: parsed.focus, onStatus })),
+        );
         return;
       case 'message': {
-        const outcome = await sendMessage(client, { id, message: parsed.text, onStatus });
+        const outcome = await sendMessage(conversations, { id, message: parsed.text, onStatus });
         if (!outcome.queued) {
           for (const line of formatSendResult(id, outcome.result)) write(line);
           return;
         }
         write(queuedMessage(id, outcome.trigger, 'chat', outcome.awaits));
         // The round runs once the compaction is decided (by /approve, /reject or another client).
-        const answered = client.workflow
-          .getHandle(id)
-          .getUpdateHandle<SendMessageResult>(outcome.updateId)
-          .result()
-          .then(
-            (result) => {
-              for (const line of formatSendResult(id, result)) write(line);
-            },
-            (err: unknown) => report(explainUpdateFailure(err)),
-          );
+        const answered = outcome.result().then((result) => {
+          for (const line of formatSendResult(id, result)) write(line);
+        }, report);
         queued.add(answered);
         void answered.finally(() => queued.delete(answered));
         return;
@@ -196,8 +192,8 @@ export function registerChat(program: Command): void {
     )
     .action(
       action(async (id: string) => {
-        await withClient((client) =>
-          chat(client, {
+        await withConversations((conversations) =>
+          chat(conversations, {
             id,
             input: process.stdin,
             output: process.stdout,

@@ -3,131 +3,79 @@
  * `approve <id> [--summary-file F]`, `reject <id>`, `status <id>`, `restore <id> --version N`,
  * `end <id>`.
  */
-import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { Command } from 'commander';
 import { summaryText } from '../../context/summary-edit';
-import {
-  approveCompactionUpdate,
-  CLAIM,
-  compactUpdate,
-  endUpdate,
-  NO_REVIEW_PENDING,
-  restoreUpdate,
-  reviewCompactionUpdate,
-  type CompactionBrief,
-  type ConversationStatus,
-  type PendingReview,
-  type ReviewResult,
+import type {
+  CompactionBrief,
+  ConversationStatus,
+  PendingReview,
+  RestoreResult,
+  ReviewResult,
 } from '../../../workflows/definitions';
 import {
-  action,
-  describeConversation,
-  explainUpdateFailure,
-  intArgument,
-  printJson,
-  queryStatus,
-  requireRunning,
-  UsageError,
-  withClient,
-  withStore,
-} from '../client';
+  ConversationEndedError,
+  type ConversationClient,
+  type EndResult,
+  type WatchedStatus,
+} from '../../client';
+import { action, intArgument, printJson, UsageError, withConversations, withStore } from '../client';
 import { formatReview, type ReviewView } from '../review-view';
 import { readTextInput } from '../text-input';
 import { formatCompaction, formatStatus, formatTokens } from '../format';
-import { withProgress } from '../progress';
-import { compactionProgress, type WatchedStatus } from '../compaction-progress';
 import { printPhase } from './send';
 
 type OnStatus = ((status: ConversationStatus) => void) | undefined;
 
-/** Runs an Update on a running conversation, turning its failures into what the user should see. */
-async function update<T>(client: Client, id: string, run: () => Promise<T>): Promise<T> {
-  await requireRunning(client, id);
-  try {
-    return await run();
-  } catch (err) {
-    throw explainUpdateFailure(err);
-  }
-}
-
 /** A manual compaction (optional focus instructions for the summary); resolves when it is done. */
 export async function compactConversation(
-  client: Client,
+  conversations: ConversationClient,
   options: { id: string; focus?: string; onStatus?: OnStatus },
 ): Promise<CompactionBrief> {
-  const handle = client.workflow.getHandle(options.id);
-  return update(client, options.id, () =>
-    withProgress(handle, options.onStatus, () =>
-      handle.executeUpdate(compactUpdate, {
-        // A focus is the user's text: by reference (see CLAIM).
-        args: [options.focus === undefined ? {} : { ...CLAIM, focus: options.focus }],
-      }),
-    ),
-  );
-}
-
-/**
- * Approves or rejects the compaction that awaits a decision: its summary under review (the
- * child's `reviewCompaction` Update; `summary` replaces it), else its confirmation
- * (`approveCompaction`). A summary's review resolves when the compaction has ended (`review`).
- * @throws UsageError when none awaits one, or when the edited summary is refused (nothing changed)
- */
-export async function decideCompaction(
-  client: Client,
-  options: { id: string; approve: boolean; summary?: string },
-): Promise<{ decision: 'approved' | 'rejected'; review?: ReviewResult }> {
-  return update(client, options.id, async () => {
-    const { review } = await queryStatus(client, options.id);
-    if (review) {
-      const answer = {
-        decision: options.approve ? ('approve' as const) : ('reject' as const),
-        // An edited summary is text: by reference (see CLAIM).
-        ...(options.summary !== undefined ? { ...CLAIM, summary: options.summary } : {}),
-      };
-      try {
-        const result = await client.workflow
-          .getHandle(review.workflowId)
-          .executeUpdate(reviewCompactionUpdate, { args: [answer] });
-        return { decision: result.decision, review: result };
-      } catch (err) {
-        throw explainReviewFailure(err, options.id);
-      }
-    }
-    if (options.summary !== undefined)
-      throw new UsageError(`no summary of ${options.id} awaits review: there is nothing to edit`);
-    return client.workflow
-      .getHandle(options.id)
-      .executeUpdate(approveCompactionUpdate, { args: [{ approve: options.approve }] });
+  return conversations.compact(options.id, {
+    ...(options.focus !== undefined ? { focus: options.focus } : {}),
+    ...(options.onStatus ? { onStatus: options.onStatus } : {}),
   });
 }
 
 /**
- * An answer to a review that failed, as the user should see it: a refused edit says why; a review
- * that ended between the status query and the answer (decided by someone else, or timed out) says
- * so. Both are bad input (exit 2): nothing changed.
+ * Approves or rejects the compaction that awaits a decision: its summary under review (the
+ * client's `review`; `summary` replaces it), else its confirmation (`approve` or `reject`). A
+ * summary's review resolves when the compaction has ended (`review`).
+ * @throws UsageError when a summary is given and none awaits review; the client's errors when
+ *   nothing awaits a decision or the edited summary is refused (nothing changed)
  */
-export function explainReviewFailure(err: unknown, id: string): unknown {
-  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-  if (cause instanceof ApplicationFailure && cause.type === 'SUMMARY_EDIT_REFUSED')
-    return new UsageError(cause.message);
-  const gone =
-    err instanceof WorkflowNotFoundError ||
-    (cause instanceof ApplicationFailure && cause.type === NO_REVIEW_PENDING);
-  if (gone)
-    return new UsageError(
-      `no compaction of ${id} awaits review any more: it was decided or timed out meanwhile (\`durable-compaction status ${id}\`)`,
-    );
-  return err;
+export async function decideCompaction(
+  conversations: ConversationClient,
+  options: { id: string; approve: boolean; summary?: string },
+): Promise<{ decision: 'approved' | 'rejected'; review?: ReviewResult }> {
+  const { id, approve, summary } = options;
+  await conversations.ensureRunning(id);
+  const status = await conversations.status(id);
+  if (status.review) {
+    const decision = approve ? ('approve' as const) : ('reject' as const);
+    const result = await conversations.review(id, {
+      decision,
+      ...(summary !== undefined ? { summary } : {}),
+    });
+    return { decision: result.decision, review: result };
+  }
+  if (summary !== undefined) {
+    if (status.ended) throw new ConversationEndedError(id);
+    throw new UsageError(`no summary of ${id} awaits review: there is nothing to edit`);
+  }
+  return approve ? conversations.approve(id) : conversations.reject(id);
 }
 
 /**
  * The summary that awaits review, its whole text from the store (DATABASE_URL), else its preview.
  * @throws UsageError when none awaits review
  */
-export async function pendingReview(client: Client, options: { id: string }): Promise<ReviewView> {
-  await requireRunning(client, options.id);
-  const status = await queryStatus(client, options.id);
+export async function pendingReview(
+  conversations: ConversationClient,
+  options: { id: string },
+): Promise<ReviewView> {
+  await conversations.ensureRunning(options.id);
+  const status = await conversations.status(options.id);
   const review: PendingReview | null | undefined = status.review;
   if (!review) {
     throw new UsageError(
@@ -144,34 +92,31 @@ export async function pendingReview(client: Client, options: { id: string }): Pr
     : view;
 }
 
-/** The `status` Query; an ended conversation answers too (from its closed workflow). */
-export async function conversationStatus(client: Client, options: { id: string }): Promise<WatchedStatus> {
-  await describeConversation(client, options.id);
-  const status: WatchedStatus = await queryStatus(client, options.id);
-  // A compaction running: where its child is.
-  if (status.compaction)
-    status.compactionProgress = await compactionProgress(client.workflow, status.compaction);
-  return status;
+/** The `status` Query, with where a running compaction is; an ended conversation answers too. */
+export function conversationStatus(
+  conversations: ConversationClient,
+  options: { id: string },
+): Promise<WatchedStatus> {
+  return conversations.status(options.id);
 }
 
 /**
  * Makes an earlier version's content active again (as a new version).
- * @throws UsageError when the version does not exist
+ * @throws BadInputError from the client when the version does not exist
  */
-export async function restoreConversation(
-  client: Client,
+export function restoreConversation(
+  conversations: ConversationClient,
   options: { id: string; version: number },
-): Promise<{ version: number; activeVersion: number; tokens: number }> {
-  return update(client, options.id, () =>
-    client.workflow
-      .getHandle(options.id)
-      .executeUpdate(restoreUpdate, { args: [{ version: options.version }] }),
-  );
+): Promise<RestoreResult> {
+  return conversations.restore(options.id, options.version);
 }
 
 /** Ends the conversation once its queued work is done. */
-export async function endConversation(client: Client, options: { id: string }): Promise<{ rounds: number }> {
-  return update(client, options.id, () => client.workflow.getHandle(options.id).executeUpdate(endUpdate));
+export function endConversation(
+  conversations: ConversationClient,
+  options: { id: string },
+): Promise<EndResult> {
+  return conversations.end(options.id);
 }
 
 /** `approved (edited summary): committed, 12,000 → 3,100 tokens` */
@@ -196,8 +141,8 @@ export function registerControl(program: Command): void {
     .addHelpText('after', EXIT_CODES)
     .action(
       action(async (id: string, opts: { focus?: string; json?: boolean }) => {
-        const brief = await withClient((client) =>
-          compactConversation(client, {
+        const brief = await withConversations((conversations) =>
+          compactConversation(conversations, {
             id,
             ...(opts.focus !== undefined ? { focus: opts.focus } : {}),
             onStatus: opts.json ? undefined : printPhase,
@@ -219,7 +164,7 @@ export function registerControl(program: Command): void {
     )
     .action(
       action(async (id: string, opts: { json?: boolean }) => {
-        const view = await withClient((client) => pendingReview(client, { id }));
+        const view = await withConversations((conversations) => pendingReview(conversations, { id }));
         if (opts.json) printJson(view);
         else for (const line of formatReview(view)) console.log(line);
       }),
@@ -247,8 +192,8 @@ export function registerControl(program: Command): void {
       .action(
         action(async (id: string, opts: { json?: boolean; summaryFile?: string }) => {
           const summary = opts.summaryFile === undefined ? undefined : readTextInput(opts.summaryFile);
-          const result = await withClient((client) =>
-            decideCompaction(client, { id, approve, ...(summary !== undefined ? { summary } : {}) }),
+          const result = await withConversations((conversations) =>
+            decideCompaction(conversations, { id, approve, ...(summary !== undefined ? { summary } : {}) }),
           );
           if (opts.json) printJson(result);
           else if (result.review) console.log(formatReviewResult(result.review));
@@ -265,7 +210,7 @@ export function registerControl(program: Command): void {
     .addHelpText('after', '\nExit codes: 0 shown, 1 failure, 2 unknown conversation.')
     .action(
       action(async (id: string, opts: { json?: boolean }) => {
-        const status = await withClient((client) => conversationStatus(client, { id }));
+        const status = await withConversations((conversations) => conversationStatus(conversations, { id }));
         if (opts.json) printJson(status);
         else for (const line of formatStatus(status)) console.log(line);
       }),
@@ -281,7 +226,9 @@ export function registerControl(program: Command): void {
     .action(
       action(async (id: string, opts: { version: string; json?: boolean }) => {
         const version = intArgument('--version', opts.version);
-        const result = await withClient((client) => restoreConversation(client, { id, version }));
+        const result = await withConversations((conversations) =>
+          restoreConversation(conversations, { id, version }),
+        );
         if (opts.json) printJson(result);
         else
           console.log(
@@ -298,7 +245,7 @@ export function registerControl(program: Command): void {
     .addHelpText('after', EXIT_CODES)
     .action(
       action(async (id: string, opts: { json?: boolean }) => {
-        const result = await withClient((client) => endConversation(client, { id }));
+        const result = await withConversations((conversations) => endConversation(conversations, { id }));
         if (opts.json) printJson(result);
         else console.log(`ended after ${result.rounds} round${result.rounds === 1 ? '' : 's'}`);
       }),

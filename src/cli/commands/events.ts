@@ -5,11 +5,11 @@
  * Ctrl-C or the conversation's end, from a cursor that holds across continue-as-new: nothing is
  * printed twice or skipped.
  */
-import type { Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { eventsPageQuery, type ConversationEvent } from '../../../workflows/definitions';
-import { action, describeConversation, UsageError, withClient } from '../client';
+import type { ConversationEvent } from '../../../workflows/definitions';
+import type { ConversationClient } from '../../client';
+import { action, UsageError, withConversations } from '../client';
 import { formatEvent } from '../format';
 
 /** How often `--follow` asks for new events. */
@@ -30,14 +30,13 @@ export interface FollowOptions {
 /**
  * Reads the events from `since`, then, with `follow`, keeps reading until `stopped()` or the
  * conversation has ended and every event is read. Returns the next cursor.
- * @throws UsageError for an unknown conversation
+ * @throws ConversationNotFoundError for an unknown conversation
  */
-export async function readEvents(client: Client, options: FollowOptions): Promise<number> {
-  const handle = client.workflow.getHandle(options.id);
+export async function readEvents(conversations: ConversationClient, options: FollowOptions): Promise<number> {
   let cursor = options.since ?? 0;
   for (;;) {
-    const running = (await describeConversation(client, options.id)) === 'RUNNING';
-    const page = await handle.query(eventsPageQuery, { since: cursor });
+    const page = await conversations.events(options.id, { since: cursor });
+    const running = page.running;
     page.events.forEach((event, i) => options.onEvent(event, page.from + i));
     cursor = page.next;
     if (!options.follow || !running || options.stopped?.()) return cursor;
@@ -71,8 +70,8 @@ export function registerEvents(program: Command): void {
           throw new UsageError(`--since must be a non-negative integer (got ${JSON.stringify(opts.since)})`);
         let stop = false;
         process.once('SIGINT', () => (stop = true));
-        await withClient((client) =>
-          readEvents(client, {
+        await withConversations((conversations) =>
+          readEvents(conversations, {
             id,
             since,
             follow: opts.follow === true,

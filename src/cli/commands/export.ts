@@ -4,26 +4,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { lower, type ModelRequest } from '../../context/lower';
-import { StoreError, type ConversationStore } from '../../store';
+import { EXPORT_FORMATS, exportContext, type ExportFormat, type ExportResult } from '../../client/export';
+import type { ConversationStore } from '../../store';
 import { action, intArgument, UsageError, withStore } from '../client';
-
-export const EXPORT_FORMATS = ['json', 'jsonl'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-
-export interface ExportOptions {
-  id: string;
-  /** Default: the active version. */
-  version?: number;
-  /** `json`: `{ messages, tools? }` (an OpenAI chat request body, importable again); `jsonl`: a message per line. Default json. */
-  format?: ExportFormat;
-}
-
-export interface ExportResult {
-  version: number;
-  request: ModelRequest;
-  text: string;
-}
 
 /** Checks `--format`. */
 export function parseExportFormat(value: string | undefined): ExportFormat {
@@ -32,34 +15,17 @@ export function parseExportFormat(value: string | undefined): ExportFormat {
   throw new UsageError(`--format must be json or jsonl (got ${JSON.stringify(value)})`);
 }
 
-/** The request as text in the chosen format (newline at the end). */
-export function renderExport(request: ModelRequest, format: ExportFormat): string {
-  if (format === 'jsonl') return request.messages.map((m) => `${JSON.stringify(m)}\n`).join('');
-  const body = { messages: request.messages, ...(request.tools.length > 0 ? { tools: request.tools } : {}) };
-  return `${JSON.stringify(body, null, 2)}\n`;
-}
-
 /**
- * Reads and lowers the context.
- * @throws UsageError when the conversation or the version does not exist
+ * Reads and lowers the context from the store, as `ConversationClient.export` does: the CLI's
+ * export needs PostgreSQL only, not Temporal.
+ * @throws ConversationNotFoundError, or BadInputError when the version does not exist
  */
-export async function exportConversation(
+export function exportConversation(
   store: ConversationStore,
-  options: ExportOptions,
+  options: { id: string; version?: number; format?: ExportFormat },
 ): Promise<ExportResult> {
-  const status = await store.conversationStatus(options.id);
-  if (!status) throw new UsageError(`no conversation ${options.id}`);
-  try {
-    const { version, items } =
-      options.version === undefined
-        ? await store.getActiveContext(options.id)
-        : { version: options.version, items: await store.getVersionItems(options.id, options.version) };
-    const request = lower(items);
-    return { version, request, text: renderExport(request, options.format ?? 'json') };
-  } catch (err) {
-    if (err instanceof StoreError && err.kind === 'VERSION_NOT_FOUND') throw new UsageError(err.message);
-    throw err;
-  }
+  const { id, ...rest } = options;
+  return exportContext(store, id, rest);
 }
 
 export function registerExport(program: Command): void {

@@ -8,7 +8,8 @@ import { ImportError, importSession, type ImportedSession } from '../../importer
 import { SESSION_FORMATS, type SessionFormat } from '../../context/items';
 import type { ConversationStore } from '../../store';
 import { tokenCounterForModel } from '../../tokens';
-import { action, newConversationId, printJson, UsageError, withStore } from '../client';
+import { newConversationId } from '../../client/start';
+import { action, printJson, UsageError, withStore } from '../client';
 import { formatTokens } from '../format';
 import { checkConversationId, DEFAULT_MODEL } from '../start-options';
 import { readTextInput } from '../text-input';

@@ -3,28 +3,12 @@
  * reply, the token usage (`41,200 / 128,000 · 32%`) and the compactions the round ran. While a
  * compaction awaits approval or review the message is queued, and the command says so.
  */
-import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import {
-  messageBody,
-  sendMessageUpdate,
-  type ConversationStatus,
-  type SendMessageResult,
-} from '../../../workflows/definitions';
-import {
-  action,
-  explainUpdateFailure,
-  printJson,
-  queryStatus,
-  requireRunning,
-  UsageError,
-  withClient,
-} from '../client';
+import type { ConversationStatus, SendMessageResult } from '../../../workflows/definitions';
+import type { ConversationClient } from '../../client';
+import { action, printJson, UsageError, withConversations } from '../client';
 import { formatPhase, formatSendResult } from '../format';
-import { withProgress } from '../progress';
-import { newUpdateId } from '../../update-ids';
 import { readTextInput } from '../text-input';
-import { claimCheckOptionsFromEnv } from '../../infra/claim-check';
 
 export interface SendOptions {
   id: string;
@@ -36,10 +20,16 @@ export interface SendOptions {
 export type SendOutcome =
   | { queued: false; result: SendMessageResult }
   /**
-   * Accepted into the conversation's queue while a compaction awaits approval: the round runs once
-   * it is approved or rejected (its result: the Update `updateId`).
+   * Accepted into the conversation's queue while a compaction awaits approval or review: the round
+   * runs once it is decided (`result()`; its Update is `updateId`).
    */
-  | { queued: true; updateId: string; trigger: string; awaits: 'approval' | 'review' };
+  | {
+      queued: true;
+      updateId: string;
+      trigger: string;
+      awaits: 'approval' | 'review';
+      result(): Promise<SendMessageResult>;
+    };
 
 /** What the user is told when the message was queued behind a compaction that awaits a person. */
 export function queuedMessage(
@@ -61,72 +51,25 @@ export function queuedMessage(
 }
 
 /**
- * A message sent inline (DC_CLAIM_CHECK=off) travels in the Update's payload, which Temporal limits
- * to 2 MB (its blob size limit; larger ones fail the workflow task): refused above this, before
- * anything is sent. By reference (the default) only `maxInputChars` bounds it.
+ * Sends one message and waits for the round's result; while a compaction awaits approval or
+ * review, leaves it queued instead (the round runs once the compaction is decided). Refused
+ * (nothing sent) when the message is empty or too long, or the conversation is unknown or ended.
+ * @throws ConversationError from the client (bad input, or the round's failure)
  */
-export const MAX_MESSAGE_BYTES = 1_500_000;
-
-/**
- * Refuses a message the conversation would refuse (`maxInputChars`) or that could not travel,
- * before anything is sent or stored.
- * @throws UsageError naming the size and the limit
- */
-export function checkMessageSize(
-  message: string,
-  maxInputChars: number | undefined,
-  byReference: boolean = claimCheckOptionsFromEnv().offload !== false,
-): void {
-  if (maxInputChars !== undefined && message.length > maxInputChars)
-    throw new UsageError(
-      `message is too long: ${message.length} characters, the limit is ${maxInputChars} (maxInputChars)`,
-    );
-  if (byReference) return;
-  const bytes = Buffer.byteLength(message, 'utf8');
-  if (bytes > MAX_MESSAGE_BYTES)
-    throw new UsageError(
-      `message is too long: ${bytes} bytes, the limit is ${MAX_MESSAGE_BYTES} (with DC_CLAIM_CHECK=off a message travels in a Temporal payload, at most 2 MB)`,
-    );
-}
-
-/**
- * Sends one message and waits for the round's result; while a compaction awaits approval or review, queues
- * it instead (the round runs once the compaction is decided). Refused (nothing sent) when the
- * message is empty or the conversation is unknown or ended.
- * @throws UsageError for bad input; other errors for runtime failures
- */
-export async function sendMessage(client: Client, options: SendOptions): Promise<SendOutcome> {
+export async function sendMessage(
+  conversations: ConversationClient,
+  options: SendOptions,
+): Promise<SendOutcome> {
   const { id, message } = options;
-  if (message.trim() === '') throw new UsageError('message is empty: send some text');
-  await requireRunning(client, id);
-  const handle = client.workflow.getHandle(id);
-  const status = await queryStatus(client, id);
-  if (status.ended) throw new UsageError(`conversation ${id} has ended`);
-  checkMessageSize(message, status.maxInputChars);
+  // Waiting here would wait on a person: the message stays in the workflow's queue.
+  const queued = await conversations.queue(id, message);
+  if (queued.awaiting)
+    return { queued: true, updateId: queued.updateId, ...queued.awaiting, result: queued.result };
+  const watcher = options.onStatus ? conversations.watchStatus(id, options.onStatus) : null;
   try {
-    // Waiting here would wait on a person: hand the message to the workflow's queue and return.
-    const waiting = status.awaitingApproval
-      ? { trigger: status.awaitingApproval.trigger, awaits: 'approval' as const }
-      : status.review
-        ? { trigger: status.review.trigger, awaits: 'review' as const }
-        : null;
-    if (waiting) {
-      const update = await handle.startUpdate(sendMessageUpdate, {
-        updateId: newUpdateId(),
-        args: [messageBody(message)],
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
-      return { queued: true, updateId: update.updateId, ...waiting };
-    }
-    const result = await withProgress(handle, options.onStatus, () =>
-      handle.executeUpdate(sendMessageUpdate, {
-        updateId: newUpdateId(),
-        args: [messageBody(message)],
-      }),
-    );
-    return { queued: false, result };
-  } catch (err) {
-    throw explainUpdateFailure(err);
+    return { queued: false, result: await queued.result() };
+  } finally {
+    await watcher?.stop();
   }
 }
 
@@ -170,8 +113,8 @@ export function registerSend(program: Command): void {
     .action(
       action(async (id: string, argument: string | undefined, opts: { json?: boolean; file?: string }) => {
         const message = messageFrom(argument, opts.file);
-        const outcome = await withClient((client) =>
-          sendMessage(client, { id, message, ...(opts.json ? {} : { onStatus: printPhase }) }),
+        const outcome = await withConversations((conversations) =>
+          sendMessage(conversations, { id, message, ...(opts.json ? {} : { onStatus: printPhase }) }),
         );
         if (opts.json) printJson(outcome.queued ? outcome : outcome.result);
         else if (outcome.queued) console.log(queuedMessage(id, outcome.trigger, 'cli', outcome.awaits));

@@ -10,13 +10,13 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { DEFAULT_CLUSTER_WORKERS, DEFAULT_HISTORY_SHARDS } from '../../infra/cluster-config';
 import { validateEnvironment } from '../../infra/environment';
 import { onStopSignal } from '../../infra/signals';
 import type { AgentConversationInput } from '../../../workflows/definitions';
-import { action, describeConversation, UsageError, workflowUiUrl } from '../client';
+import { ConversationClient, ConversationNotFoundError } from '../../client';
+import { action, UsageError, workflowUiUrl } from '../client';
 import { buildStartInput, DEFAULT_MODEL, resolveStartConfig, type StartFlags } from '../start-options';
 import { chat } from './chat';
 import {
@@ -27,7 +27,6 @@ import {
   shutdownGraceFromEnv,
   signal,
 } from './stack';
-import { awaitStarted, startConversation } from './start';
 
 export { connectLine, DEFAULT_SHUTDOWN_GRACE_MS, shutdownGraceFromEnv } from './stack';
 
@@ -90,17 +89,20 @@ export function hasLlmEndpoint(env: NodeJS.ProcessEnv = process.env): boolean {
  * @throws UsageError when `--id` names a conversation that has ended
  */
 async function chatConversation(
-  client: Client,
+  conversations: ConversationClient,
   input: AgentConversationInput,
   flags: UpChatFlags,
   markerFile: string,
   log: (line: string) => void,
 ): Promise<{ id: string; isNew: boolean }> {
   const statusOf = (id: string): Promise<string | null> =>
-    describeConversation(client, id).catch((err: unknown) => {
-      if (err instanceof UsageError) return null;
-      throw err;
-    });
+    conversations.describe(id).then(
+      (description) => description.workflowStatus,
+      (err: unknown) => {
+        if (err instanceof ConversationNotFoundError) return null;
+        throw err;
+      },
+    );
   if (flags.id !== undefined) {
     const status = await statusOf(input.conversationId);
     if (status === 'RUNNING') return { id: input.conversationId, isNew: false };
@@ -236,23 +238,21 @@ export async function up(options: UpOptions): Promise<void> {
   try {
     if (chatInput) {
       const markerFile = join(dataDir, CHAT_CONVERSATION_FILE);
+      const conversations = new ConversationClient({
+        client: temporal.client,
+        taskQueue: DEFAULT_TASK_QUEUE,
+      });
       const { id, isNew } = await chatConversation(
-        temporal.client,
+        conversations,
         chatInput,
         options.chat ?? {},
         markerFile,
         log,
       );
       const settings = { namespace: temporal.namespace, uiBase: temporal.uiUrl ?? 'http://localhost:8233' };
-      if (isNew) {
-        await startConversation(
-          temporal.client,
-          { ...chatInput, conversationId: id },
-          { taskQueue: DEFAULT_TASK_QUEUE, settings },
-        );
-      }
+      // Waits until the worker has set it up (a bad input fails it at once, and is said so).
+      if (isNew) await conversations.start({ ...chatInput, conversationId: id });
       writeFileSync(markerFile, `${id}\n`);
-      await awaitStarted(temporal.client, id);
       const endpoint = process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
       log(
         isNew
@@ -263,7 +263,7 @@ export async function up(options: UpOptions): Promise<void> {
       log(
         '  Ctrl-C or the end of the input stops everything; `npm start` again continues this conversation.',
       );
-      await chat(temporal.client, {
+      await chat(conversations, {
         id,
         input: process.stdin,
         output: process.stdout,
@@ -278,8 +278,7 @@ export async function up(options: UpOptions): Promise<void> {
       );
       const { runDemo } = await import('../demo');
       await runDemo({
-        client: temporal.client,
-        taskQueue: DEFAULT_TASK_QUEUE,
+        conversations: new ConversationClient({ client: temporal.client, taskQueue: DEFAULT_TASK_QUEUE }),
         uiUrl: temporal.uiUrl,
         log,
         ...(options.chat?.config !== undefined ? { configFile: options.chat.config } : {}),

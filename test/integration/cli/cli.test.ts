@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../../src/cli/client';
+import { cliError, UsageError } from '../../../src/cli/client';
 import { describeError } from '../../../src/infra/errors';
 import { chat } from '../../../src/cli/commands/chat';
 import {
@@ -56,9 +56,13 @@ afterAll(async () => {
 /** `start` as the CLI runs it: flags → checked input → workflow on the env's task queue. */
 async function start(flags: StartFlags): Promise<string> {
   const input = buildStartInput({ model: 'fake-model', summaryModel: 'fake-summarizer', ...flags }, {});
-  const result = await startConversation(env.client, input, { taskQueue: env.taskQueue, settings });
-  expect(result.uiUrl).toBe(`http://localhost:8233/namespaces/default/workflows/${input.conversationId}`);
-  return result.conversationId;
+  const { started, ready } = await startConversation(env.conversations, input, {
+    taskQueue: env.taskQueue,
+    settings,
+  });
+  expect(started.uiUrl).toBe(`http://localhost:8233/namespaces/default/workflows/${input.conversationId}`);
+  expect(ready).toBe(true);
+  return started.conversationId;
 }
 
 function replied(outcome: SendOutcome): SendMessageResult {
@@ -92,13 +96,15 @@ function refused(r: { code: number | null; stdout: string; stderr: string }, mes
   else expect(lines[0]).toMatch(message);
 }
 
+/** Expects the call to fail with what the CLI shows as bad input (exit 2): a UsageError, or the client's `badInput`. */
 async function usageError(promise: Promise<unknown>, message: RegExp): Promise<void> {
   const err = await promise.then(
     () => new Error('expected a UsageError'),
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(UsageError);
-  expect((err as Error).message).toMatch(message);
+  const shown = cliError(err);
+  expect(shown).toBeInstanceOf(UsageError);
+  expect((shown as Error).message).toMatch(message);
 }
 
 describe('a conversation from the command functions', () => {
@@ -114,16 +120,16 @@ describe('a conversation from the command functions', () => {
     writeFileSync(config, 'context_compaction:\n  max_context_tokens: 8000\n  protected_rounds: 1\n');
     const id = await start({ id: uniqueId('cli'), system: 'You are terse.', config });
 
-    const first = replied(await sendMessage(env.client, { id, message: 'hello' }));
+    const first = replied(await sendMessage(env.conversations, { id, message: 'hello' }));
     expect(first.reply).toBe('hello back');
     expect(formatSendResult(id, first).join('\n')).toMatch(/^tokens: [\d,]+ \/ 8,000 · \d+%$/m);
-    for (let i = 0; i < 3; i++) await sendMessage(env.client, { id, message: words(400, `r${i}y`) });
+    for (let i = 0; i < 3; i++) await sendMessage(env.conversations, { id, message: words(400, `r${i}y`) });
 
-    const status = await conversationStatus(env.client, { id });
+    const status = await conversationStatus(env.conversations, { id });
     expect(status).toMatchObject({ rounds: 4, phase: 'idle', window: 8000, compactions: 0, ended: false });
 
     const phases: ConversationStatus['phase'][] = [];
-    const brief = await compactConversation(env.client, {
+    const brief = await compactConversation(env.conversations, {
       id,
       focus: 'keep the file names',
       onStatus: (s) => phases.push(s.phase),
@@ -131,7 +137,7 @@ describe('a conversation from the command functions', () => {
     expect(brief).toMatchObject({ trigger: 'manual', status: 'committed', seq: 1 });
     expect(brief.tokensAfter).toBeLessThan(brief.tokensBefore);
     expect(phases).toContain('compacting');
-    const after = await conversationStatus(env.client, { id });
+    const after = await conversationStatus(env.conversations, { id });
 
     // export: the active context (with the summary), lowered to chat messages; version 1 as it was.
     const active = await exportConversation(env.store, { id });
@@ -176,18 +182,18 @@ describe('a conversation from the command functions', () => {
 
     // restore the version before the compaction: its content is active again, as a new version.
     const before = one.versions.base;
-    const restored = await restoreConversation(env.client, { id, version: before });
+    const restored = await restoreConversation(env.conversations, { id, version: before });
     expect(restored).toMatchObject({ version: before, tokens: brief.tokensBefore });
     expect((await exportConversation(env.store, { id })).text).not.toContain('manual summary of the talk');
 
-    expect(await endConversation(env.client, { id })).toEqual({ rounds: 4 });
-    const ended = await conversationStatus(env.client, { id });
+    expect(await endConversation(env.conversations, { id })).toEqual({ rounds: 4 });
+    const ended = await conversationStatus(env.conversations, { id });
     expect(ended.ended).toBe(true);
     await usageError(
-      sendMessage(env.client, { id, message: 'more' }),
+      sendMessage(env.conversations, { id, message: 'more' }),
       new RegExp(`conversation ${id} has ended`),
     );
-    await usageError(compactConversation(env.client, { id }), /has ended/);
+    await usageError(compactConversation(env.conversations, { id }), /has ended/);
   });
 
   it('chat: lines become rounds; /status, /compact and /quit work', async () => {
@@ -199,7 +205,7 @@ describe('a conversation from the command functions', () => {
     const output = new PassThrough();
     let text = '';
     output.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    const done = chat(env.client, { id, input, output });
+    const done = chat(env.conversations, { id, input, output });
     input.write(`${words(300, 'first')}\n`);
     input.write(`${words(300, 'second')}\n/compact\n/nope\n/status\n/quit\n`);
     await done;
@@ -214,15 +220,15 @@ describe('a conversation from the command functions', () => {
 describe('bad input: a UsageError, nothing changed', () => {
   it('an unknown conversation', async () => {
     await usageError(
-      sendMessage(env.client, { id: 'no-such-conv', message: 'hi' }),
+      sendMessage(env.conversations, { id: 'no-such-conv', message: 'hi' }),
       /^no conversation no-such-conv$/,
     );
     await usageError(
-      conversationStatus(env.client, { id: 'no-such-conv' }),
+      conversationStatus(env.conversations, { id: 'no-such-conv' }),
       /^no conversation no-such-conv$/,
     );
     await usageError(
-      compactConversation(env.client, { id: 'no-such-conv' }),
+      compactConversation(env.conversations, { id: 'no-such-conv' }),
       /^no conversation no-such-conv$/,
     );
     await usageError(exportConversation(env.store, { id: 'no-such-conv' }), /^no conversation no-such-conv$/);
@@ -237,12 +243,12 @@ describe('bad input: a UsageError, nothing changed', () => {
     env.llm.setDefault(step.text('ok'));
     const id = await start({ id: uniqueId('bad') });
     await usageError(start({ id }), new RegExp(`conversation ${id} already exists`));
-    await usageError(sendMessage(env.client, { id, message: '  ' }), /message is empty/);
-    replied(await sendMessage(env.client, { id, message: 'one' }));
-    const status = await conversationStatus(env.client, { id });
-    await usageError(restoreConversation(env.client, { id, version: 99 }), /has no version 99/);
+    await usageError(sendMessage(env.conversations, { id, message: '  ' }), /message is empty/);
+    replied(await sendMessage(env.conversations, { id, message: 'one' }));
+    const status = await conversationStatus(env.conversations, { id });
+    await usageError(restoreConversation(env.conversations, { id, version: 99 }), /has no version 99/);
     await usageError(
-      decideCompaction(env.client, { id, approve: true }),
+      decideCompaction(env.conversations, { id, approve: true }),
       /no compaction is awaiting approval/,
     );
     await usageError(exportConversation(env.store, { id, version: 99 }), /has no version 99/);
@@ -250,7 +256,7 @@ describe('bad input: a UsageError, nothing changed', () => {
       inspectCompaction(env.store, { id, seq: 5 }),
       /has no compaction #5 \(compactions: none yet\)/,
     );
-    const unchanged = await conversationStatus(env.client, { id });
+    const unchanged = await conversationStatus(env.conversations, { id });
     expect(unchanged).toMatchObject({ activeVersion: status.activeVersion, rounds: 1, compactions: 0 });
   });
 
@@ -262,10 +268,10 @@ describe('bad input: a UsageError, nothing changed', () => {
     const config = join(dir, 'confirm.yaml');
     writeFileSync(config, 'max_context_tokens: 20000\nrounds_threshold: 3\nrequire_confirmation: true\n');
     const id = await start({ id: uniqueId('approve'), config });
-    for (const m of ['one', 'two']) await sendMessage(env.client, { id, message: m });
-    const third = sendMessage(env.client, { id, message: 'three' });
+    for (const m of ['one', 'two']) await sendMessage(env.conversations, { id, message: m });
+    const third = sendMessage(env.conversations, { id, message: 'three' });
     const waiting = await waitFor(
-      () => conversationStatus(env.client, { id }),
+      () => conversationStatus(env.conversations, { id }),
       (s) => s.awaitingApproval !== null,
     );
     // Through the command line, as a user would: queued, and the CLI says so (exit 0).
@@ -276,7 +282,7 @@ describe('bad input: a UsageError, nothing changed', () => {
         `approved or rejected (\`durable-compaction approve ${id}\` or \`reject ${id}\`)`,
     );
     // Nothing ran yet: the compaction waits, the message is in the queue.
-    expect(await conversationStatus(env.client, { id })).toMatchObject({
+    expect(await conversationStatus(env.conversations, { id })).toMatchObject({
       rounds: 3,
       queued: 1,
       compactions: waiting.compactions,
@@ -286,7 +292,7 @@ describe('bad input: a UsageError, nothing changed', () => {
     const r3 = replied(await third);
     expect(r3.compactions[0]).toMatchObject({ trigger: 'rounds', status: 'committed' });
     await waitFor(
-      () => conversationStatus(env.client, { id }),
+      () => conversationStatus(env.conversations, { id }),
       (s) => s.rounds === 4 && s.phase === 'idle',
     );
   });
@@ -306,8 +312,8 @@ describe('bad input through the command line: exit 2, one clear line, nothing ch
     env.llm.reset();
     env.llm.setDefault(step.text('ok'));
     const id = await start({ id: uniqueId('ended') });
-    await sendMessage(env.client, { id, message: 'one' });
-    await endConversation(env.client, { id });
+    await sendMessage(env.conversations, { id, message: 'one' });
+    await endConversation(env.conversations, { id });
     const before = await env.store.totals(id);
     const [send, compact] = await Promise.all([cli(['send', id, 'more']), cli(['compact', id])]);
     refused(send, `error: conversation ${id} has ended`);
@@ -361,14 +367,14 @@ describe('bad input through the command line: exit 2, one clear line, nothing ch
     env.llm.reset();
     env.llm.setDefault(step.text('ok'));
     const id = await start({ id: uniqueId('restore') });
-    await sendMessage(env.client, { id, message: 'one' });
-    const before = await conversationStatus(env.client, { id });
+    await sendMessage(env.conversations, { id, message: 'one' });
+    const before = await conversationStatus(env.conversations, { id });
     const versions = (await inspectConversation(env.store, { id })).versions;
     refused(
       await cli(['restore', id, '--version', '99']),
       new RegExp(`^error: conversation ${id} has no version 99`),
     );
-    const after = await conversationStatus(env.client, { id });
+    const after = await conversationStatus(env.conversations, { id });
     expect(after).toMatchObject({ activeVersion: before.activeVersion, contextTokens: before.contextTokens });
     expect((await inspectConversation(env.store, { id })).versions).toEqual(versions);
   });
@@ -396,7 +402,7 @@ describe('bad input through the command line: exit 2, one clear line, nothing ch
     env.llm.reset();
     env.llm.setDefault(step.text('ready'));
     expect(await start({ id, tools: 'read_file' })).toBe(id);
-    expect(replied(await sendMessage(env.client, { id, message: 'hi' })).reply).toBe('ready');
+    expect(replied(await sendMessage(env.conversations, { id, message: 'hi' })).reply).toBe('ready');
     expect(await env.store.exists(id)).toBe(true);
     // A conversation that ran (this one now) is never started over.
     await usageError(start({ id, tools: 'read_file' }), new RegExp(`conversation ${id} already exists`));
@@ -419,11 +425,11 @@ describe('import', () => {
     env.llm.reset();
     env.llm.setDefault(step.text('continuing'));
     await start({ id, window: '128000' });
-    const round = replied(await sendMessage(env.client, { id, message: 'carry on' }));
+    const round = replied(await sendMessage(env.conversations, { id, message: 'carry on' }));
     expect(round.reply).toBe('continuing');
     // Its rounds are numbered after the imported ones, in the workflow and in the store.
     expect(round.round).toBe(importedRounds + 1);
-    expect(await conversationStatus(env.client, { id })).toMatchObject({ rounds: importedRounds + 1 });
+    expect(await conversationStatus(env.conversations, { id })).toMatchObject({ rounds: importedRounds + 1 });
     const [reply] = await env.store.getItems([round.replyItemId!]);
     expect(reply).toMatchObject({ type: 'ASSISTANT_MESSAGE', round: importedRounds + 1 });
     const { items } = await env.store.getActiveContext(id);

@@ -5,7 +5,7 @@
  * from a real `compact` process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactionProgress } from '../../../src/cli/compaction-progress';
+import { compactionProgress } from '../../../src/client/compaction-progress';
 import { formatCompactionProgress } from '../../../src/cli/format';
 import { compactionProgressQuery, type ConversationEvent } from '../../../workflows/definitions';
 import { spawnCli } from '../../support/cli-process';

@@ -156,8 +156,7 @@ describe('the demo of npm start', () => {
   it('ends with its pin, its memory, its task list and every file it touched in the context', async () => {
     const lines: string[] = [];
     const { conversationId, compactions } = await runDemo({
-      client: env.client,
-      taskQueue: env.taskQueue,
+      conversations: env.conversations,
       uiUrl: null,
       log: (line) => lines.push(line),
     });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideCompaction } from '../../../src/cli/commands/control';
+import { ConversationClient } from '../../../src/client';
 import { SUMMARY_MESSAGE_PREFIX } from '../../../src/context/post-compaction';
 import { payloadCodecsFor } from '../../../src/infra/codec';
 import { ConversationStore } from '../../../src/store';
@@ -119,7 +120,7 @@ describe('review before commit', () => {
     expect(shown.stdout).toContain(SUMMARY);
     expect(shown.stdout).not.toContain(SUMMARY_MESSAGE_PREFIX);
 
-    const answer = await decideCompaction(env.client, { id: conv.id, approve: true });
+    const answer = await decideCompaction(env.conversations, { id: conv.id, approve: true });
     expect(answer.review).toMatchObject({ decision: 'approved', edited: false, status: 'committed' });
     const brief = await compacting;
     expect(brief).toMatchObject({ status: 'committed', review: { decision: 'approved', timedOut: false } });
@@ -152,7 +153,7 @@ describe('review before commit', () => {
         `approved or rejected (\`durable-compaction review ${conv.id}\`, then \`approve ${conv.id}\` or \`reject ${conv.id}\`)`,
     );
     expect((await conv.status()).queued).toBe(1);
-    await decideCompaction(env.client, { id: conv.id, approve: true });
+    await decideCompaction(env.conversations, { id: conv.id, approve: true });
     expect(await compacting).toMatchObject({ status: 'committed' });
     await conv.waitForStatus((s) => s.queued === 0 && s.phase === 'idle');
     expect(JSON.stringify(env.llm.chatRequests().at(-1)?.body)).toContain('sent during the review');
@@ -200,7 +201,7 @@ describe('review before commit', () => {
     const before = await storeSnapshot(conv);
 
     await expect(
-      decideCompaction(env.client, { id: conv.id, approve: true, summary: ' \n ' }),
+      decideCompaction(env.conversations, { id: conv.id, approve: true, summary: ' \n ' }),
     ).rejects.toThrow('the edited summary is empty; nothing changed');
     const dir = mkdtempSync(join(tmpdir(), 'review-'));
     const big = join(dir, 'big.md');
@@ -222,7 +223,7 @@ describe('review before commit', () => {
     // The refused edit ran its check (nothing written); the empty one never reached an activity.
     expect(activityNames(child).filter((a) => a === 'reviseSummary')).toHaveLength(1);
 
-    expect((await decideCompaction(env.client, { id: conv.id, approve: true })).review).toMatchObject({
+    expect((await decideCompaction(env.conversations, { id: conv.id, approve: true })).review).toMatchObject({
       status: 'committed',
       edited: false,
     });
@@ -385,7 +386,10 @@ describe('a worker SIGKILLed while the review waits', () => {
         'the review on the new worker',
       );
       expect(status.review).toEqual(review);
-      const answer = await decideCompaction(client, { id: conversationId, approve: true });
+      const answer = await decideCompaction(new ConversationClient({ client, pool }), {
+        id: conversationId,
+        approve: true,
+      });
       expect(answer.review).toMatchObject({ decision: 'approved', status: 'committed' });
       expect(await compacting).toMatchObject({ status: 'committed', compactionId: record!.id });
       const records = await store.listCompactions(conversationId);

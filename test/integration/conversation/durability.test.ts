@@ -208,7 +208,7 @@ describe('continue-as-new', () => {
     const read: { cursor: number; type: string; seq?: number; phase?: string }[] = [];
     let cursor = 0;
     const readNew = async (): Promise<void> => {
-      cursor = await readEvents(env.client, {
+      cursor = await readEvents(env.conversations, {
         id: conv.id,
         since: cursor,
         onEvent: (event, at) =>

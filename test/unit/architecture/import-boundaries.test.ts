@@ -50,6 +50,16 @@ const probes: Record<string, Probe> = {
     code: "import * as tokens from '../tokens';\nexport const t = tokens;\n",
     refused: true,
   },
+  'the client importing the command line': {
+    path: 'src/client/zz-probe-cli.ts',
+    code: "import { UsageError } from '../cli/client';\nexport const u = UsageError;\n",
+    refused: true,
+  },
+  'the client importing the workflow definitions': {
+    path: 'src/client/zz-probe-definitions.ts',
+    code: "import { statusQuery } from '../../workflows/definitions';\nexport const q = statusQuery;\n",
+    refused: false,
+  },
   'the policy importing its own modules': {
     path: 'src/context/zz-probe-own.ts',
     code: "import { parseCompactionConfig } from './config';\nexport const p = parseCompactionConfig;\n",

@@ -2,21 +2,24 @@
  * The client commands without Temporal: argument checks (exit 2 with one clear line), Update
  * failures as the user sees them, and the formatting of usage, compactions, status and chat lines.
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/context/config';
 import { ImportError } from '../../../src/importers';
+import { cliError, exitCodeFor, intArgument, UsageError, workflowUiUrl } from '../../../src/cli/client';
 import {
-  exitCodeFor,
-  explainUpdateFailure,
-  intArgument,
+  ConversationExistsError,
+  conversationErrorFrom,
+  NotRespondingError,
   newConversationId,
-  UsageError,
-  workflowUiUrl,
-} from '../../../src/cli/client';
+  renderExport,
+  RequestFailedError,
+  TemporalUnreachableError,
+} from '../../../src/client';
+import { describeError, InfraError } from '../../../src/infra/errors';
 import { parseChatLine } from '../../../src/cli/commands/chat';
-import { parseExportFormat, renderExport } from '../../../src/cli/commands/export';
+import { parseExportFormat } from '../../../src/cli/commands/export';
 import { parseSessionFormat } from '../../../src/cli/commands/import';
 import { queuedMessage } from '../../../src/cli/commands/send';
 import { connectLine } from '../../../src/cli/commands/up';
@@ -34,7 +37,6 @@ import {
   type CompactionBrief,
   type ConversationStatus,
 } from '../../../workflows/definitions';
-import { explainReviewFailure } from '../../../src/cli/commands/control';
 import { tempFiles, thrown } from '../../support/files';
 
 const file = tempFiles('dc-cli-');
@@ -299,35 +301,34 @@ describe('export and chat lines', () => {
   });
 });
 
+/** A client error as the CLI shows it: the client's mapping, then the CLI's. */
+const shown = (err: unknown): Error => cliError(conversationErrorFrom(err, 'conv-1')) as Error;
+
 describe('answers to a review', () => {
   const failed = (type: string, message: string) =>
     new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ message, type }));
 
-  it('a review that ended meanwhile (decided, timed out, its child gone) is bad input that says so', () => {
-    for (const err of [
-      failed(NO_REVIEW_PENDING, 'the review has been answered already'),
-      new WorkflowNotFoundError('workflow execution already completed', 'c/compaction-1', undefined),
-    ]) {
-      const explained = explainReviewFailure(err, 'conv-1') as Error;
-      expect(explained).toBeInstanceOf(UsageError);
-      expect(explained.message).toBe(
-        'no compaction of conv-1 awaits review any more: it was decided or timed out meanwhile (`durable-compaction status conv-1`)',
-      );
-    }
+  it('a review that ended meanwhile (decided, timed out) is bad input that says so', () => {
+    const explained = shown(failed(NO_REVIEW_PENDING, 'the review has been answered already'));
+    expect(explained).toBeInstanceOf(UsageError);
+    expect(explained.message).toBe(
+      'no compaction of conv-1 awaits review any more: it was decided or timed out meanwhile (`durable-compaction status conv-1`)',
+    );
   });
 
-  it('a refused edit says why; anything else is left as it is', () => {
-    const refused = explainReviewFailure(failed('SUMMARY_EDIT_REFUSED', 'the edit is over the budget'), 'c');
+  it('a refused edit says why; a validator refusal is bad input in its own words', () => {
+    const refused = shown(failed('SUMMARY_EDIT_REFUSED', 'the edit is over the budget'));
     expect(refused).toBeInstanceOf(UsageError);
-    expect((refused as Error).message).toBe('the edit is over the budget');
-    const other = failed('Error', 'decision must be approve or reject');
-    expect(explainReviewFailure(other, 'c')).toBe(other);
+    expect(refused.message).toBe('the edit is over the budget');
+    const other = shown(failed('Error', 'decision must be approve or reject'));
+    expect(other).toBeInstanceOf(UsageError);
+    expect(other.message).toBe('decision must be approve or reject');
   });
 });
 
 describe('Update failures', () => {
   it('a validator refusal is bad input', () => {
-    const err = explainUpdateFailure(
+    const err = shown(
       new WorkflowUpdateFailedError(
         'Workflow Update failed',
         ApplicationFailure.create({ message: 'no compaction is awaiting approval', type: 'Error' }),
@@ -350,25 +351,57 @@ describe('Update failures', () => {
         nonRetryable: true,
       }),
     );
-    const err = explainUpdateFailure(new WorkflowUpdateFailedError('Workflow Update failed', cause));
+    const err = shown(new WorkflowUpdateFailedError('Workflow Update failed', cause));
     expect(err).toBeInstanceOf(UsageError);
     expect(err.message).toBe('conversation c has no version 99 to restore');
   });
 
   it('a failed round is a runtime failure with its reason', () => {
-    const err = explainUpdateFailure(
+    const err = shown(
       new WorkflowUpdateFailedError(
         'Workflow Update failed',
         ApplicationFailure.create({ message: 'model unreachable', type: 'ROUND_FAILED' }),
       ),
     );
     expect(exitCodeFor(err)).toBe(1);
-    expect(err.message).toContain('model unreachable');
+    expect(err.message).toBe('Workflow Update failed: model unreachable');
   });
 
   it('import errors and config errors exit 2', () => {
     expect(exitCodeFor(new ImportError('bad', { line: 3 }))).toBe(2);
     expect(exitCodeFor(new ConfigError(['x']))).toBe(2);
     expect(exitCodeFor(new Error('boom'))).toBe(1);
+  });
+});
+
+describe("the client's errors as the CLI shows them", () => {
+  it('an id taken names the flag to change (exit 2)', () => {
+    const err = cliError(new ConversationExistsError('conv-1'));
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toBe('conversation conv-1 already exists: choose another --id');
+  });
+
+  it('no worker, no server: one line with what to do (exit 1)', () => {
+    const quiet = cliError(new NotRespondingError('conv-1', 'status', 'deadline exceeded'));
+    expect(quiet).toBeInstanceOf(InfraError);
+    expect(exitCodeFor(quiet)).toBe(1);
+    expect(describeError(quiet)).toBe(
+      'conversation conv-1 did not answer the status query (deadline exceeded) — ' +
+        'is a worker running on its task queue? start one with `durable-compaction worker` or `up`',
+    );
+    const away = cliError(new TemporalUnreachableError('127.0.0.1:1', { cause: new Error('refused') }));
+    expect(describeError(away)).toBe(
+      'cannot reach the Temporal server at 127.0.0.1:1 (refused) — start it with `durable-compaction up`, or set TEMPORAL_ADDRESS',
+    );
+  });
+
+  it("the system's failures are shown as they are (exit 1)", () => {
+    const failed = new RequestFailedError(
+      'LLM_AUTH',
+      'conv-1',
+      'Workflow Update failed: the key was refused',
+    );
+    expect(cliError(failed)).toBe(failed);
+    expect(exitCodeFor(failed)).toBe(1);
   });
 });

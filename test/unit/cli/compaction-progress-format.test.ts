@@ -1,6 +1,6 @@
 /** The CLI's progress line for a running compaction (issue 23), phase by phase. */
 import { describe, expect, it } from 'vitest';
-import type { CompactionProgressView } from '../../../src/cli/compaction-progress';
+import type { CompactionProgressView } from '../../../src/client/compaction-progress';
 import { formatCompactionProgress } from '../../../src/cli/format';
 
 const base: CompactionProgressView = {

@@ -38,7 +38,7 @@ const ENTRIES = Object.entries(manifest.exports).flatMap(([subpath, target]) =>
 
 /** Names each entry must export: what a user of it reaches for first, and what only it has. */
 const EXPECTED_EXPORTS: Record<string, string[]> = {
-  '.': ['sendMessageUpdate', 'statusQuery', 'connectClient'],
+  '.': ['ConversationClient', 'ConversationNotFoundError', 'sendMessageUpdate', 'statusQuery'],
   './worker': ['createWorker', 'bundleWorkflows'],
   './workflows': ['agentConversation', 'compaction'],
   './workflows/stored-conversation': ['compactConversation', 'needsCompaction', 'storedConversation'],

@@ -1,6 +1,7 @@
 /**
  * Progress while an Update is in flight: polls the `status` Query and reports each change of
  * phase (model, tools, compacting, awaiting approval), so a long round is not a silent wait.
+ * `ConversationClient.send`, `compact` and `watchStatus` run on it.
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { statusQuery } from '../../workflows/definitions';
@@ -20,6 +21,7 @@ function progressKey(status: WatchedStatus): string {
 /** How often the status is polled while waiting. */
 export const PROGRESS_POLL_MS = 500;
 
+/** A running watch of a conversation's status (`ConversationClient.watchStatus`). */
 export interface PhaseWatcher {
   /** Stops polling; resolves once the last poll has settled. */
   stop(): Promise<void>;

@@ -16,7 +16,9 @@ import {
 
 /** The summary call in flight, from the server's record of the pending activity. */
 export interface SummaryAttempt {
+  /** The attempt running now (or next), from 1. */
   attempt: number;
+  /** How many its retry policy allows (0: unlimited). */
   maximumAttempts: number;
   /** The previous attempt's failure, first line. */
   lastFailure: string | null;
@@ -25,12 +27,17 @@ export interface SummaryAttempt {
 }
 
 export interface CompactionProgressView extends CompactionProgress {
+  /** The compaction child's workflow id. */
   workflowId: string;
+  /** The summary call in flight as an activity, or null (none, or a local activity). */
   summaryAttempt: SummaryAttempt | null;
 }
 
 /** The status, with where the running compaction is (its child's progress) while one runs. */
-export type WatchedStatus = ConversationStatus & { compactionProgress?: CompactionProgressView | null };
+export type WatchedStatus = ConversationStatus & {
+  /** Where the running compaction is; null when it ended meanwhile, absent when none runs. */
+  compactionProgress?: CompactionProgressView | null;
+};
 
 const SUMMARY_ACTIVITIES = new Set(['summarize', 'dropOldestRounds']);
 
