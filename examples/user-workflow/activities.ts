@@ -13,7 +13,7 @@ const openai = new OpenAI({
 });
 
 /** One chat completion. Its message is conversation text: marked, so it travels by reference. */
-export async function callModel(
+export async function callAgentModel(
   input: Claimed & { model: string; messages: ChatMessage[]; tools: ToolDefinition[] },
 ): Promise<Claimed & { message: AssistantMessage }> {
   const completion = await openai.chat.completions.create({
@@ -29,5 +29,5 @@ export async function callModel(
 /** The tool: a page of text (a stand-in for a real fetch). */
 export async function fetchPage(input: { arguments: string }): Promise<Claimed & { content: string }> {
   const { url } = JSON.parse(input.arguments) as { url: string };
-  return { ...CLAIM, content: `Contents of ${url}: ${'lorem ipsum dolor sit amet '.repeat(80)}` };
+  return { ...CLAIM, content: `Contents of ${url}: ${'lorem ipsum dolor sit amet '.repeat(200)}` };
 }

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
           conversationId,
           model: process.env.MODEL ?? 'gpt-4o-mini',
           questions: ['Read https://example.com/a and https://example.com/b, then compare them.'],
-          config: { maxContextTokens: 3_000 },
+          config: { maxContextTokens: 2_000 },
         },
       ],
     });

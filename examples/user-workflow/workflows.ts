@@ -73,7 +73,7 @@ export async function research(input: ResearchInput): Promise<ResearchResult> {
       }
       const context = await storedConversation.readStoredContext({ conversationId });
       result.modelCalls += 1;
-      const { message } = await mine.callModel({
+      const { message } = await mine.callAgentModel({
         ...CLAIM,
         model,
         messages: context.messages,
