@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const cli = join(__dirname, '..', '..', '..', 'bin', 'durable-compaction.js');
+// The CLI from source, as `npm run cli` runs it (the bin runs the compiled one: test/unit/package).
+const cli = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
 let busy: Server;
 let busyPort = 0;
 
@@ -24,7 +25,7 @@ function run(
   const clean = { ...process.env };
   for (const key of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'DEBUG', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'])
     delete clean[key];
-  const r = spawnSync(process.execPath, [cli, ...args], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
     env: { ...clean, ...env },
     encoding: 'utf8',
     timeout: 60_000,

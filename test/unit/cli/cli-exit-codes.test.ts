@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const cli = join(__dirname, '..', '..', '..', 'bin', 'durable-compaction.js');
+// The CLI from source, as `npm run cli` runs it (the bin runs the compiled one: test/unit/package).
+const cli = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
 const dir = mkdtempSync(join(tmpdir(), 'dc-cli-exit-'));
 
 function run(
@@ -17,7 +18,7 @@ function run(
 ): { code: number | null; stderr: string; stdout: string } {
   const clean = { ...process.env };
   for (const key of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'DEBUG', 'DC_COMPACTION_CONFIG']) delete clean[key];
-  const r = spawnSync(process.execPath, [cli, ...args], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
     env: { ...clean, TEMPORAL_ADDRESS: '127.0.0.1:1', ...env },
     encoding: 'utf8',
     timeout: 60_000,

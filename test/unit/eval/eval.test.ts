@@ -251,10 +251,14 @@ describe('eval with an LLM summarizer', () => {
 });
 
 describe('the eval command as a user runs it', () => {
-  const cli = join(__dirname, '..', '..', '..', 'bin', 'durable-compaction.js');
+  // The CLI from source, as `npm run cli` runs it (the bin runs the compiled one: test/unit/package).
+  const cli = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
   const dir = mkdtempSync(join(tmpdir(), 'dc-eval-cli-'));
   const run = (args: string[]) => {
-    const r = spawnSync(process.execPath, [cli, 'eval', ...args], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'eval', ...args], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 
