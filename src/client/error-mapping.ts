@@ -10,6 +10,7 @@ import {
   BAD_REQUEST_FAILURE_TYPES,
   BAD_START_INPUT_FAILURE_TYPES,
   CLIENT_FAILURE_TYPES,
+  causeChain,
   innermostCause,
   LLM_FAILURE_TYPES,
   STORE_FAILURE_TYPES,
@@ -88,13 +89,12 @@ function fromUpdateFailure(err: WorkflowUpdateFailedError, id: string): Conversa
   }
   // The caller's mistakes reach the Update through the activities that found them; a failure
   // inside a compaction child (its commit finding a version gone) is the system's, not the caller's.
-  let chain: unknown = cause;
-  while (chain instanceof ApplicationFailure || chain instanceof ActivityFailure) {
-    if (chain instanceof ApplicationFailure && chain.type) {
-      const mapped = fromFailureType(chain.type, chain.message, id, err);
+  for (const failure of causeChain(cause)) {
+    if (!(failure instanceof ApplicationFailure || failure instanceof ActivityFailure)) break;
+    if (failure instanceof ApplicationFailure && failure.type) {
+      const mapped = fromFailureType(failure.type, failure.message, id, err);
       if (mapped.badInput) return mapped;
     }
-    chain = chain.cause;
   }
   // The system's failures say what failed (the Update) and why (the innermost cause).
   const root = innermostCause(cause);
