@@ -41,6 +41,8 @@ export function collectArtifactTrail(
 ): ArtifactTrail {
   const files = new Map<string, FileTouch>();
   for (const file of previous.files) files.set(file.path, { ...file, ops: [...file.ops] });
+  // The id recall reads for each file's last touch here; hashed into its handle once, at the end.
+  const handleSources = new Map<string, string>();
   const commands = [...previous.commands];
   const results = resultsOfCalls(items);
   let openFile: string | null = null;
@@ -50,22 +52,27 @@ export function collectArtifactTrail(
     for (const [i, effect] of callFactsOf(item).entries()) {
       const touches: { path: string; op: string }[] =
         effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
-      // The item recall reads for this touch (issue 24): the call's result, else the call.
-      const callId = calls[i]?.id;
-      const handle = handleOf(
-        (callId !== undefined ? results.get(`${item.id}\n${callId}`) : undefined) ?? item.sourceId ?? item.id,
-      );
-      for (const { path, op } of touches) {
-        const known = files.get(path);
-        files.delete(path);
-        const ops = known ? known.ops : [];
-        if (!ops.includes(op)) ops.push(op);
-        files.set(path, { path, ops, lastRound: Math.max(item.round, known?.lastRound ?? 0), handle });
-        if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
+      if (touches.length > 0) {
+        // The item recall reads for this touch (issue 24): the call's result, else the call.
+        const callId = calls[i]?.id;
+        const source =
+          (callId !== undefined ? results.get(`${item.id}\n${callId}`) : undefined) ??
+          item.sourceId ??
+          item.id;
+        for (const { path, op } of touches) {
+          const known = files.get(path);
+          files.delete(path);
+          const ops = known ? known.ops : [];
+          if (!ops.includes(op)) ops.push(op);
+          files.set(path, { path, ops, lastRound: Math.max(item.round, known?.lastRound ?? 0) });
+          handleSources.set(path, source);
+          if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
+        }
       }
       if (effect.command !== null) commands.push({ command: effect.command, round: item.round });
     }
   }
+  for (const [path, source] of handleSources) (files.get(path) as FileTouch).handle = handleOf(source);
   return { files: [...files.values()], commands: commands.slice(-MAX_COMMANDS) };
 }
 

@@ -31,66 +31,88 @@ const K = new Uint32Array([
   0xc67178f2,
 ]);
 
-function utf8(text: string): Uint8Array {
-  // TextEncoder is a global of the workflow sandbox and of Node alike; a lone surrogate becomes
-  // U+FFFD, as the pg driver sends it, so the store's digest agrees.
-  return new TextEncoder().encode(text);
-}
+// Work arrays reused by every digest (a digest runs start to end, never interleaved).
+const W = new Uint32Array(64);
+const H = new Uint32Array(8);
+const INITIAL = [
+  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+];
+// TextEncoder is a global of the workflow sandbox and of Node alike; a lone surrogate becomes
+// U+FFFD, as the pg driver sends it, so the store's digest agrees.
+const ENCODER = new TextEncoder();
 
 /** The SHA-256 of the text's UTF-8 bytes, as 64 hex digits. */
 export function sha256Hex(text: string): string {
-  const data = utf8(text);
-  const bitLength = data.length * 8;
-  const padded = new Uint8Array((((data.length + 9 + 63) >> 6) << 6) >>> 0);
+  const data = ENCODER.encode(text);
+  const length = data.length;
+  const padded = new Uint8Array(((length + 9 + 63) >> 6) << 6);
   padded.set(data);
-  padded[data.length] = 0x80;
-  const view = new DataView(padded.buffer);
-  view.setUint32(padded.length - 8, Math.floor(bitLength / 0x1_0000_0000));
-  view.setUint32(padded.length - 4, bitLength >>> 0);
-  const h = new Uint32Array([
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-  ]);
-  const w = new Uint32Array(64);
-  const rotr = (x: number, n: number): number => (x >>> n) | (x << (32 - n));
-  for (let block = 0; block < padded.length; block += 64) {
-    for (let i = 0; i < 16; i++) w[i] = view.getUint32(block + i * 4);
-    for (let i = 16; i < 64; i++) {
-      const a = w[i - 15] as number;
-      const b = w[i - 2] as number;
-      const s0 = rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3);
-      const s1 = rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10);
-      w[i] = ((w[i - 16] as number) + s0 + (w[i - 7] as number) + s1) >>> 0;
+  padded[length] = 0x80;
+  const end = padded.length;
+  const bits = length * 8;
+  const high = Math.floor(bits / 0x1_0000_0000);
+  padded[end - 8] = high >>> 24;
+  padded[end - 7] = (high >>> 16) & 0xff;
+  padded[end - 6] = (high >>> 8) & 0xff;
+  padded[end - 5] = high & 0xff;
+  padded[end - 4] = bits >>> 24;
+  padded[end - 3] = (bits >>> 16) & 0xff;
+  padded[end - 2] = (bits >>> 8) & 0xff;
+  padded[end - 1] = bits & 0xff;
+  H.set(INITIAL);
+  for (let block = 0; block < end; block += 64) {
+    for (let i = 0; i < 16; i++) {
+      const at = block + i * 4;
+      W[i] =
+        (((padded[at] as number) << 24) |
+          ((padded[at + 1] as number) << 16) |
+          ((padded[at + 2] as number) << 8) |
+          (padded[at + 3] as number)) >>>
+        0;
     }
-    let [a, b, c, d, e, f, g, hh] = Array.from(h) as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
+    for (let i = 16; i < 64; i++) {
+      const x = W[i - 15] as number;
+      const y = W[i - 2] as number;
+      const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
+      const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
+      W[i] = ((W[i - 16] as number) + s0 + (W[i - 7] as number) + s1) >>> 0;
+    }
+    let a = H[0] as number;
+    let b = H[1] as number;
+    let c = H[2] as number;
+    let d = H[3] as number;
+    let e = H[4] as number;
+    let f = H[5] as number;
+    let g = H[6] as number;
+    let h = H[7] as number;
     for (let i = 0; i < 64; i++) {
-      const s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+      const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
       const ch = (e & f) ^ (~e & g);
-      const t1 = (hh + s1 + ch + (K[i] as number) + (w[i] as number)) >>> 0;
-      const s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+      const t1 = (h + s1 + ch + (K[i] as number) + (W[i] as number)) | 0;
+      const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
       const maj = (a & b) ^ (a & c) ^ (b & c);
-      const t2 = (s0 + maj) >>> 0;
-      hh = g;
+      const t2 = (s0 + maj) | 0;
+      h = g;
       g = f;
       f = e;
-      e = (d + t1) >>> 0;
+      e = (d + t1) | 0;
       d = c;
       c = b;
       b = a;
-      a = (t1 + t2) >>> 0;
+      a = (t1 + t2) | 0;
     }
-    const next = [a, b, c, d, e, f, g, hh];
-    for (let i = 0; i < 8; i++) h[i] = ((h[i] as number) + (next[i] as number)) >>> 0;
+    H[0] = (H[0] as number) + a;
+    H[1] = (H[1] as number) + b;
+    H[2] = (H[2] as number) + c;
+    H[3] = (H[3] as number) + d;
+    H[4] = (H[4] as number) + e;
+    H[5] = (H[5] as number) + f;
+    H[6] = (H[6] as number) + g;
+    H[7] = (H[7] as number) + h;
   }
-  return Array.from(h, (x) => x.toString(16).padStart(8, '0')).join('');
+  let hex = '';
+  for (let i = 0; i < 8; i++) hex += (H[i] as number).toString(16).padStart(8, '0');
+  return hex;
 }
 
 /** The digits the store keeps for an item id ({@link STORED_HANDLE_CHARS} of its SHA-256). */

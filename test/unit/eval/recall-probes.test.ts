@@ -2,6 +2,7 @@
  * Recall probes (issue 24, `eval`): what a compaction removed, as strings with the query a model
  * would write, and the handles and lexemes recall finds them by. Pure: no store.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { handleDigits, handleOf, sha256Hex } from '../../../src/context/recall-handle';
 import { recallProbes } from '../../../src/eval/recall-probes';
@@ -66,6 +67,25 @@ describe('handles and lexemes', () => {
     expect(handleDigits(' #BA7816 ')).toBe('ba7816');
     expect(handleDigits('#ba7')).toBeNull();
     expect(handleDigits('#xyz123')).toBeNull();
+  });
+
+  it("the written-out SHA-256 agrees with Node's on empty, block-edge, multi-block and non-ASCII texts", () => {
+    const texts = [
+      '',
+      'a',
+      'x'.repeat(55),
+      'x'.repeat(56),
+      'x'.repeat(64),
+      'y'.repeat(1000),
+      'é€😀 ids',
+      '\ud800',
+    ];
+    for (let n = 0; n < 200; n++)
+      texts.push(String.fromCharCode(...Array.from({ length: n }, (_, i) => 32 + ((i * 7919 + n) % 2000))));
+    for (const text of texts)
+      expect(sha256Hex(text), JSON.stringify(text)).toBe(
+        createHash('sha256').update(text, 'utf8').digest('hex'),
+      );
   });
 
   it.each([
