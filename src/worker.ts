@@ -86,6 +86,47 @@ export interface WorkerOptions {
   shutdownGraceTime?: string;
   /** After this long the worker stops even if activities ignore their cancellation (default: none). */
   shutdownForceTime?: string;
+  /** How much the worker takes on at once (default: the SDK's; see {@link WorkerConcurrency}). */
+  concurrency?: WorkerConcurrency;
+}
+
+/**
+ * How many tasks of each kind one worker process runs at once (Temporal's slots). A worker that
+ * takes on more than its CPU finishes within the workflow task timeout (10 s) sees its tasks time
+ * out on the server, to be replayed from the whole history by another worker, which costs more CPU
+ * again; with fewer slots the tasks wait on the server instead, where waiting costs nothing (issue
+ * 27: on 2 cores shared by three workers, 8 workflow tasks a worker took the tasks that timed out
+ * from ~680 to 6 in one attack). An agent call runs as a local activity within its workflow task,
+ * so `workflowTasks` also bounds the model calls a worker has open at once.
+ */
+export interface WorkerConcurrency {
+  /** Workflow tasks (SDK default 40). */
+  workflowTasks?: number;
+  /** Activities: compaction steps, and agent and tool calls with `agentCalls: 'task_queue'` (SDK default 100). */
+  activities?: number;
+  /** Local activities: store writes, and agent and tool calls by default (SDK default 100). */
+  localActivities?: number;
+}
+
+/** The concurrency as the SDK's worker options; a value that is not a positive integer is refused. */
+export function concurrencyOptions(concurrency: WorkerConcurrency = {}): {
+  maxConcurrentWorkflowTaskExecutions?: number;
+  maxConcurrentActivityTaskExecutions?: number;
+  maxConcurrentLocalActivityExecutions?: number;
+} {
+  for (const [key, value] of Object.entries(concurrency)) {
+    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1))
+      throw new TypeError(
+        `createWorker: concurrency.${key} must be a positive integer (got ${String(value)})`,
+      );
+  }
+  return {
+    ...(concurrency.workflowTasks ? { maxConcurrentWorkflowTaskExecutions: concurrency.workflowTasks } : {}),
+    ...(concurrency.activities ? { maxConcurrentActivityTaskExecutions: concurrency.activities } : {}),
+    ...(concurrency.localActivities
+      ? { maxConcurrentLocalActivityExecutions: concurrency.localActivities }
+      : {}),
+  };
 }
 
 /**
@@ -163,12 +204,14 @@ async function openStore(options: WorkerOptions): Promise<{ pool: Pool; close: (
  * ```
  *
  * @throws before anything runs: neither or both of `pool` and `databaseUrl`, a tool named like a
- *   built-in one (or two of one name), an activity named like one of ours
+ *   built-in one (or two of one name), an activity named like one of ours, a concurrency that is
+ *   not a positive integer
  */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // Checked before connecting: a missing store or a bad tool name fails without opening anything.
   checkStoreOptions(options);
   toolRegistry(options.tools);
+  const slots = concurrencyOptions(options.concurrency);
   const store = await openStore(options);
   try {
     const ours = createActivities({ pool: store.pool, llm: options.llm, tools: options.tools });
@@ -190,6 +233,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       dataConverter: { payloadCodecs: options.payloadCodecs ?? payloadCodecsFor(store.pool) },
       activities,
       shutdownGraceTime: (options.shutdownGraceTime ?? '10s') as '10s',
+      ...slots,
       ...(options.shutdownForceTime ? { shutdownForceTime: options.shutdownForceTime as '10s' } : {}),
     });
     // `runUntil` calls `run` too: the pool outlives every activity and closes with the worker.

@@ -8,6 +8,16 @@
 export const DEFAULT_HISTORY_SHARDS = 4;
 /** Worker processes `up --cluster` runs (`--workers`). */
 export const DEFAULT_CLUSTER_WORKERS = 2;
+/**
+ * Workflow tasks and activities each of `up --cluster`'s workers runs at once, unless
+ * DC_WORKER_WORKFLOW_TASKS / DC_WORKER_ACTIVITIES say otherwise: 8 per core shared out among the
+ * workers, at least 8 and at most the SDK's 40. The SDK's 40 on every worker let workers on a small
+ * machine take on more than they finish within the workflow task timeout (src/worker.ts,
+ * `WorkerConcurrency`).
+ */
+export function clusterWorkerSlots(cpus: number, workers: number): number {
+  return Math.min(40, Math.max(8, Math.floor((8 * Math.max(1, cpus)) / Math.max(1, workers))));
+}
 /** The SQL plugin of both stores (Temporal's name for PostgreSQL ≥ 12). */
 export const SQL_PLUGIN = 'postgres12';
 /** Temporal's two databases, beside the project's own (`durable_compaction`). */

@@ -7,8 +7,10 @@
  * all (workers first, with their grace), then PostgreSQL; the next start reuses the data.
  */
 import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
+import { clusterWorkerSlots } from '../../infra/cluster-config';
 import { validateEnvironment } from '../../infra/environment';
 import { onStopSignal } from '../../infra/signals';
 import { UsageError } from '../client';
@@ -40,6 +42,15 @@ export function countOption(name: string, value: string, max: number): number {
   if (!Number.isInteger(n) || n < 1 || n > max)
     throw new UsageError(`${name} must be an integer from 1 to ${max} (got ${JSON.stringify(value)})`);
   return n;
+}
+
+/** The workers' concurrency (`clusterWorkerSlots`), where the environment does not set it. */
+function workerConcurrencyEnv(workers: number): Record<string, string> {
+  const slots = String(clusterWorkerSlots(availableParallelism(), workers));
+  const env: Record<string, string> = {};
+  for (const name of ['DC_WORKER_WORKFLOW_TASKS', 'DC_WORKER_ACTIVITIES'])
+    if (!process.env[name]) env[name] = slots;
+  return env;
 }
 
 export async function upCluster(options: UpClusterOptions): Promise<void> {
@@ -107,7 +118,7 @@ export async function upCluster(options: UpClusterOptions): Promise<void> {
       dynamicConfigPath: join(ROOT, DYNAMIC_CONFIG_FILE),
       workflowBundle,
       workerGrace: `${Math.max(100, Math.floor(graceMs * 0.4))}ms`,
-      workerEnv: {},
+      workerEnv: workerConcurrencyEnv(options.workers),
       onPids: (pids) => {
         if (pids.server !== null) claim.recordTemporal(pids.server);
         claim.recordWorkers(pids.workers.filter((p): p is number => p !== null));

@@ -1,13 +1,33 @@
 /**
  * `durable-compaction worker`: a worker against TEMPORAL_ADDRESS and DATABASE_URL (or the embedded
  * ones when unset). SIGINT/SIGTERM shut it down gracefully: in-flight activities get the grace time
- * to finish, then are handed back to the server for another worker.
+ * to finish, then are handed back to the server for another worker. DC_WORKER_WORKFLOW_TASKS,
+ * DC_WORKER_ACTIVITIES and DC_WORKER_LOCAL_ACTIVITIES set how much it takes on at once.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
 import { onStopSignal } from '../../infra/signals';
+import type { WorkerConcurrency } from '../../worker';
+import { countOption } from './up-cluster';
+
+/** Environment variables of the worker's concurrency (see `WorkerConcurrency` in src/worker.ts). */
+export const CONCURRENCY_ENV = {
+  workflowTasks: 'DC_WORKER_WORKFLOW_TASKS',
+  activities: 'DC_WORKER_ACTIVITIES',
+  localActivities: 'DC_WORKER_LOCAL_ACTIVITIES',
+} as const;
+
+/** The worker's concurrency from the environment (unset: the SDK's default); a bad value is refused by name. */
+export function concurrencyFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerConcurrency {
+  const out: WorkerConcurrency = {};
+  for (const [key, name] of Object.entries(CONCURRENCY_ENV) as [keyof WorkerConcurrency, string][]) {
+    const value = env[name];
+    if (value !== undefined && value !== '') out[key] = countOption(name, value, 10_000);
+  }
+  return out;
+}
 
 export function registerWorker(program: Command): void {
   program
@@ -21,6 +41,7 @@ export function registerWorker(program: Command): void {
     )
     .action(async (opts: { taskQueue: string; grace: string; workflowBundle?: string }) => {
       validateEnvironment();
+      const concurrency = concurrencyFromEnv();
       // Loaded after the checks: a typo in the environment fails before anything heavy loads.
       const { connectPostgres } = await import('../../infra/postgres');
       const { connectTemporal } = await import('../../infra/temporal');
@@ -48,9 +69,14 @@ export function registerWorker(program: Command): void {
           ? { workflowBundle: { code: readFileSync(opts.workflowBundle, 'utf8') } }
           : {}),
         shutdownGraceTime: opts.grace,
+        concurrency,
       });
+      const taking = Object.entries(concurrency)
+        .map(([kind, n]) => `${n} ${kind.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}`)
+        .join(', ');
       console.log(
-        `worker: task queue "${opts.taskQueue}" on ${temporal.address}, PostgreSQL ${postgres.displayUrl}`,
+        `worker: task queue "${opts.taskQueue}" on ${temporal.address}, PostgreSQL ${postgres.displayUrl}` +
+          (taking ? `; at once at most ${taking}` : ''),
       );
       const stop = (signal: string): void => {
         console.log(`${signal}: shutting down (in-flight activities get ${opts.grace})`);

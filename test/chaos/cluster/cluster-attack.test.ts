@@ -78,20 +78,54 @@ function percentile(sorted: number[], p: number): number {
 const TRANSIENT =
   /UNAVAILABLE|DEADLINE_EXCEEDED|unavailable|deadline|connect|reset|shutting down|not found|closed|no poller seen|Workflow Task in failed state/i;
 
+/** Conversations whose Updates the server refuses as "in failed state", since when (for the progress lines). */
+const refusedSince = new Map<string, number>();
+
 /** `fn` retried every second on {@link TRANSIENT} errors, for at most 5 minutes. */
-async function transient<T>(fn: () => Promise<T>, stats: { retries: number }): Promise<T> {
+async function transient<T>(
+  fn: () => Promise<T>,
+  stats: { retries: number },
+  workflowId?: string,
+): Promise<T> {
   const deadline = Date.now() + 300_000;
   for (;;) {
     try {
-      return await fn();
+      const result = await fn();
+      if (workflowId !== undefined) refusedSince.delete(workflowId);
+      return result;
     } catch (err) {
       // The client's error says what it was doing; its cause, the server's status.
       const text = `${(err as Error).message} ${((err as Error).cause as Error | undefined)?.message ?? ''}`;
       if (Date.now() > deadline || !TRANSIENT.test(text)) throw err;
+      if (workflowId !== undefined && /failed state/.test(text) && !refusedSince.has(workflowId))
+        refusedSince.set(workflowId, Date.now());
       stats.retries++;
       await new Promise((r) => setTimeout(r, 1_000));
     }
   }
+}
+
+/** What the server says of a conversation's pending workflow task and its last events (for the progress lines). */
+async function taskState(client: Client, workflowId: string): Promise<string> {
+  const handle = client.workflow.getHandle(workflowId);
+  const description = await handle.describe().catch((err: Error) => err);
+  if (description instanceof Error) return `describe failed: ${description.message}`;
+  const task = description.raw.pendingWorkflowTask;
+  const history = await handle.fetchHistory().catch(() => null);
+  const last = (history?.events ?? []).slice(-6).map((e) => {
+    const type = Object.keys(e).find((k) => k.endsWith('EventAttributes')) ?? '?';
+    return `${String(e.eventId)}:${type.replace('EventAttributes', '')}`;
+  });
+  const time = (t: { seconds?: unknown } | null | undefined): string =>
+    t?.seconds ? new Date(Number(t.seconds) * 1000).toISOString().slice(11, 19) : '-';
+  return (
+    `task ${
+      task
+        ? `state ${String(task.state)} attempt ${String(task.attempt)} scheduled ${time(task.scheduledTime)} ` +
+          `started ${time(task.startedTime)} first scheduled ${time(task.originalScheduledTime)}`
+        : 'none'
+    }; ` + `last events ${last.join(' ')}`
+  );
 }
 
 /**
@@ -108,6 +142,7 @@ async function sendOnce(
     return await transient(
       () => handle.executeUpdate(sendMessageUpdate, { updateId, args: [messageBody(text)] }),
       stats,
+      handle.workflowId,
     );
   } catch (err) {
     // Why its workflow task keeps failing, when it does: the last failures in its history.
@@ -186,6 +221,17 @@ describe('the cluster under attack', () => {
     })();
 
     const stats = { retries: 0 };
+    // Progress every 20 s: rounds, retries, and what the server says of the longest-refused conversation.
+    const progress = setInterval(() => {
+      const oldest = [...refusedSince].sort((a, b) => a[1] - b[1])[0];
+      const line =
+        `cluster attack: ${roundsDone} of ${total} rounds, ${stats.retries} retries, ` +
+        `${refusedSince.size} conversations refused as in failed state`;
+      if (!oldest) return console.error(line);
+      void taskState(client, oldest[0]).then((state) =>
+        console.error(`${line}; ${oldest[0]} for ${Math.round((Date.now() - oldest[1]) / 1000)} s: ${state}`),
+      );
+    }, 20_000);
     const latencies: number[] = [];
     const sent = new Map<string, string[]>();
     const started = Date.now();
@@ -207,6 +253,7 @@ describe('the cluster under attack', () => {
       );
     } finally {
       done = true;
+      clearInterval(progress);
       await attack;
     }
     const seconds = (Date.now() - started) / 1000;
