@@ -95,9 +95,10 @@ export interface WorkerOptions {
  * takes on more than its CPU finishes within the workflow task timeout (10 s) sees its tasks time
  * out on the server, to be replayed from the whole history by another worker, which costs more CPU
  * again; with fewer slots the tasks wait on the server instead, where waiting costs nothing (issue
- * 27: on 2 cores shared by three workers, 8 workflow tasks a worker took the tasks that timed out
- * from ~680 to 6 in one attack). An agent call runs as a local activity within its workflow task,
- * so `workflowTasks` also bounds the model calls a worker has open at once.
+ * 27: on 2 cores shared by three workers, workflow tasks completed too late went from ~680 with
+ * the SDK's 40 to 6 with 8 a worker, and the attack passed with 3; bench/RELIABILITY.md). An agent
+ * call runs as a local activity within its workflow task, so `workflowTasks` also bounds the model
+ * calls a worker has open at once.
  */
 export interface WorkerConcurrency {
   /** Workflow tasks (SDK default 40). */

@@ -10,13 +10,19 @@ export const DEFAULT_HISTORY_SHARDS = 4;
 export const DEFAULT_CLUSTER_WORKERS = 2;
 /**
  * Workflow tasks and activities each of `up --cluster`'s workers runs at once, unless
- * DC_WORKER_WORKFLOW_TASKS / DC_WORKER_ACTIVITIES say otherwise: 8 per core shared out among the
- * workers, at least 8 and at most the SDK's 40. The SDK's 40 on every worker let workers on a small
- * machine take on more than they finish within the workflow task timeout (src/worker.ts,
- * `WorkerConcurrency`).
+ * DC_WORKER_WORKFLOW_TASKS / DC_WORKER_ACTIVITIES say otherwise: 4 workflow tasks and 6 activities
+ * (compaction steps, which mostly wait on the model and the store) per core, shared among the
+ * workers, from 2 to the SDK's 40 and 100. With the SDK's 40 on each of three workers on 2 cores,
+ * workers took on more than they finished within the 10 s workflow task timeout and the cluster
+ * attack failed; with 3 and 4 (these values there) it passed (bench/RELIABILITY.md).
  */
-export function clusterWorkerSlots(cpus: number, workers: number): number {
-  return Math.min(40, Math.max(8, Math.floor((8 * Math.max(1, cpus)) / Math.max(1, workers))));
+export function clusterWorkerSlots(
+  cpus: number,
+  workers: number,
+): { workflowTasks: number; activities: number } {
+  const share = (perCore: number, max: number): number =>
+    Math.min(max, Math.max(2, Math.ceil((perCore * Math.max(1, cpus)) / Math.max(1, workers))));
+  return { workflowTasks: share(4, 40), activities: share(6, 100) };
 }
 /** The SQL plugin of both stores (Temporal's name for PostgreSQL ≥ 12). */
 export const SQL_PLUGIN = 'postgres12';

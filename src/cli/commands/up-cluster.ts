@@ -46,10 +46,10 @@ export function countOption(name: string, value: string, max: number): number {
 
 /** The workers' concurrency (`clusterWorkerSlots`), where the environment does not set it. */
 function workerConcurrencyEnv(workers: number): Record<string, string> {
-  const slots = String(clusterWorkerSlots(availableParallelism(), workers));
+  const slots = clusterWorkerSlots(availableParallelism(), workers);
   const env: Record<string, string> = {};
-  for (const name of ['DC_WORKER_WORKFLOW_TASKS', 'DC_WORKER_ACTIVITIES'])
-    if (!process.env[name]) env[name] = slots;
+  if (!process.env.DC_WORKER_WORKFLOW_TASKS) env.DC_WORKER_WORKFLOW_TASKS = String(slots.workflowTasks);
+  if (!process.env.DC_WORKER_ACTIVITIES) env.DC_WORKER_ACTIVITIES = String(slots.activities);
   return env;
 }
 

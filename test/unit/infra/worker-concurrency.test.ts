@@ -35,11 +35,13 @@ describe('worker concurrency', () => {
     expect(() => concurrencyOptions({ activities: Number.NaN })).toThrow(/concurrency.activities/);
   });
 
-  it("up --cluster shares 8 slots a core among its workers, at least 8 and at most the SDK's 40", () => {
-    expect(clusterWorkerSlots(2, 3)).toBe(8);
-    expect(clusterWorkerSlots(2, 1)).toBe(16);
-    expect(clusterWorkerSlots(8, 2)).toBe(32);
-    expect(clusterWorkerSlots(64, 2)).toBe(40);
-    expect(clusterWorkerSlots(0, 0)).toBe(8);
+  it("up --cluster shares 4 workflow tasks and 6 activities a core among its workers, from 2 to the SDK's maximum", () => {
+    // 2 cores, 3 workers: the values the cluster attack passed with.
+    expect(clusterWorkerSlots(2, 3)).toStrictEqual({ workflowTasks: 3, activities: 4 });
+    expect(clusterWorkerSlots(2, 1)).toStrictEqual({ workflowTasks: 8, activities: 12 });
+    expect(clusterWorkerSlots(16, 2)).toStrictEqual({ workflowTasks: 32, activities: 48 });
+    expect(clusterWorkerSlots(64, 2)).toStrictEqual({ workflowTasks: 40, activities: 100 });
+    expect(clusterWorkerSlots(1, 8)).toStrictEqual({ workflowTasks: 2, activities: 2 });
+    expect(clusterWorkerSlots(0, 0)).toStrictEqual({ workflowTasks: 4, activities: 6 });
   });
 });
