@@ -23,6 +23,7 @@ import {
   type ClusterPorts,
   type SqlEndpoint,
 } from './cluster-config';
+import { waitForServices } from './cluster-readiness';
 import { InfraError } from './errors';
 import { Supervised } from './supervisor';
 import { ensureTemporalServer, ensureTemporalUi, type ServerBinaries } from './temporal-server';
@@ -274,6 +275,14 @@ export async function startCluster(options: ClusterOptions): Promise<ClusterHand
       // The namespace registry of the other services refreshes every few seconds: until it has
       // the new namespace, the search attributes are refused as NOT_FOUND.
       await retry(() => registerSearchAttributes(connection, 'default'), 60_000);
+      await waitForServices(connection.workflowService, {
+        namespace: 'default',
+        taskQueue: options.taskQueue,
+        timeoutMs: 120_000,
+        logFile: server.logFile,
+        onWait: (why) =>
+          log(`  Temporal     waiting for history and matching to join the membership ring (${why})`),
+      });
     } finally {
       await connection.close();
     }

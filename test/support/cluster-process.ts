@@ -15,6 +15,9 @@ export interface ClusterProcess {
   output: Run;
   dataDir: string;
   address: string;
+  /** The frontend's port (`TEMPORAL_PORT`; the Web UI's is 1000 above it). */
+  port: number;
+  /** The project's database: the embedded PostgreSQL's URL it printed, or the DATABASE_URL it was given. */
   databaseUrl: string;
   uiUrl: string | null;
   /** The workflow bundle its workers load. */
@@ -42,19 +45,32 @@ export async function freeClusterPort(): Promise<number> {
 
 /**
  * Starts `up --cluster` and waits for "Ready." (the server built or found, schemas migrated, the
- * workers polling). `env` reaches the workers (the LLM endpoint, say).
+ * workers polling). `env` reaches `up` and the workers: the LLM endpoint, say, or a DATABASE_URL
+ * for the project's store and Temporal's databases instead of the embedded PostgreSQL.
  */
 export async function startClusterProcess(options: {
   workers: number;
   ui?: boolean;
   env?: Record<string, string>;
+  /** More arguments of `up` (`--workflow-bundle <file>`, say). */
+  args?: string[];
+  /** The frontend's port (a restart on the same one, as a user's); default a free layout. */
+  port?: number;
+  /** Default 600 s: the server's first build on a machine takes minutes. */
   timeoutMs?: number;
   dataDir?: string;
 }): Promise<ClusterProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'dc-cluster-'));
-  const port = await freeClusterPort();
+  const port = options.port ?? (await freeClusterPort());
   const { child, output } = spawnCli(
-    ['up', '--cluster', '--workers', String(options.workers), ...(options.ui ? [] : ['--no-ui'])],
+    [
+      'up',
+      '--cluster',
+      '--workers',
+      String(options.workers),
+      ...(options.ui ? [] : ['--no-ui']),
+      ...(options.args ?? []),
+    ],
     {
       DC_DATA_DIR: dataDir,
       TEMPORAL_PORT: String(port),
@@ -78,7 +94,9 @@ export async function startClusterProcess(options: {
     output,
     dataDir,
     address: vars.TEMPORAL_ADDRESS ?? '',
-    databaseUrl: line.match(/DATABASE_URL=(\S+)/)?.[1] ?? '',
+    port,
+    // With DATABASE_URL, `up` does not repeat it (it may hold a secret).
+    databaseUrl: line.match(/DATABASE_URL=(\S+)/)?.[1] ?? options.env?.DATABASE_URL ?? '',
     uiUrl: vars.TEMPORAL_UI_URL ?? null,
     bundlePath: join(dataDir, 'temporal-cluster', 'workflow-bundle.js'),
     pids() {
