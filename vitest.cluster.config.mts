@@ -3,9 +3,9 @@ import { defineConfig } from 'vitest/config';
 /**
  * `npm run test:cluster`: the chaos tier's `test/chaos/cluster/` — the production topology
  * (`up --cluster`: temporal-server on PostgreSQL, several worker processes), started by each test
- * in processes of its own, and attacked. vitest.config.mts leaves that folder out of `npm test`
- * (keep the two globs equal): the attack alone runs ~10 minutes on 2 cores, and the server's first
- * build on a machine takes 2–7 more.
+ * in processes of its own, and attacked. vitest.config.mts leaves that folder out of its run (keep
+ * the two globs equal); `npm test` runs this config after it, so that the attack (~15 minutes on
+ * 2 cores, every core busy) has the machine to itself.
  */
 export default defineConfig({
   test: {

@@ -9,8 +9,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * - integration: one Temporal dev server and one PostgreSQL for the whole run (global setup),
  *   workflows bundled once; each test uses its own task queue and conversation ids.
  * - chaos: faults and load on the same kind of stack, one file at a time; minutes.
- *   `test/chaos/cluster/` is left out of `npm test`: `npm run test:cluster` runs it
- *   (vitest.cluster.config.mts, whose include is the glob excluded here).
+ *   `test/chaos/cluster/` is left out of this run: `npm test` runs it afterwards, alone on the
+ *   machine (its load takes every core), as `npm run test:cluster` does (vitest.cluster.config.mts,
+ *   whose include is the glob excluded here).
  */
 export default defineConfig({
   test: {

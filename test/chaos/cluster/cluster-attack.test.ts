@@ -9,8 +9,8 @@
  * committed at most once (one commit event at most; a committed one exactly one), and Ctrl-C
  * leaves no process behind.
  *
- * `npm run test:cluster` (not part of `npm test`: ~10 minutes on 2 cores, and the server's first
- * build ~2–7 more).
+ * `npm test`'s last step, after every other test (alone: `npm run test:cluster`): ~15 minutes on
+ * 2 cores, and its load takes every core.
  */
 import { readFileSync } from 'node:fs';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
