@@ -181,11 +181,13 @@ export function action<A extends unknown[]>(
   };
 }
 
-/** Parses a whole number option; a bad one is a {@link UsageError} naming the option. */
-export function intArgument(name: string, value: string, min = 1): number {
+/** Parses a whole number option (`min` to `max`); a bad one is a {@link UsageError} naming the option. */
+export function intArgument(name: string, value: string, min = 1, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(value);
-  if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min)
-    throw new UsageError(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(value)})`);
+  if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`${name} must be a whole number ${range} (got ${JSON.stringify(value)})`);
+  }
   return n;
 }
 

@@ -14,6 +14,7 @@ import { clusterWorkerSlots } from '../../infra/cluster-config';
 import { validateEnvironment } from '../../infra/environment';
 import { onStopSignal } from '../../infra/signals';
 import { UsageError } from '../client';
+import { CONCURRENCY_ENV } from './worker';
 import { abandonStack, DEFAULT_SHUTDOWN_GRACE_MS, logConnectLine, openStack } from './stack';
 
 export interface UpClusterOptions {
@@ -36,20 +37,12 @@ export interface UpClusterOptions {
 /** The repository's root (the worker command and the dynamic config file are relative to it). */
 const ROOT = join(__dirname, '..', '..', '..');
 
-/** `--workers` and `--shards`: a positive integer up to `max`. */
-export function countOption(name: string, value: string, max: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max)
-    throw new UsageError(`${name} must be an integer from 1 to ${max} (got ${JSON.stringify(value)})`);
-  return n;
-}
-
 /** The workers' concurrency (`clusterWorkerSlots`), where the environment does not set it. */
 function workerConcurrencyEnv(workers: number): Record<string, string> {
   const slots = clusterWorkerSlots(availableParallelism(), workers);
   const env: Record<string, string> = {};
-  if (!process.env.DC_WORKER_WORKFLOW_TASKS) env.DC_WORKER_WORKFLOW_TASKS = String(slots.workflowTasks);
-  if (!process.env.DC_WORKER_ACTIVITIES) env.DC_WORKER_ACTIVITIES = String(slots.activities);
+  for (const key of ['workflowTasks', 'activities'] as const)
+    if (!process.env[CONCURRENCY_ENV[key]]) env[CONCURRENCY_ENV[key]] = String(slots[key]);
   return env;
 }
 

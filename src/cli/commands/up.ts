@@ -16,7 +16,7 @@ import { validateEnvironment } from '../../infra/environment';
 import { onStopSignal } from '../../infra/signals';
 import type { AgentConversationInput } from '../../../workflows/definitions';
 import { ConversationClient, ConversationNotFoundError } from '../../client';
-import { action, UsageError, workflowUiUrl } from '../client';
+import { action, intArgument, UsageError, workflowUiUrl } from '../client';
 import { buildStartInput, DEFAULT_MODEL, resolveStartConfig, type StartFlags } from '../start-options';
 import { chat } from './chat';
 import {
@@ -341,13 +341,13 @@ export function registerUp(program: Command): void {
             ? intOption('DC_PG_PORT', process.env.DC_PG_PORT, 5433)
             : undefined;
           if (cluster) {
-            const { countOption, upCluster } = await import('./up-cluster');
+            const { upCluster } = await import('./up-cluster');
             const { DEFAULT_TASK_QUEUE } = await import('../../worker');
             await upCluster({
               dataDir,
               ui,
-              workers: countOption('--workers', workers, 32),
-              shards: countOption('--shards', shards, 16_384),
+              workers: intArgument('--workers', workers, 1, 32),
+              shards: intArgument('--shards', shards, 1, 16_384),
               taskQueue: process.env.TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
               ...(workflowBundle ? { workflowBundle } : {}),
               shutdownGraceMs: shutdownGraceFromEnv(process.env.DC_SHUTDOWN_GRACE),

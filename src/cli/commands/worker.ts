@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { validateEnvironment } from '../../infra/environment';
 import { onStopSignal } from '../../infra/signals';
 import type { WorkerConcurrency } from '../../worker';
-import { countOption } from './up-cluster';
+import { intArgument } from '../client';
 
 /** Environment variables of the worker's concurrency (see `WorkerConcurrency` in src/worker.ts). */
 export const CONCURRENCY_ENV = {
@@ -24,7 +24,7 @@ export function concurrencyFromEnv(env: NodeJS.ProcessEnv = process.env): Worker
   const out: WorkerConcurrency = {};
   for (const [key, name] of Object.entries(CONCURRENCY_ENV) as [keyof WorkerConcurrency, string][]) {
     const value = env[name];
-    if (value !== undefined && value !== '') out[key] = countOption(name, value, 10_000);
+    if (value !== undefined && value !== '') out[key] = intArgument(name, value, 1, 10_000);
   }
   return out;
 }

@@ -59,12 +59,12 @@ describe('bad infrastructure settings end with one clear line and a non-zero exi
     [
       'no workflow task slot',
       { DC_WORKER_WORKFLOW_TASKS: '0' },
-      /DC_WORKER_WORKFLOW_TASKS must be an integer from 1 to 10000 \(got "0"\)/,
+      /DC_WORKER_WORKFLOW_TASKS must be a whole number from 1 to 10000 \(got "0"\)/,
     ],
     [
       'activity slots that are not a number',
       { DC_WORKER_ACTIVITIES: 'many' },
-      /DC_WORKER_ACTIVITIES must be an integer from 1 to 10000 \(got "many"\)/,
+      /DC_WORKER_ACTIVITIES must be a whole number from 1 to 10000 \(got "many"\)/,
     ],
   ])('worker with %s', (_case, env, message) => {
     const r = run(['worker'], env);

@@ -18,7 +18,10 @@ describe('worker concurrency', () => {
       }),
     ).toStrictEqual({ workflowTasks: 8, activities: 12 });
     expect(() => concurrencyFromEnv({ DC_WORKER_LOCAL_ACTIVITIES: '2.5' })).toThrow(
-      /DC_WORKER_LOCAL_ACTIVITIES must be an integer from 1 to 10000 \(got "2.5"\)/,
+      /DC_WORKER_LOCAL_ACTIVITIES must be a whole number from 1 to 10000 \(got "2.5"\)/,
+    );
+    expect(() => concurrencyFromEnv({ DC_WORKER_WORKFLOW_TASKS: '10001' })).toThrow(
+      /DC_WORKER_WORKFLOW_TASKS must be a whole number from 1 to 10000 \(got "10001"\)/,
     );
   });
 
