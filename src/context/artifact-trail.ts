@@ -11,10 +11,11 @@
  *
  * Pure module.
  */
-import type { ContextItem, FileTouch } from './items';
+import type { CallFacts, ContextItem, FileTouch } from './items';
 import { maxTokens, type Tokenizer } from './tokenizer';
 import { callFactsOf } from './item-facts';
 import { handleOf } from './recall-handle';
+import { pairToolCalls, type ToolPairs } from './tool-pairs';
 
 /** Commands kept by the trail's data (the rendering shows fewer). */
 const MAX_COMMANDS = 30;
@@ -33,38 +34,41 @@ export function emptyTrail(): ArtifactTrail {
 /**
  * The trail of `previous` extended with the tool calls of `items` (in order): a file touched again
  * moves to the end (newest) with the new operation added and its round updated. The inputs are not
- * changed.
+ * changed. `pairs`: the items' tool pairs, when the caller has them already.
  */
 export function collectArtifactTrail(
   items: readonly ContextItem[],
   previous: ArtifactTrail = emptyTrail(),
+  pairs: ToolPairs = pairToolCalls(items),
 ): ArtifactTrail {
   const files = new Map<string, FileTouch>();
   for (const file of previous.files) files.set(file.path, { ...file, ops: [...file.ops] });
-  // The id recall reads for each file's last touch here; hashed into its handle once, at the end.
+  // The item recall reads for each file's last touch here (issue 24): the call's result, else the
+  // call; hashed into its handle once, at the end.
   const handleSources = new Map<string, string>();
   const commands = [...previous.commands];
-  const results = resultsOfCalls(items);
   let openFile: string | null = null;
   for (const item of items) {
     if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls?.length) continue;
-    const calls = item.message.tool_calls;
-    for (const [i, effect] of callFactsOf(item).entries()) {
-      const touches: { path: string; op: string }[] =
+    const facts = callFactsOf(item);
+    const callPairs = pairs.byCall.get(item.id);
+    for (let i = 0; i < facts.length; i++) {
+      const effect = facts[i] as CallFacts;
+      const touches: readonly { path: string; op: string }[] =
         effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
       if (touches.length > 0) {
-        // The item recall reads for this touch (issue 24): the call's result, else the call.
-        const callId = calls[i]?.id;
-        const source =
-          (callId !== undefined ? results.get(`${item.id}\n${callId}`) : undefined) ??
-          item.sourceId ??
-          item.id;
+        const result = callPairs?.[i]?.result;
+        const source = result ? (result.sourceId ?? result.id) : (item.sourceId ?? item.id);
         for (const { path, op } of touches) {
           const known = files.get(path);
-          files.delete(path);
-          const ops = known ? known.ops : [];
-          if (!ops.includes(op)) ops.push(op);
-          files.set(path, { path, ops, lastRound: Math.max(item.round, known?.lastRound ?? 0) });
+          if (known) {
+            files.delete(path);
+            if (!known.ops.includes(op)) known.ops.push(op);
+            known.lastRound = Math.max(item.round, known.lastRound);
+            files.set(path, known);
+          } else {
+            files.set(path, { path, ops: [op], lastRound: item.round });
+          }
           handleSources.set(path, source);
           if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
         }
@@ -74,26 +78,6 @@ export function collectArtifactTrail(
   }
   for (const [path, source] of handleSources) (files.get(path) as FileTouch).handle = handleOf(source);
   return { files: [...files.values()], commands: commands.slice(-MAX_COMMANDS) };
-}
-
-/**
- * The original id of each tool call's result, keyed by the call's item id and call id: the first
- * result with the call's id after it (sessions reuse call ids).
- */
-function resultsOfCalls(items: readonly ContextItem[]): Map<string, string> {
-  const results = new Map<string, string>();
-  const waiting = new Map<string, string>();
-  for (const item of items) {
-    if (item.type === 'ASSISTANT_MESSAGE') {
-      for (const call of item.message.tool_calls ?? []) waiting.set(call.id, item.id);
-    } else if (item.type === 'TOOL_RESULT') {
-      const callItem = waiting.get(item.message.tool_call_id);
-      if (callItem === undefined) continue;
-      waiting.delete(item.message.tool_call_id);
-      results.set(`${callItem}\n${item.message.tool_call_id}`, item.sourceId ?? item.id);
-    }
-  }
-  return results;
 }
 
 const OP_WORDS: Record<string, string> = {

@@ -31,7 +31,7 @@ import { callFactsOf } from './item-facts';
 import { collectOpenErrors, renderOpenErrors } from './open-errors';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
 import { maxTokens, type Tokenizer } from './tokenizer';
-import type { ToolPairs } from './tool-pairs';
+import { pairToolCalls, type ToolPairs } from './tool-pairs';
 
 /** Item types only a compaction writes, replaced by each one. */
 export const CARRIED_TYPES = ['ARTIFACT_TRAIL', 'OPEN_ERRORS', 'GIT_DIFF_STAT'] as const;
@@ -213,8 +213,9 @@ function previousData(items: readonly ContextItem[]): { trail: ArtifactTrail; er
 export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const { items, tokenizer, idPrefix } = input;
   const previous = previousData(items);
-  const trail = collectArtifactTrail(items, previous.trail);
-  const openErrors = collectOpenErrors(items, previous.errors, input.pairs);
+  const pairs = input.pairs ?? pairToolCalls(items);
+  const trail = collectArtifactTrail(items, previous.trail, pairs);
+  const openErrors = collectOpenErrors(items, previous.errors, pairs);
   const round = items.reduce((max, item) => Math.max(max, item.round), 0);
   const budget = Math.max(0, input.budgetTokens);
   const quarter = Math.floor(budget / 4);

@@ -198,7 +198,8 @@ export function planCompaction(input: PlanInput): CompactionPlan {
         `summary (${MIN_SUMMARY_TOKENS}) that is over the target of ${target} (${config.targetRatio} × ` +
         `${config.maxContextTokens}); shorten the system prompt, tools or pinned content, or use a larger window`
       : null;
-  const removed = work.removedUnits();
+  const toSummarize: ContextItem[] = [];
+  for (const unit of work.units) if (unit.removed) for (const item of unit.originals) toSummarize.push(item);
   return {
     trigger: input.trigger,
     tokensBefore,
@@ -211,7 +212,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     steps,
     strategy: steps.length > 0 ? (steps[steps.length - 1] as PlanStep).name : null,
     prunedUnits,
-    toSummarize: removed.flatMap((u) => u.originals),
+    toSummarize,
     previousSummaries: work.removedAny ? work.summaries : [],
     summaryBudget,
     stats,

@@ -10,7 +10,7 @@
  *
  * Pure module.
  */
-import type { AssistantMessageItem, ContextItem, OpenError } from './items';
+import type { ContextItem, OpenError } from './items';
 import { callFactsOf, resultErrorOf } from './item-facts';
 import { pairToolCalls, type ToolPairs } from './tool-pairs';
 
@@ -27,18 +27,15 @@ export function collectOpenErrors(
   previous: readonly OpenError[] = [],
   pairs: ToolPairs = pairToolCalls(items),
 ): OpenError[] {
-  const calls = new Map<string, AssistantMessageItem>();
-  for (const item of items) if (item.type === 'ASSISTANT_MESSAGE') calls.set(item.id, item);
   let open: OpenError[] = [...previous];
   for (const item of items) {
     if (item.type !== 'TOOL_RESULT') continue;
     const pair = pairs.byResult.get(item.id);
-    const callItem = pair ? calls.get(pair.callItemId) : undefined;
-    const call = pair ? callItem?.message.tool_calls?.[pair.callIndex] : undefined;
-    const tool = call?.function.name ?? item.message.name ?? 'tool';
+    const tool =
+      pair?.callItem.message.tool_calls?.[pair.callIndex]?.function.name ?? item.message.name ?? 'tool';
     const error = resultErrorOf(item, tool);
     if (error === null && !open.some((e) => e.tool === tool)) continue;
-    const target = callItem && pair ? (callFactsOf(callItem)[pair.callIndex]?.target ?? '') : '';
+    const target = pair ? (callFactsOf(pair.callItem)[pair.callIndex]?.target ?? '') : '';
     if (error === null) {
       open = open.filter((e) => !(e.tool === tool && e.target === target));
     } else {

@@ -120,9 +120,20 @@ export function storedHandle(itemId: string): string {
   return sha256Hex(itemId).slice(0, STORED_HANDLE_CHARS);
 }
 
+/** Handles worked out lately, by item id: each compaction writes the same files' handles again. */
+const recentHandles = new Map<string, string>();
+/** Most handles remembered (then forgotten all at once). */
+const RECENT_HANDLES = 4096;
+
 /** The handle of an item id as written in the context: `#` and {@link HANDLE_CHARS} hex digits. */
 export function handleOf(itemId: string): string {
-  return `#${sha256Hex(itemId).slice(0, HANDLE_CHARS)}`;
+  let handle = recentHandles.get(itemId);
+  if (handle === undefined) {
+    if (recentHandles.size >= RECENT_HANDLES) recentHandles.clear();
+    handle = `#${sha256Hex(itemId).slice(0, HANDLE_CHARS)}`;
+    recentHandles.set(itemId, handle);
+  }
+  return handle;
 }
 
 /** The handle of what an item stands for: its original's for a cut or summarized form. */

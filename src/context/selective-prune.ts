@@ -264,8 +264,11 @@ export function toolBlocksStep(config: CompactionConfig, stats: PruneStats): Ste
 
 /** The newest `protectedRounds` distinct rounds among real rounds (seed 003). */
 export function protectedRoundSet(items: readonly ContextItem[], protectedRounds: number): Set<number> {
-  const rounds = [...new Set(items.filter((i) => i.round > 0).map((i) => i.round))].sort((a, b) => a - b);
-  return new Set(protectedRounds > 0 ? rounds.slice(-protectedRounds) : []);
+  if (protectedRounds <= 0) return new Set();
+  const distinct = new Set<number>();
+  for (const item of items) if (item.round > 0) distinct.add(item.round);
+  const rounds = [...distinct].sort((a, b) => a - b);
+  return new Set(rounds.slice(-protectedRounds));
 }
 
 /** Step 3: one per-type rule of seed 002. */

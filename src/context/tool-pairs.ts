@@ -8,7 +8,7 @@
  *
  * Pure module.
  */
-import type { ContextItem } from './items';
+import type { AssistantMessageItem, ContextItem, ToolResultItem } from './items';
 
 export interface ToolPair {
   toolCallId: string;
@@ -16,8 +16,12 @@ export interface ToolPair {
   callItemId: string;
   /** Position of the call in that item's `tool_calls`. */
   callIndex: number;
+  /** The assistant item holding the call. */
+  callItem: AssistantMessageItem;
   /** The TOOL_RESULT item answering it, when there is one. */
   resultItemId?: string;
+  /** That item. */
+  result?: ToolResultItem;
 }
 
 export interface ToolPairs {
@@ -31,31 +35,42 @@ export interface ToolPairs {
   orphanResults: string[];
 }
 
+/** An unanswered call, and the one with the same id before it (the stack of calls waiting on an id). */
+interface Waiting {
+  pair: ToolPair;
+  below: Waiting | undefined;
+}
+
 /** Pairs every tool call in the items with its result (see the module comment for the rule). */
 export function pairToolCalls(items: readonly ContextItem[]): ToolPairs {
   const pairs: ToolPair[] = [];
   const byCall = new Map<string, ToolPair[]>();
   const byResult = new Map<string, ToolPair>();
   const orphanResults: string[] = [];
-  // tool_call_id → unanswered calls with that id, latest last.
-  const open = new Map<string, ToolPair[]>();
+  // tool_call_id → the latest unanswered call with that id.
+  const open = new Map<string, Waiting>();
   for (const item of items) {
     if (item.type === 'ASSISTANT_MESSAGE') {
-      const calls = item.message.tool_calls ?? [];
+      const calls = item.message.tool_calls;
+      if (!calls || calls.length === 0) continue;
       const mine: ToolPair[] = [];
-      calls.forEach((call, callIndex) => {
-        const pair: ToolPair = { toolCallId: call.id, callItemId: item.id, callIndex };
+      for (let callIndex = 0; callIndex < calls.length; callIndex++) {
+        const id = (calls[callIndex] as { id: string }).id;
+        const pair: ToolPair = { toolCallId: id, callItemId: item.id, callIndex, callItem: item };
         pairs.push(pair);
         mine.push(pair);
-        const waiting = open.get(call.id);
-        if (waiting) waiting.push(pair);
-        else open.set(call.id, [pair]);
-      });
-      if (mine.length > 0) byCall.set(item.id, mine);
+        open.set(id, { pair, below: open.get(id) });
+      }
+      byCall.set(item.id, mine);
     } else if (item.type === 'TOOL_RESULT') {
-      const pair = open.get(item.message.tool_call_id)?.pop();
-      if (pair) {
+      const id = item.message.tool_call_id;
+      const waiting = open.get(id);
+      if (waiting) {
+        if (waiting.below) open.set(id, waiting.below);
+        else open.delete(id);
+        const { pair } = waiting;
         pair.resultItemId = item.id;
+        pair.result = item;
         byResult.set(item.id, pair);
       } else {
         orphanResults.push(item.id);

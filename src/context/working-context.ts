@@ -82,8 +82,8 @@ export class WorkingContext {
   private itemLimit = Infinity;
   private itemsBinding = false;
   private removedCount = 0;
-  /** Index in the context of each item, to put things back in order. */
-  private readonly order = new Map<string, number>();
+  /** Index in the context of each item, to put things back in order (made when first read). */
+  private order: Map<string, number> | null = null;
   /** Cut forms written so far (each is written once). */
   private readonly written = new Map<PlannedCut, ContextItem>();
 
@@ -103,7 +103,6 @@ export class WorkingContext {
     }
     const header = new Set<string>();
     items.forEach((item, i) => {
-      this.order.set(item.id, i);
       if (roles[i] !== undefined) {
         header.add(item.id);
         this.header.push(item);
@@ -286,7 +285,9 @@ export class WorkingContext {
     const keep = options.keep ?? ((u: WorkingUnit) => !u.removed);
     const replaced = this.summaryReserve !== null && this.removedAny && !options.keepSummaries;
     const entries: { rank: number; item: ContextItem }[] = [];
-    const rankOf = (item: ContextItem): number => this.order.get(item.id) ?? 0;
+    this.order ??= new Map(this.items.map((item, i) => [item.id, i]));
+    const order = this.order;
+    const rankOf = (item: ContextItem): number => order.get(item.id) ?? 0;
     for (const item of this.header) entries.push({ rank: rankOf(item), item });
     if (!summary && !replaced) for (const item of this.summaries) entries.push({ rank: rankOf(item), item });
     let firstUnit = Infinity;
