@@ -12,6 +12,7 @@
  *   previous one (a run of one character) is not merged again, so base64, minified JSON and
  *   repeated characters stay cheap.
  */
+import { asciiSplitter, nonAsciiFrom, type PieceEnd } from './ascii-split';
 import { Merger } from './bpe';
 import type { EncodingData } from './encodings';
 
@@ -65,9 +66,15 @@ export class LinearEncoder {
   private lastChunkTokens = 0;
 
   private readonly merger: Merger;
+  /** The pattern written out for ASCII text (`ascii-split.ts`), when the encoding has one. */
+  private readonly asciiPieceEnd: PieceEnd | null;
+  /** The pattern, matching only where it is asked to (`lastIndex`). */
+  private readonly sticky: RegExp;
 
-  constructor(private readonly encoding: EncodingData) {
+  constructor(encoding: EncodingData) {
     this.merger = new Merger(encoding.ranks);
+    this.asciiPieceEnd = asciiSplitter(encoding.pattern.source);
+    this.sticky = new RegExp(encoding.pattern.source, 'uy');
   }
 
   /** Tokens of `text`. */
@@ -133,24 +140,44 @@ export class LinearEncoder {
    * stops when `visit` returns false.
    */
   private forEachChunk(text: string, visit: (chunk: string, offset: number) => boolean | void): void {
-    if (text.length === 0) return;
-    for (const match of text.matchAll(this.encoding.pattern)) {
-      const piece = match[0];
-      const offset = match.index;
-      if (piece.length <= MAX_PIECE_CHARS) {
-        if (visit(piece, offset) === false) return;
-        continue;
+    const length = text.length;
+    const pieceEnd = this.asciiPieceEnd;
+    // The first character beyond ASCII at or after the current piece (length: none).
+    let wide = pieceEnd === null ? 0 : nonAsciiFrom(text, 0);
+    for (let start = 0; start < length;) {
+      let end = -1;
+      // The ASCII splitter decides the piece unless a character beyond ASCII would.
+      if (pieceEnd !== null && start < wide) {
+        const candidate = pieceEnd(text, start, wide);
+        if (candidate > start) end = candidate;
       }
-      let start = 0;
-      while (start < piece.length) {
-        let end = Math.min(start + MAX_PIECE_CHARS, piece.length);
-        // Never separate the two halves of a surrogate pair.
-        const last = piece.charCodeAt(end - 1);
-        if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
-        if (visit(piece.slice(start, end), offset + start) === false) return;
-        start = end;
+      if (end < 0) {
+        this.sticky.lastIndex = start;
+        end = start + (this.sticky.exec(text)?.[0].length ?? 1);
       }
+      if (!this.visitPiece(text.slice(start, end), start, visit)) return;
+      start = end;
+      if (pieceEnd !== null && start > wide) wide = nonAsciiFrom(text, start);
     }
+  }
+
+  /** Visits a piece, or the slices of a long one; false when `visit` asked to stop. */
+  private visitPiece(
+    piece: string,
+    offset: number,
+    visit: (chunk: string, offset: number) => boolean | void,
+  ): boolean {
+    if (piece.length <= MAX_PIECE_CHARS) return visit(piece, offset) !== false;
+    let start = 0;
+    while (start < piece.length) {
+      let end = Math.min(start + MAX_PIECE_CHARS, piece.length);
+      // Never separate the two halves of a surrogate pair.
+      const last = piece.charCodeAt(end - 1);
+      if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+      if (visit(piece.slice(start, end), offset + start) === false) return false;
+      start = end;
+    }
+    return true;
   }
 
   private countChunk(chunk: string): number {
