@@ -35,40 +35,46 @@ export interface ToolPairs {
   orphanResults: string[];
 }
 
-/** An unanswered call, and the one with the same id before it (the stack of calls waiting on an id). */
-interface Waiting {
-  pair: ToolPair;
-  below: Waiting | undefined;
-}
-
 /** Pairs every tool call in the items with its result (see the module comment for the rule). */
 export function pairToolCalls(items: readonly ContextItem[]): ToolPairs {
   const pairs: ToolPair[] = [];
   const byCall = new Map<string, ToolPair[]>();
   const byResult = new Map<string, ToolPair>();
   const orphanResults: string[] = [];
-  // tool_call_id → the latest unanswered call with that id.
-  const open = new Map<string, Waiting>();
+  // The latest assistant item's calls; most results answer one of them.
+  let latest: ToolPair[] = [];
+  // tool_call_id → unanswered calls of earlier items with that id, latest last.
+  const open = new Map<string, ToolPair[]>();
+  const retire = (): void => {
+    for (const pair of latest) {
+      if (pair.result !== undefined) continue;
+      const waiting = open.get(pair.toolCallId);
+      if (waiting) waiting.push(pair);
+      else open.set(pair.toolCallId, [pair]);
+    }
+  };
   for (const item of items) {
     if (item.type === 'ASSISTANT_MESSAGE') {
       const calls = item.message.tool_calls;
       if (!calls || calls.length === 0) continue;
-      const mine: ToolPair[] = [];
+      retire();
+      latest = [];
       for (let callIndex = 0; callIndex < calls.length; callIndex++) {
         const id = (calls[callIndex] as { id: string }).id;
         const pair: ToolPair = { toolCallId: id, callItemId: item.id, callIndex, callItem: item };
         pairs.push(pair);
-        mine.push(pair);
-        open.set(id, { pair, below: open.get(id) });
+        latest.push(pair);
       }
-      byCall.set(item.id, mine);
+      byCall.set(item.id, latest);
     } else if (item.type === 'TOOL_RESULT') {
       const id = item.message.tool_call_id;
-      const waiting = open.get(id);
-      if (waiting) {
-        if (waiting.below) open.set(id, waiting.below);
-        else open.delete(id);
-        const { pair } = waiting;
+      let pair: ToolPair | undefined;
+      for (let i = latest.length - 1; i >= 0 && pair === undefined; i--) {
+        const candidate = latest[i] as ToolPair;
+        if (candidate.toolCallId === id && candidate.result === undefined) pair = candidate;
+      }
+      pair ??= open.get(id)?.pop();
+      if (pair) {
         pair.resultItemId = item.id;
         pair.result = item;
         byResult.set(item.id, pair);

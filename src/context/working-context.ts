@@ -101,27 +101,34 @@ export class WorkingContext {
       const task = roles.indexOf('task');
       if (task >= 0) roles[task] = undefined;
     }
-    const header = new Set<string>();
+    const header = new Set<ContextItem>();
     items.forEach((item, i) => {
       if (roles[i] !== undefined) {
-        header.add(item.id);
+        header.add(item);
         this.header.push(item);
       }
     });
     for (const unit of groupUnits(items, options.pairs)) {
       const first = unit.items[0] as ContextItem;
-      if (unit.items.every((i) => header.has(i.id))) continue;
+      let tokens = 0;
+      let inHeader = 0;
+      let pinned = false;
+      for (const item of unit.items) {
+        tokens += item.tokens;
+        if (header.size > 0 && header.has(item)) inHeader++;
+        if (item.pinned) pinned = true;
+      }
+      if (inHeader === unit.items.length) continue;
       if (unit.kind === 'item' && first.type === 'COMPACTION_SUMMARY') {
         this.summaries.push(first);
         continue;
       }
-      const tokens = unit.items.reduce((n, i) => n + i.tokens, 0);
-      const pinned = unit.items.some((i) => i.pinned || header.has(i.id));
+      pinned ||= inHeader > 0;
       this.units.push({
         index: this.units.length,
         kind: unit.kind,
         round: unit.round,
-        originals: [...unit.items],
+        originals: unit.items,
         cuts: [],
         tokens,
         removed: false,
