@@ -210,6 +210,22 @@ describe('countText agrees with js-tiktoken', () => {
     expect(before).toEqual(reference('o200k_base').encode(session, [], []));
   });
 
+  it('counts alike before and after it has remembered more distinct pieces than it keeps', () => {
+    // The counter remembers the counts of short pieces, up to 16,384 of them: 40,000 distinct
+    // words fill that more than twice over, and the same words counted again must agree.
+    const random = numbers(5);
+    const word = (): string =>
+      Array.from({ length: 3 + Math.floor(random() * 8) }, () =>
+        String.fromCharCode(97 + Math.floor(random() * 26)),
+      ).join('');
+    const text = Array.from({ length: 40_000 }, word).join(' ');
+    const first = o200k.countText(text);
+    expect(first).toBe(plainCount('o200k_base', text));
+    expect(o200k.countText(text)).toBe(first);
+    const head = text.slice(0, 5_000);
+    expect(o200k.countText(head)).toBe(plainCount('o200k_base', head));
+  });
+
   it('stays within 1% on bounded runs longer than the chunk bound', () => {
     const random = numbers(7);
     const letters = Array.from({ length: 3 * MAX_PIECE_CHARS }, () =>
