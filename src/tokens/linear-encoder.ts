@@ -67,12 +67,17 @@ function prefixWithinBytes(text: string, maxBytes: number): string {
  * quicker to look in than the encoding's 200,000 ranks.
  */
 const COUNTED_PIECE_CHARS = 24;
-/** Most pieces remembered (then forgotten all at once). */
-const COUNTED_PIECES = 16_384;
+/**
+ * Slots of that table (a power of two). A piece has one slot, by a hash of its characters, and
+ * takes it over from whatever was there: text that never repeats (random base64) costs a hash and
+ * a comparison more per piece, never a growing table to rebuild.
+ */
+const COUNTED_PIECE_BITS = 17;
 
 export class LinearEncoder {
-  /** Token counts of pieces seen lately (see {@link COUNTED_PIECE_CHARS}). */
-  private readonly pieceTokens = new Map<string, number>();
+  /** Pieces seen lately, by slot, and their token counts (see {@link COUNTED_PIECE_CHARS}). */
+  private readonly pieceKeys: (string | undefined)[] = new Array<string | undefined>(1 << COUNTED_PIECE_BITS);
+  private readonly pieceTokens = new Int32Array(1 << COUNTED_PIECE_BITS);
   private lastChunk = '';
   private lastChunkTokens = 0;
 
@@ -193,12 +198,14 @@ export class LinearEncoder {
 
   private countChunk(chunk: string): number {
     if (chunk.length <= COUNTED_PIECE_CHARS) {
-      let tokens = this.pieceTokens.get(chunk);
-      if (tokens === undefined) {
-        tokens = this.merger.count(toBytes(chunk));
-        if (this.pieceTokens.size >= COUNTED_PIECES) this.pieceTokens.clear();
-        this.pieceTokens.set(chunk, tokens);
-      }
+      // FNV-1a over the UTF-16 units, its top bits the slot.
+      let hash = 0x811c9dc5;
+      for (let i = 0; i < chunk.length; i++) hash = Math.imul(hash ^ chunk.charCodeAt(i), 0x01000193);
+      const slot = hash >>> (32 - COUNTED_PIECE_BITS);
+      if (this.pieceKeys[slot] === chunk) return this.pieceTokens[slot] as number;
+      const tokens = this.merger.count(toBytes(chunk));
+      this.pieceKeys[slot] = chunk;
+      this.pieceTokens[slot] = tokens;
       return tokens;
     }
     if (chunk.length < MAX_PIECE_CHARS) return this.merger.count(toBytes(chunk));
