@@ -34,22 +34,25 @@ export function sumTokens(items: readonly ContextItem[]): number {
  * `pairs`: the items' tool pairs when the caller has them already.
  */
 export function groupUnits(items: readonly ContextItem[], pairs: ToolPairs = pairToolCalls(items)): Unit[] {
-  const blockOf = new Map<string, Unit>();
+  const blockOf = new Map<ContextItem, Unit>();
+  // The latest block: most results follow their call.
+  let latest: Unit | null = null;
   const units: Unit[] = [];
-  items.forEach((item, i) => {
-    if (item.type === 'ASSISTANT_MESSAGE' && pairs.byCall.has(item.id)) {
-      const unit: Unit = { kind: 'block', items: [item], start: i, round: item.round };
-      blockOf.set(item.id, unit);
-      units.push(unit);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as ContextItem;
+    if (item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls?.length && pairs.byCall.has(item.id)) {
+      latest = { kind: 'block', items: [item], start: i, round: item.round };
+      blockOf.set(item, latest);
+      units.push(latest);
     } else if (item.type === 'TOOL_RESULT') {
-      const pair = pairs.byResult.get(item.id);
-      const block = pair ? blockOf.get(pair.callItemId) : undefined;
+      const call = pairs.byResult.get(item.id)?.callItem;
+      const block = call === undefined ? undefined : latest?.items[0] === call ? latest : blockOf.get(call);
       if (block) block.items.push(item);
       else units.push({ kind: 'orphan', items: [item], start: i, round: item.round });
     } else {
       units.push({ kind: 'item', items: [item], start: i, round: item.round });
     }
-  });
+  }
   return units;
 }
 
