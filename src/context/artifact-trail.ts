@@ -57,7 +57,9 @@ export function collectArtifactTrail(
       const touches: readonly { path: string; op: string }[] =
         effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
       if (touches.length > 0) {
-        const result = callPairs?.[i]?.result;
+        // (The pairs of this very item: ids are unique, but a copy must not read another's.)
+        const pair = callPairs?.[i];
+        const result = pair?.callItem === item ? pair.result : undefined;
         const source = result ? (result.sourceId ?? result.id) : (item.sourceId ?? item.id);
         for (const { path, op } of touches) {
           const known = files.get(path);

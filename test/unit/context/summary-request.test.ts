@@ -445,6 +445,50 @@ describe('collectArtifactTrail', () => {
     ]);
   });
 
+  it('reads each touch from the result the pairing gives its call, where calls reuse an id', () => {
+    // A result answers the latest earlier call with its id that has none yet (tool-pairs.ts):
+    // the first result answers the second call, the second result the first.
+    const f = itemsFactory();
+    const first = f.calls([{ id: 'call_x', name: 'read_file', args: { path: 'one.ts' } }]);
+    const second = f.calls([{ id: 'call_x', name: 'read_file', args: { path: 'two.ts' } }]);
+    const answerSecond = f.result('call_x', 'two');
+    const answerFirst = f.result('call_x', 'one');
+    const items = conversation(f.user('q'), first, second, answerSecond, answerFirst);
+    expect(collectArtifactTrail(items).files.map((file) => [file.path, file.handle])).toStrictEqual([
+      ['one.ts', handleOf(answerFirst.id)],
+      ['two.ts', handleOf(answerSecond.id)],
+    ]);
+  });
+
+  it('never reads a touch from the results of another item with the same id', () => {
+    const f = itemsFactory();
+    const call = f.calls([{ id: 'call_a', name: 'read_file', args: { path: 'a.ts' } }], null, { id: 'dup' });
+    // A later item under the same id with other calls (ids are unique; a copy must still not
+    // mislead): the pairing knows the id by the later one, so the first names its own call, not
+    // the later one's first result.
+    const copy = f.calls(
+      [
+        { id: 'call_b', name: 'bash', args: { command: 'true' } },
+        { id: 'call_c', name: 'read_file', args: { path: 'c.ts' } },
+      ],
+      null,
+      { id: 'dup' },
+    );
+    const answerC = f.result('call_c', 'c');
+    const items = conversation(
+      f.user('q'),
+      call,
+      f.result('call_a', 'a'),
+      copy,
+      f.result('call_b', ''),
+      answerC,
+    );
+    expect(collectArtifactTrail(items).files.map((file) => [file.path, file.handle])).toStrictEqual([
+      ['a.ts', handleOf('dup')],
+      ['c.ts', handleOf(answerC.id)],
+    ]);
+  });
+
   it('extends a previous trail (a path touched again moves to the end) and does not change it', () => {
     const previous: ArtifactTrail = {
       files: [

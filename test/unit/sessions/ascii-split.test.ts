@@ -10,6 +10,7 @@ import o200kBase from 'js-tiktoken/ranks/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { asciiSplitter, nonAsciiFrom } from '../../../src/tokens/ascii-split';
 import { createTokenCounter, type EncodingName } from '../../../src/tokens';
+import { loadEncoding } from '../../../src/tokens/encodings';
 
 const FILES = { o200k_base: o200kBase, cl100k_base: cl100kBase } as const;
 const ENCODINGS = Object.keys(FILES) as EncodingName[];
@@ -168,7 +169,13 @@ describe('ASCII splitters', () => {
   );
 
   it('exist for the encodings the project counts with, not for other patterns', () => {
-    for (const encoding of ENCODINGS) expect(asciiSplitter(FILES[encoding].pat_str)).not.toBeNull();
+    for (const encoding of ENCODINGS) {
+      expect(asciiSplitter(FILES[encoding].pat_str)).not.toBeNull();
+      // The counter looks it up by its regular expression's source.
+      expect(asciiSplitter(loadEncoding(encoding).pattern.source)).toBe(
+        asciiSplitter(FILES[encoding].pat_str),
+      );
+    }
     expect(asciiSplitter('\\s+|\\S+')).toBeNull();
   });
 

@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
@@ -36,6 +40,7 @@ function numbers(seed: number): () => number {
 }
 
 const MB = 1 << 20;
+const ROOT = join(__dirname, '..', '..', '..');
 
 function elapsed(run: () => unknown): number {
   const start = performance.now();
@@ -225,6 +230,38 @@ describe('countText agrees with js-tiktoken', () => {
     expect(o200k.countText(text)).toBe(first);
     const head = text.slice(0, 5_000);
     expect(o200k.countText(head)).toBe(plainCount('o200k_base', head));
+  });
+
+  it('keeps no text it counted alive', () => {
+    // A slice of 13 characters or more is, in V8, a view of the whole text it was cut from: a
+    // remembered piece of that length would keep a 1 MB tool output alive per slot. In a child
+    // process with the collector exposed: 30 texts of 1 MB, each with a word of its own.
+    const dir = mkdtempSync(join(tmpdir(), 'dc-tokens-'));
+    const script = join(dir, 'retain.ts');
+    writeFileSync(
+      script,
+      [
+        `import { createTokenCounter } from ${JSON.stringify(join(ROOT, 'src', 'tokens', 'index.ts'))};`,
+        "const counter = createTokenCounter({ encoding: 'o200k_base' });",
+        "counter.countText('warm up the ranks');",
+        'const gc = (globalThis as { gc?: () => void }).gc as () => void;',
+        'gc();',
+        'const before = process.memoryUsage().heapUsed;',
+        'for (let i = 0; i < 30; i++) {',
+        "  const word = Array.from({ length: 16 }, (_, k) => String.fromCharCode(97 + ((i * 7 + k * 3) % 26))).join('');",
+        "  counter.countText(` ${word} ` + 'lorem ipsum dolor '.repeat(60_000) + String(i));",
+        '}',
+        'gc();',
+        'console.log(process.memoryUsage().heapUsed - before);',
+      ].join('\n'),
+    );
+    const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    // 30 MB of text counted; what stays is the counter's own tables.
+    expect(Number(r.stdout.trim()) / MB).toBeLessThan(8);
   });
 
   it('stays within 1% on bounded runs longer than the chunk bound', () => {
