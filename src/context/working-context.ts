@@ -115,7 +115,7 @@ export class WorkingContext {
       let pinned = false;
       for (const item of unit.items) {
         tokens += item.tokens;
-        if (header.size > 0 && header.has(item)) inHeader++;
+        if (header.has(item)) inHeader++;
         if (item.pinned) pinned = true;
       }
       if (inHeader === unit.items.length) continue;

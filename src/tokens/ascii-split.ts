@@ -144,7 +144,11 @@ function lettersEnd(text: string, at: number, limit: number): number {
 const o200kPieceEnd: PieceEnd = (text, start, limit) => pieceEnd(text, start, limit, true, true);
 const cl100kPieceEnd: PieceEnd = (text, start, limit) => pieceEnd(text, start, limit, false, false);
 
-/** The encodings' patterns as js-tiktoken gives them, and their ASCII splitters. */
+/**
+ * The encodings' patterns as js-tiktoken gives them, and their ASCII splitters. Written out, not
+ * read from js-tiktoken: should its pattern ever change, the splitter no longer matches it and the
+ * pattern splits, as it must.
+ */
 const SPLITTERS: Record<string, PieceEnd> = {
   "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+":
     o200kPieceEnd,

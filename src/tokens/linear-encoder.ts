@@ -68,8 +68,8 @@ function prefixWithinBytes(text: string, maxBytes: number): string {
 /**
  * Pieces up to this long have their counts remembered: words, paths' parts, punctuation and
  * indentation recur (pi-large's 107,000 pieces are 6,500 distinct ones), and a small table is
- * quicker to look in than the encoding's 200,000 ranks. No longer: V8 makes a slice of 13
- * characters or more a view of the text it was cut from, and a remembered piece would keep that
+ * quicker to look in than the encoding's 200,000 ranks. Longer pieces are not: V8 makes a slice of
+ * 13 characters or more a view of the text it was cut from, and a remembered piece would keep that
  * whole text alive (a 2 MB tool output per slot).
  */
 const COUNTED_PIECE_CHARS = 12;
