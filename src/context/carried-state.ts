@@ -28,7 +28,7 @@ import {
 } from './agent-notes';
 import { messageText, type ContextItem, type NoteItem, type OpenError, type UserMessageItem } from './items';
 import { callFactsOf } from './item-facts';
-import { collectOpenErrors, renderOpenErrors } from './open-errors';
+import { collectOpenErrors, renderOpenErrorsWithin } from './open-errors';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
 import { maxTokens, type Tokenizer } from './tokenizer';
 import { pairToolCalls, type ToolPairs } from './tool-pairs';
@@ -90,14 +90,6 @@ function fit(text: string, budget: number, tokenizer: Tokenizer): string {
   // Room for the marker is taken only when the text must be cut.
   const cut = tokenizer.truncate(text, Math.max(0, budget - 8));
   return cut.originalTokens <= budget ? text : `${cut.text}\n[… cut to fit the carried-state budget]`;
-}
-
-/** The open errors that fit `budget`, dropping the oldest first. */
-function fitErrors(errors: readonly OpenError[], budget: number, tokenizer: Tokenizer): OpenError[] {
-  let kept = [...errors];
-  const over = (text: string): boolean => maxTokens(text) > budget && tokenizer.countText(text) > budget;
-  while (kept.length > 0 && over(renderOpenErrors(kept))) kept = kept.slice(1);
-  return kept;
 }
 
 /** The stat's first lines and its summary line, within `budget`. */
@@ -247,10 +239,10 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
 
   const carried: ContextItem[] = [];
   let used = 0;
-  const errorsShown = fitErrors(openErrors, quarter, tokenizer);
   if (openErrors.length > 0) {
-    const text = renderOpenErrors(errorsShown.length > 0 ? errorsShown : openErrors.slice(-1));
-    const item = note('OPEN_ERRORS', 'open-errors', fit(text, Math.max(quarter, 40), tokenizer), {
+    const errorBudget = Math.max(quarter, 40);
+    const text = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
+    const item = note('OPEN_ERRORS', 'open-errors', fit(text, errorBudget, tokenizer), {
       kind: 'open_errors',
       errors: openErrors,
     });

@@ -27,6 +27,7 @@ import { buildCarriedState, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
 import {
   emptyPruneStats,
+  longestCut,
   planCut,
   previewFitting,
   pruneSteps,
@@ -162,7 +163,16 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const headerTokens = work.headerTokens;
   const conversation = work.conversationTokens() + work.summaryTokens;
   const underAlready = tokensBefore <= target;
-  const budget = summaryBudgetFor(config, target - headerTokens, work.summaryTokens);
+  // Units no step may remove or cut (pinned, a call waiting for its result, the current message)
+  // stay whatever the summary's size: the summary gets no more than what they leave.
+  const fixedTokens = work.units.reduce(
+    (n, u) => (u.protected && u.protection !== 'fresh_results' ? n + u.tokens : n),
+    0,
+  );
+  const budget = Math.min(
+    summaryBudgetFor(config, target - headerTokens, work.summaryTokens),
+    Math.max(MIN_SUMMARY_TOKENS, target - headerTokens - fixedTokens),
+  );
   // Already under the target (manual, marker, rounds, events): half the conversation goes, into a
   // summary no larger than half of what it stands for.
   const summaryBudget = underAlready ? Math.min(budget, Math.ceil(conversation / 4)) : budget;
@@ -235,6 +245,34 @@ export function prunedItems(plan: CompactionPlan): ContextItem[] {
 }
 
 /**
+ * Gives the kept units' cut items back as much of themselves as `room` allows, newest first: whole
+ * when they fit, else a longer preview. Returns the room left.
+ */
+function growCuts(plan: CompactionPlan, room: number): number {
+  const { work } = plan;
+  for (let u = work.units.length - 1; u >= 0 && room > 0; u--) {
+    const unit = work.units[u] as WorkingUnit;
+    if (unit.removed) continue;
+    for (let i = unit.originals.length - 1; i >= 0 && room > 0; i--) {
+      const cut = unit.cuts[i];
+      if (!cut) continue;
+      const item = unit.originals[i] as ContextItem;
+      if (item.tokens - cut.tokens <= room) {
+        room -= item.tokens - cut.tokens;
+        work.uncut(unit, i);
+        continue;
+      }
+      const longer = longestCut(item, plan.config, plan.tokenizer, cut.tokens + room);
+      if (longer && longer.tokens > cut.tokens) {
+        room -= longer.tokens - cut.tokens;
+        work.cut(unit, i, longer);
+      }
+    }
+  }
+  return room;
+}
+
+/**
  * The compacted context: header (with the carried state) → the summary → the kept units, then
  * filled (pi's `keepRecentTokens` idea): when the summary came out shorter than its budget, the
  * newest removed units that fit go back in verbatim, newest first, while the context stays at or
@@ -245,17 +283,25 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
   const { work } = plan;
   const refill = new Set<WorkingUnit>();
   if (summary && work.removedAny) {
-    let room = plan.goalTokens - (work.headerTokens + work.conversationTokens() + summary.tokens);
+    let room = growCuts(
+      plan,
+      plan.goalTokens - (work.headerTokens + work.conversationTokens() + summary.tokens),
+    );
     let items = work.itemCount();
     const removed = work.removedUnits().filter((u) => u.kind !== 'orphan');
     for (let i = removed.length - 1; i >= 0; i--) {
       const unit = removed[i] as WorkingUnit;
-      if (unit.tokens > room && unit.kind === 'block') {
-        // Its results as previews (the preview as long as the room allows).
+      if (unit.kind === 'block') {
+        // Its results whole when they fit, else as previews as long as the room allows (a cut
+        // planned by an earlier step is planned again to that size).
         unit.originals.forEach((item, position) => {
-          if (item.type !== 'TOOL_RESULT' || unit.cuts[position]) return;
-          const others = unit.tokens - item.tokens;
-          const preview = previewFitting(room - others);
+          if (item.type !== 'TOOL_RESULT') return;
+          const fits = room - (unit.tokens - work.tokensAt(unit, position));
+          if (item.tokens <= fits) {
+            if (unit.cuts[position]) work.uncut(unit, position);
+            return;
+          }
+          const preview = previewFitting(fits);
           const cut = preview > 0 ? planCut(item, plan.config, plan.tokenizer, preview, true) : null;
           if (cut) work.cut(unit, position, cut);
         });

@@ -12,6 +12,7 @@
  */
 import type { ContextItem, OpenError } from './items';
 import { callFactsOf, resultErrorOf } from './item-facts';
+import { maxTokens, type Tokenizer } from './tokenizer';
 import { pairToolCalls, type ToolPairs } from './tool-pairs';
 
 /** Open errors kept by the carried state: the most recent ones. */
@@ -49,7 +50,7 @@ export function collectOpenErrors(
 /** The first line of the open-errors item's text. */
 export const OPEN_ERRORS_HEADING = '[Open errors] Reported by a tool and not seen resolved since';
 
-/** The open errors as text ('' when none). */
+/** The open errors as text, one line each, newest first ('' when none). */
 export function renderOpenErrors(errors: readonly OpenError[]): string {
   if (errors.length === 0) return '';
   return [
@@ -58,4 +59,61 @@ export function renderOpenErrors(errors: readonly OpenError[]): string {
       .reverse()
       .map((e) => `- round ${e.round}, ${e.tool}${e.target ? ` ${e.target}` : ''}: ${e.text}`),
   ].join('\n');
+}
+
+/** Errors that report the same text, newest first (a group's position is its newest error's). */
+interface ErrorGroup {
+  text: string;
+  errors: OpenError[];
+}
+
+function groupByText(errors: readonly OpenError[]): ErrorGroup[] {
+  const groups = new Map<string, ErrorGroup>();
+  for (let i = errors.length - 1; i >= 0; i--) {
+    const error = errors[i] as OpenError;
+    const group = groups.get(error.text);
+    if (group) group.errors.push(error);
+    else groups.set(error.text, { text: error.text, errors: [error] });
+  }
+  return [...groups.values()];
+}
+
+function groupLine(group: ErrorGroup, targets: boolean): string {
+  const newest = group.errors[0] as OpenError;
+  if (group.errors.length === 1 && targets) {
+    return `- round ${newest.round}, ${newest.tool}${newest.target ? ` ${newest.target}` : ''}: ${newest.text}`;
+  }
+  const tools = [...new Set(group.errors.map((e) => e.tool))].join(', ');
+  const head = `- ${group.text} (${tools}, ${group.errors.length}×, latest round ${newest.round})`;
+  if (!targets) return head;
+  const on = group.errors.map((e) => e.target).filter(Boolean);
+  return on.length > 0 ? `${head}: ${on.join('; ')}` : head;
+}
+
+/**
+ * The open errors as text within `budgetTokens` ('' when none). Overflow rule, applied in order
+ * until the text fits, so that every error's text stays findable as long as any budget can:
+ * 1. one line per error, newest first ({@link renderOpenErrors});
+ * 2. errors reporting the same text on one line, with what each was applied to;
+ * 3. those lines without the targets (the tools, the count, the latest round);
+ * 4. the oldest lines dropped; the newest always shows.
+ */
+export function renderOpenErrorsWithin(
+  errors: readonly OpenError[],
+  budgetTokens: number,
+  tokenizer: Tokenizer,
+): string {
+  if (errors.length === 0) return '';
+  const fits = (text: string): boolean =>
+    maxTokens(text) <= budgetTokens || tokenizer.countText(text) <= budgetTokens;
+  const each = renderOpenErrors(errors);
+  if (fits(each)) return each;
+  const groups = groupByText(errors);
+  for (const targets of [true, false]) {
+    const text = [OPEN_ERRORS_HEADING, ...groups.map((g) => groupLine(g, targets))].join('\n');
+    if (fits(text)) return text;
+  }
+  let lines = groups.map((g) => groupLine(g, false));
+  while (lines.length > 1 && !fits([OPEN_ERRORS_HEADING, ...lines].join('\n'))) lines = lines.slice(0, -1);
+  return [OPEN_ERRORS_HEADING, ...lines].join('\n');
 }

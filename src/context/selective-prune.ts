@@ -199,6 +199,33 @@ export function planCut(
   return { id, tokens, write, calls: cutCount, results: 0 };
 }
 
+/**
+ * The cut of an item with the longest preview (at least `previewTokens`) that takes at most
+ * `tokens`, or null when none is longer than the seed's preview.
+ */
+export function longestCut(
+  item: ContextItem,
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  tokens: number,
+): ReturnType<typeof planCut> {
+  // A result's cut has one preview: its size follows from the tokens.
+  if (item.type === 'TOOL_RESULT') return planCut(item, config, tokenizer, previewFitting(tokens));
+  // Arguments: a cut's tokens grow with its preview (the calls over it share it); the longest that fits.
+  const fits = (preview: number): ReturnType<typeof planCut> => {
+    const cut = planCut(item, config, tokenizer, preview);
+    return cut && cut.tokens <= tokens ? cut : null;
+  };
+  let low = config.previewTokens;
+  let high = item.tokens;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (fits(mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low > config.previewTokens ? fits(low) : null;
+}
+
 /** A step: changes the working context, oldest first, until its total is at or under `goal`. */
 export type Step = (ctx: WorkingContext, goal: number) => void;
 
@@ -217,12 +244,9 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
         if (unit.cuts[i]) continue;
         let cut = planCut(item, config, tokenizer);
         if (!cut) continue;
-        // A result's preview grows to what the goal leaves room for (arguments keep the seed's size).
+        // The preview grows to what the goal leaves room for.
         const slack = goal - (ctx.total() - item.tokens + cut.tokens);
-        if (slack > 0 && item.type === 'TOOL_RESULT') {
-          // The longest preview whose cut, margin included, still reaches the goal.
-          cut = planCut(item, config, tokenizer, previewFitting(cut.tokens + slack)) ?? cut;
-        }
+        if (slack > 0) cut = longestCut(item, config, tokenizer, cut.tokens + slack) ?? cut;
         ctx.cut(unit, i, cut);
         stats.toolCallsTruncated += cut.calls;
         stats.toolResultsTruncated += cut.results;

@@ -259,6 +259,14 @@ export class WorkingContext {
     if (!unit.removed) this.keptTokens += delta;
   }
 
+  /** Drops the planned cut of the item at `position`: the item stays as the context had it. */
+  uncut(unit: WorkingUnit, position: number): void {
+    const delta = (unit.originals[position] as ContextItem).tokens - this.tokensAt(unit, position);
+    unit.cuts[position] = undefined;
+    unit.tokens += delta;
+    if (!unit.removed) this.keptTokens += delta;
+  }
+
   /** The removed units, in order. */
   removedUnits(): WorkingUnit[] {
     return this.units.filter((u) => u.removed);

@@ -181,6 +181,7 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
   });
 
   describe('budgets: open errors and the stat a quarter each at most, the trail the rest', () => {
+    /** `n` failed builds; every third reports another text. */
     function failing(n: number, f = itemsFactory(o200k)) {
       return conversation(
         f.user('build everything'),
@@ -188,28 +189,51 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
           f.block(
             'bash',
             { command: `make target${i}` },
-            `make: *** [target${i}] Error 2\nCommand exited with code 2`,
+            `make: *** [target${i}] Error 2\nCommand exited with code ${i % 3 === 0 ? 1 : 2}`,
           ),
         ),
       );
     }
-    const errorLine = (i: number) => `- round 1, bash make target${i}: Command exited with code 2`;
+    const code = (i: number) => `Command exited with code ${i % 3 === 0 ? 1 : 2}`;
+    const errorLine = (i: number) => `- round 1, bash make target${i}: ${code(i)}`;
+    // The data keeps the newest OPEN_ERRORS_LIMIT (8): targets 2 to 9.
+    const lines = {
+      each: [9, 8, 7, 6, 5, 4, 3, 2].map(errorLine),
+      grouped: [
+        '- Command exited with code 1 (bash, 3×, latest round 1): make target9; make target6; make target3',
+        '- Command exited with code 2 (bash, 5×, latest round 1): make target8; make target7; make target5; make target4; make target2',
+      ],
+      counted: [
+        '- Command exited with code 1 (bash, 3×, latest round 1)',
+        '- Command exited with code 2 (bash, 5×, latest round 1)',
+      ],
+      newest: ['- Command exited with code 1 (bash, 3×, latest round 1)'],
+    };
 
     it.each([
-      [1000, [9, 8, 7, 6, 5, 4, 3, 2]],
-      [400, [9, 8, 7, 6, 5]],
-      [200, [9, 8]],
-      // Under the smallest budget (40), the newest error still shows.
-      [100, [9]],
-    ])('budget %d: the newest errors that fit, whole lines → %j', (budgetTokens, shown) => {
+      [1000, 'each'],
+      [400, 'grouped'],
+      [240, 'counted'],
+      // Under the smallest budget (40), the newest error's text still shows.
+      [100, 'newest'],
+    ] as const)('budget %d: the open errors as %s', (budgetTokens, tier) => {
       const state = carried(failing(10), { budgetTokens });
       const item = state.items.find((i) => i.type === 'OPEN_ERRORS');
-      expect(textOf(item)).toBe([OPEN_ERRORS_HEADING, ...shown.map(errorLine)].join('\n'));
+      expect(textOf(item)).toBe([OPEN_ERRORS_HEADING, ...lines[tier]].join('\n'));
       expect(o200k.countText(textOf(item))).toBeLessThanOrEqual(Math.max(40, Math.floor(budgetTokens / 4)));
-      // The data keeps the newest OPEN_ERRORS_LIMIT (8) whatever the text shows.
       expect(state.openErrors.map((e) => e.target)).toStrictEqual(
         Array.from({ length: OPEN_ERRORS_LIMIT }, (_, i) => `make target${i + 2}`),
       );
+    });
+
+    it('every distinct error text stays in the text down to a budget of 240', () => {
+      for (const budgetTokens of [240, 300, 500, 1000]) {
+        const text = textOf(
+          carried(failing(10), { budgetTokens }).items.find((i) => i.type === 'OPEN_ERRORS'),
+        );
+        expect(text).toContain(code(1));
+        expect(text).toContain(code(2));
+      }
     });
 
     const stat = `${Array.from({ length: 40 }, (_, i) => ` src/file${i}.ts | ${i + 1} +`).join('\n')}\n 40 files changed, 820 insertions(+)`;

@@ -117,13 +117,44 @@ describe('truncate: tool-call arguments over toolCallThreshold (500 tokens) are 
     expect(out.stats.toolCallsTruncated).toBe(1);
   });
 
-  it('arguments keep the 200-token preview even when the goal leaves room for more', () => {
+  // The seed's 200 tokens are a minimum: the cut that reaches the goal keeps as long a preview as
+  // the goal leaves room for (the written form may differ from the plan by the cut's margin).
+  it.each([100, 1000, 1700])(
+    'arguments: a goal %d tokens under the whole keeps the longest preview that reaches it',
+    (under) => {
+      const f = itemsFactory(o200k);
+      const [call, result] = f.block('write_file', words(2000), 'ok');
+      const items = conversation(f.user('task'), call, result, f.assistant('done'));
+      const goal = sumTokens(items) - under;
+      const out = prune(items, goal);
+      const preview = Number(/~cut(\d+)$/.exec(ids(out.items)[1] ?? '')?.[1]);
+      expect(preview).toBeGreaterThanOrEqual(200);
+      expect(out.stats.rulesApplied).toStrictEqual(['truncate']);
+      expect(out.tokensAfter).toBeLessThanOrEqual(goal + 5);
+      expect(out.tokensAfter).toBeGreaterThan(goal - 40);
+    },
+  );
+
+  it('arguments of several calls over the threshold share the room', () => {
     const f = itemsFactory(o200k);
-    const [call, result] = f.block('write_file', words(2000), 'ok');
-    const items = conversation(f.user('task'), call, result, f.assistant('done'));
-    const out = prune(items, sumTokens(items) - 1);
-    expect(ids(out.items)[1]).toBe(`${call.id}~cut200`);
-    expect(out.stats.rulesApplied).toStrictEqual(['truncate']);
+    const call = f.calls([
+      { name: 'write_file', args: words(1000), id: 'c1' },
+      { name: 'write_file', args: words(1000), id: 'c2' },
+    ]);
+    const items = conversation(
+      f.user('task'),
+      call,
+      f.result('c1', 'ok'),
+      f.result('c2', 'ok'),
+      f.assistant('done'),
+    );
+    const goal = sumTokens(items) - 1000;
+    const out = prune(items, goal);
+    const calls = (out.items[1] as AssistantMessageItem).message.tool_calls ?? [];
+    const previews = calls.map((c) => o200k.countText(c.function.arguments.split('\n[TRUNCATED')[0] ?? ''));
+    expect(previews[0]).toBe(previews[1]);
+    expect(previews[0]).toBeGreaterThan(400);
+    expect(out.tokensAfter).toBeLessThanOrEqual(goal + 5);
   });
 });
 

@@ -444,8 +444,8 @@ function summaryOf(tokens: number): CompactionSummaryItem {
   return { ...itemsFactory(o200k).summary(`${SUMMARY_MESSAGE_PREFIX}\nsummary`, { id: 'new' }), tokens };
 }
 
-/** Six rounds of a question, a file read (a 1000-token result) and a short answer. */
-function toolSession() {
+/** Six rounds of a question, a file read (a 1000-token result unless `short` says so) and a short answer. */
+function toolSession(short: (round: number) => boolean = () => false) {
   const f = itemsFactory(o200k);
   return conversation(
     f.system('sys', { id: 'sys' }),
@@ -453,7 +453,7 @@ function toolSession() {
     ...[2, 3, 4, 5, 6, 7].map((r) => [
       f.user(words(50), { id: `u${r}` }),
       f.calls([{ name: 'read_file', args: { path: `f${r}.ts` }, id: `call${r}` }], null, { id: `c${r}` }),
-      f.result(`call${r}`, words(1000, 'x'), { id: `r${r}` }),
+      f.result(`call${r}`, words(short(r) ? 20 : 1000, 'x'), { id: `r${r}` }),
       f.assistant(words(20), { id: `a${r}` }),
     ]),
   );
@@ -754,33 +754,49 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     },
   );
 
-  it('a removed tool block that does not fit whole comes back with its results as previews', () => {
+  it('a kept cut result grows back toward the goal, newest first, before anything removed comes back', () => {
     const p = plan(toolSession(), parseCompactionConfig({ maxContextTokens: 2000 }));
     expect(ids(p.toSummarize)).toStrictEqual([
-      'u2',
-      'c2',
-      'r2',
-      'a2',
-      'u3',
-      'c3',
-      'r3',
-      'a3',
-      'u4',
-      'c4',
-      'r4',
-      'a4',
-      'u5',
-      'c5',
-      'r5',
-      'a5',
+      ...['u2', 'c2', 'r2', 'a2', 'u3', 'c3', 'r3', 'a3', 'u4', 'c4', 'r4', 'a4', 'u5', 'c5', 'r5', 'a5'],
       'u6',
     ]);
     const out = finishCompaction(p, summaryOf(20));
-    // The trail's recall handles (issue 24) take room: round 6's block is the newest removed one.
-    expect(ids(out).slice(0, 7)).toStrictEqual(['sys', 'task', 'new', 'a5', 'u6', 'c6', 'r6~cut200']);
-    expect(out[6]).toMatchObject({ sourceId: 'r6', message: { tool_call_id: 'call6' } });
+    // Round 7's result, cut to 200 tokens by the truncate step, takes the room the summary left.
+    expect(ids(out)).toStrictEqual([
+      'sys',
+      'task',
+      'new',
+      'c6',
+      'r6~cut200',
+      'a6',
+      'u7',
+      'c7',
+      'r7~cut465',
+      'a7',
+      'c1:artifact-trail',
+    ]);
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+    expect(sumTokens(out)).toBeGreaterThan(p.goalTokens - 20);
+  });
+
+  it('a removed tool block that does not fit whole comes back with its results as previews', () => {
+    // Rounds 6 and 7 read short files: nothing kept is cut, the room goes to round 5's block.
+    const p = plan(
+      toolSession((r) => r >= 6),
+      parseCompactionConfig({ maxContextTokens: 1200 }),
+    );
+    expect(ids(p.toSummarize)).toStrictEqual([
+      ...['u2', 'c2', 'r2', 'a2', 'u3', 'c3', 'r3', 'a3', 'u4', 'c4', 'r4', 'a4', 'u5'],
+      ...['c5', 'r5'],
+    ]);
+    const out = finishCompaction(p, summaryOf(20));
+    // Its result was cut to 200 tokens by the truncate step before the block was removed: it comes
+    // back cut again, to the preview the room allows.
+    expect(ids(out).slice(0, 6)).toStrictEqual(['sys', 'task', 'new', 'c5', 'r5~cut158', 'a5']);
+    expect(out[4]).toMatchObject({ sourceId: 'r5', message: { tool_call_id: 'call5' } });
     expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
     expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+    expect(sumTokens(out)).toBeGreaterThan(p.goalTokens - 20);
   });
 
   it('without a summary, nothing removed comes back and no summary is placed', () => {

@@ -54,6 +54,23 @@ describe('eval on the shared sessions (the CI gate)', needsSharedSessions, () =>
     expect(textTable(rows)).toContain('pi-large-session.jsonl');
     expect(markdownTable(rows).split('\n')).toHaveLength(rows.length + 2);
   });
+
+  // A window where single messages weigh as much as the summary's room: pending calls of 1,400
+  // tokens, results cut at every compaction, eight open errors in a 100-token budget.
+  it('keeps every invariant at 4k too', async () => {
+    const rows = await evaluate({
+      files,
+      windows: [4000],
+      summarizer: 'extractive',
+      model: 'gpt-4o',
+      peers: false,
+    });
+    expect(rows.flatMap((r) => r.violations.map((v) => `${r.session} @ ${r.window}: ${v}`))).toEqual([]);
+    const large = rows.find((r) => r.session === 'pi-large-session.jsonl');
+    expect(large?.compactions).toBeGreaterThan(50);
+    expect(large?.filled).toBe(large?.fillChecked);
+    expect(large?.after.median).toBeGreaterThan(0.35);
+  });
 });
 
 /** A session of tool rounds touching files, big enough to compact at a 3,000-token window. */
