@@ -15,7 +15,7 @@ import type { CallFacts, ContextItem, FileTouch } from './items';
 import { maxTokens, type Tokenizer } from './tokenizer';
 import { callFactsOf } from './item-facts';
 import { handleOf } from './recall-handle';
-import { pairToolCalls, type ToolPairs } from './tool-pairs';
+import { indexPairs, type PairIndex } from './tool-pairs';
 
 /** Commands kept by the trail's data (the rendering shows fewer). */
 const MAX_COMMANDS = 30;
@@ -34,12 +34,12 @@ export function emptyTrail(): ArtifactTrail {
 /**
  * The trail of `previous` extended with the tool calls of `items` (in order): a file touched again
  * moves to the end (newest) with the new operation added and its round updated. The inputs are not
- * changed. `pairs`: the items' tool pairs, when the caller has them already.
+ * changed. `pairs`: the items' pairing, when the caller has it already.
  */
 export function collectArtifactTrail(
   items: readonly ContextItem[],
   previous: ArtifactTrail = emptyTrail(),
-  pairs: ToolPairs = pairToolCalls(items),
+  pairs: PairIndex = indexPairs(items),
 ): ArtifactTrail {
   const files = new Map<string, FileTouch>();
   for (const file of previous.files) files.set(file.path, { ...file, ops: [...file.ops] });
@@ -48,19 +48,19 @@ export function collectArtifactTrail(
   const handleSources = new Map<string, string>();
   const commands = [...previous.commands];
   let openFile: string | null = null;
-  for (const item of items) {
+  for (let position = 0; position < items.length; position++) {
+    const item = items[position] as ContextItem;
     if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls?.length) continue;
     const facts = callFactsOf(item);
-    const callPairs = pairs.byCall.get(item.id);
+    const first = pairs.firstCall[position] as number;
     for (let i = 0; i < facts.length; i++) {
       const effect = facts[i] as CallFacts;
       const touches: readonly { path: string; op: string }[] =
         effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
       if (touches.length > 0) {
-        // (The pairs of this very item: ids are unique, but a copy must not read another's.)
-        const pair = callPairs?.[i];
-        const result = pair?.callItem === item ? pair.result : undefined;
-        const source = result ? (result.sourceId ?? result.id) : (item.sourceId ?? item.id);
+        const at = pairs.callResult[first + i] ?? -1;
+        const result = at === -1 ? item : (items[at] as ContextItem);
+        const source = result.sourceId ?? result.id;
         for (const { path, op } of touches) {
           const known = files.get(path);
           if (known) {

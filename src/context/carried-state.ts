@@ -31,7 +31,7 @@ import { callFactsOf } from './item-facts';
 import { collectOpenErrors, renderOpenErrorsWithin } from './open-errors';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
 import { maxTokens, type Tokenizer } from './tokenizer';
-import { pairToolCalls, type ToolPairs } from './tool-pairs';
+import { indexPairs, type PairIndex } from './tool-pairs';
 
 /** Item types only a compaction writes, replaced by each one. */
 export const CARRIED_TYPES = ['ARTIFACT_TRAIL', 'OPEN_ERRORS', 'GIT_DIFF_STAT'] as const;
@@ -59,8 +59,8 @@ export interface CarriedStateInput {
    * repository, or no workspace), undefined keeps the one the context has.
    */
   gitDiffStat?: string | null | undefined;
-  /** The items' tool pairs, when the caller has them already. */
-  pairs?: ToolPairs;
+  /** The items' pairing, when the caller has it already. */
+  pairs?: PairIndex;
 }
 
 export interface CarriedState {
@@ -205,7 +205,7 @@ function previousData(items: readonly ContextItem[]): { trail: ArtifactTrail; er
 export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const { items, tokenizer, idPrefix } = input;
   const previous = previousData(items);
-  const pairs = input.pairs ?? pairToolCalls(items);
+  const pairs = input.pairs ?? indexPairs(items);
   const trail = collectArtifactTrail(items, previous.trail, pairs);
   const openErrors = collectOpenErrors(items, previous.errors, pairs);
   const round = items.reduce((max, item) => Math.max(max, item.round), 0);

@@ -37,7 +37,6 @@ import {
 import { strategyStep } from './strategies';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
 import { countingOnce, type Tokenizer } from './tokenizer';
-import { pairToolCalls } from './tool-pairs';
 import { isAutomatic, type TriggerKind } from './triggers';
 import { WorkingContext, type WorkingUnit } from './working-context';
 
@@ -147,19 +146,16 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const tokenizer = countingOnce(input.tokenizer);
   const tokensBefore = sumTokens(input.items);
   const target = targetTokens(config);
-  // The carried notes add no tool call or result: one pairing serves both.
-  const pairs = pairToolCalls(input.items);
   const carried = buildCarriedState({
     items: input.items,
     tokenizer,
     budgetTokens: Math.floor(config.carriedStateRatio * target),
     idPrefix: input.compactionId,
     gitDiffStat: input.gitDiffStat,
-    pairs,
   });
   const items = carried.items;
   // Measure the header and summaries first: the summary's budget depends on them.
-  const work = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: null, pairs });
+  const work = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: null });
   const headerTokens = work.headerTokens;
   const conversation = work.conversationTokens() + work.summaryTokens;
   const underAlready = tokensBefore <= target;

@@ -10,10 +10,10 @@
  *
  * Pure module.
  */
-import type { ContextItem, OpenError } from './items';
+import type { AssistantMessageItem, ContextItem, OpenError } from './items';
 import { callFactsOf, resultErrorOf } from './item-facts';
 import { maxTokens, type Tokenizer } from './tokenizer';
-import { pairToolCalls, type ToolPairs } from './tool-pairs';
+import { indexPairs, type PairIndex } from './tool-pairs';
 
 /** Open errors kept by the carried state: the most recent ones. */
 export const OPEN_ERRORS_LIMIT = 8;
@@ -26,17 +26,20 @@ export const OPEN_ERRORS_LIMIT = 8;
 export function collectOpenErrors(
   items: readonly ContextItem[],
   previous: readonly OpenError[] = [],
-  pairs: ToolPairs = pairToolCalls(items),
+  pairs: PairIndex = indexPairs(items),
 ): OpenError[] {
   let open: OpenError[] = [...previous];
-  for (const item of items) {
+  for (let position = 0; position < items.length; position++) {
+    const item = items[position] as ContextItem;
     if (item.type !== 'TOOL_RESULT') continue;
-    const pair = pairs.byResult.get(item.id);
-    const tool =
-      pair?.callItem.message.tool_calls?.[pair.callIndex]?.function.name ?? item.message.name ?? 'tool';
+    const call = pairs.resultCall[position] as number;
+    const callItem =
+      call === -1 ? undefined : (items[pairs.callItem[call] as number] as AssistantMessageItem);
+    const callIndex = callItem ? call - (pairs.firstCall[pairs.callItem[call] as number] as number) : -1;
+    const tool = callItem?.message.tool_calls?.[callIndex]?.function.name ?? item.message.name ?? 'tool';
     const error = resultErrorOf(item, tool);
     if (error === null && !open.some((e) => e.tool === tool)) continue;
-    const target = pair ? (callFactsOf(pair.callItem)[pair.callIndex]?.target ?? '') : '';
+    const target = callItem ? (callFactsOf(callItem)[callIndex]?.target ?? '') : '';
     if (error === null) {
       open = open.filter((e) => !(e.tool === tool && e.target === target));
     } else {

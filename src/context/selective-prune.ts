@@ -121,35 +121,52 @@ export function planCut(
   /** Cut a result under `toolResultThreshold` too (a removed block coming back as a preview). */
   anySize = false,
 ): (PlannedCut & { calls: number; results: number }) | null {
-  if (item.type === 'TOOL_RESULT') {
-    const content = item.message.content;
-    const recut = item.sourceId !== undefined ? MARKER_AT_END.exec(content) : null;
-    if (item.sourceId !== undefined && !recut) return null;
-    // The stored count is the content's plus the message framing (a tool message has no name cost).
-    const original = recut ? Number(recut[1]) : item.tokens - MESSAGE_OVERHEAD_TOKENS;
-    const text = recut ? content.slice(0, recut.index) : content;
-    if ((!anySize && original <= config.toolResultThreshold) || original <= previewTokens) return null;
-    const tokens = MESSAGE_OVERHEAD_TOKENS + previewTokens + markerTokens() + cutMargin(previewTokens);
-    if (tokens >= item.tokens) return null;
-    const source = item.sourceId ?? item.id;
-    const id = `${source}~cut${previewTokens}`;
-    const write = (): ContextItem => {
-      const next: ToolResultItem = {
-        ...item,
-        id,
-        sourceId: source,
-        message: { ...item.message, content: cutText(text, original, previewTokens, tokenizer, source) },
-      };
-      return { ...next, tokens: countItemTokens(next, tokenizer) };
-    };
-    return { id, tokens, write, calls: 0, results: 1 };
-  }
-  if (item.sourceId !== undefined) return null;
-  const id = `${item.id}~cut${previewTokens}`;
-  if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls) return null;
+  // Most items are not cut: they are turned away before anything is made for them.
+  if (item.type === 'TOOL_RESULT') return planResultCut(item, config, tokenizer, previewTokens, anySize);
+  if (item.type !== 'ASSISTANT_MESSAGE' || item.sourceId !== undefined || !item.message.tool_calls)
+    return null;
   // The whole message (every call and the text) is under the threshold: no argument is over.
   if (item.tokens <= config.toolCallThreshold) return null;
-  const calls = item.message.tool_calls;
+  return planArgumentsCut(item, config, tokenizer, previewTokens);
+}
+
+function planResultCut(
+  item: ToolResultItem,
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  previewTokens: number,
+  anySize: boolean,
+): (PlannedCut & { calls: number; results: number }) | null {
+  const content = item.message.content;
+  const recut = item.sourceId !== undefined ? MARKER_AT_END.exec(content) : null;
+  if (item.sourceId !== undefined && !recut) return null;
+  // The stored count is the content's plus the message framing (a tool message has no name cost).
+  const original = recut ? Number(recut[1]) : item.tokens - MESSAGE_OVERHEAD_TOKENS;
+  if ((!anySize && original <= config.toolResultThreshold) || original <= previewTokens) return null;
+  const tokens = MESSAGE_OVERHEAD_TOKENS + previewTokens + markerTokens() + cutMargin(previewTokens);
+  if (tokens >= item.tokens) return null;
+  const text = recut ? content.slice(0, recut.index) : content;
+  const source = item.sourceId ?? item.id;
+  const id = `${source}~cut${previewTokens}`;
+  const write = (): ContextItem => {
+    const next: ToolResultItem = {
+      ...item,
+      id,
+      sourceId: source,
+      message: { ...item.message, content: cutText(text, original, previewTokens, tokenizer, source) },
+    };
+    return { ...next, tokens: countItemTokens(next, tokenizer) };
+  };
+  return { id, tokens, write, calls: 0, results: 1 };
+}
+
+function planArgumentsCut(
+  item: AssistantMessageItem,
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  previewTokens: number,
+): (PlannedCut & { calls: number; results: number }) | null {
+  const calls = item.message.tool_calls ?? [];
   // The arguments' tokens from the stored count: exact for one call; shared by length among
   // several (the marker says "~").
   const framing =
@@ -168,6 +185,7 @@ export function planCut(
       0,
     );
   if (tokens >= item.tokens) return null;
+  const id = `${item.id}~cut${previewTokens}`;
   const write = (): ContextItem => {
     const next: AssistantMessageItem = {
       ...item,

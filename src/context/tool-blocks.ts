@@ -9,7 +9,7 @@
  * Pure module.
  */
 import type { ContextItem } from './items';
-import { pairToolCalls, type ToolPairs } from './tool-pairs';
+import { indexPairs, type PairIndex } from './tool-pairs';
 
 export interface Unit {
   /** `block`: assistant tool calls + results; `item`: anything else; `orphan`: a result without its call. */
@@ -31,27 +31,25 @@ export function sumTokens(items: readonly ContextItem[]): number {
 
 /**
  * Groups items into units, ordered by their first item. Every item is in exactly one unit.
- * `pairs`: the items' tool pairs when the caller has them already.
+ * `pairs`: the items' pairing when the caller has it already.
  */
-export function groupUnits(items: readonly ContextItem[], pairs: ToolPairs = pairToolCalls(items)): Unit[] {
-  const blockOf = new Map<ContextItem, Unit>();
-  // The latest block: most results follow their call.
-  let latest: Unit | null = null;
+export function groupUnits(items: readonly ContextItem[], pairs: PairIndex = indexPairs(items)): Unit[] {
+  // The unit of each block's call item, by position.
+  const blockAt = new Array<Unit | undefined>(items.length);
   const units: Unit[] = [];
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as ContextItem;
-    if (item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls?.length && pairs.byCall.has(item.id)) {
-      latest = { kind: 'block', items: [item], start: i, round: item.round };
-      blockOf.set(item, latest);
-      units.push(latest);
-    } else if (item.type === 'TOOL_RESULT') {
-      const call = pairs.byResult.get(item.id)?.callItem;
-      const block = call === undefined ? undefined : latest?.items[0] === call ? latest : blockOf.get(call);
-      if (block) block.items.push(item);
-      else units.push({ kind: 'orphan', items: [item], start: i, round: item.round });
-    } else {
-      units.push({ kind: 'item', items: [item], start: i, round: item.round });
+    if (pairs.firstCall[i] !== -1) {
+      const block: Unit = { kind: 'block', items: [item], start: i, round: item.round };
+      blockAt[i] = block;
+      units.push(block);
+      continue;
     }
+    const call = pairs.resultCall[i] as number;
+    if (call !== -1) (blockAt[pairs.callItem[call] as number] as Unit).items.push(item);
+    else if (item.type === 'TOOL_RESULT')
+      units.push({ kind: 'orphan', items: [item], start: i, round: item.round });
+    else units.push({ kind: 'item', items: [item], start: i, round: item.round });
   }
   return units;
 }

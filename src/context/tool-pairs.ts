@@ -35,52 +35,112 @@ export interface ToolPairs {
   orphanResults: string[];
 }
 
+/**
+ * The pairing of one items array by position: numbers in typed arrays, no object per call, for
+ * code that walks those same items in order (a compaction's plan). Calls are numbered in order of
+ * the items and then of `tool_calls`; an item's calls are consecutive.
+ */
+export interface PairIndex {
+  /** The tool_call_id of each call. */
+  readonly callIds: readonly string[];
+  /** Position of the item holding each call. */
+  readonly callItem: Int32Array;
+  /** Position of the result answering each call; -1: none. */
+  readonly callResult: Int32Array;
+  /** For each item, its first call; -1: it has none. */
+  readonly firstCall: Int32Array;
+  /** For each item, the call it answers; -1: not a result, or a result answering no earlier call. */
+  readonly resultCall: Int32Array;
+}
+
+/** Pairs every tool call in the items with its result, by position (see the module comment for the rule). */
+export function indexPairs(items: readonly ContextItem[]): PairIndex {
+  let count = 0;
+  for (const item of items)
+    if (item.type === 'ASSISTANT_MESSAGE') count += item.message.tool_calls?.length ?? 0;
+  const callIds = new Array<string>(count);
+  const callItem = new Int32Array(count);
+  const callResult = new Int32Array(count).fill(-1);
+  const firstCall = new Int32Array(items.length).fill(-1);
+  const resultCall = new Int32Array(items.length).fill(-1);
+  // The latest assistant item's calls [latestStart, next): most results answer one of them.
+  let next = 0;
+  let latestStart = 0;
+  // tool_call_id → unanswered calls of earlier items with that id, latest last (rarely needed).
+  let open: Map<string, number[]> | null = null;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as ContextItem;
+    if (item.type === 'ASSISTANT_MESSAGE') {
+      const calls = item.message.tool_calls;
+      if (!calls || calls.length === 0) continue;
+      for (let c = latestStart; c < next; c++) {
+        if (callResult[c] !== -1) continue;
+        open ??= new Map();
+        const id = callIds[c] as string;
+        const waiting = open.get(id);
+        if (waiting) waiting.push(c);
+        else open.set(id, [c]);
+      }
+      latestStart = next;
+      firstCall[i] = next;
+      for (const call of calls) {
+        callIds[next] = call.id;
+        callItem[next] = i;
+        next++;
+      }
+    } else if (item.type === 'TOOL_RESULT') {
+      const id = item.message.tool_call_id;
+      let call = -1;
+      for (let c = next - 1; c >= latestStart; c--) {
+        if (callResult[c] === -1 && callIds[c] === id) {
+          call = c;
+          break;
+        }
+      }
+      if (call === -1 && open !== null) call = open.get(id)?.pop() ?? -1;
+      if (call !== -1) {
+        callResult[call] = i;
+        resultCall[i] = call;
+      }
+    }
+  }
+  return { callIds, callItem, callResult, firstCall, resultCall };
+}
+
 /** Pairs every tool call in the items with its result (see the module comment for the rule). */
 export function pairToolCalls(items: readonly ContextItem[]): ToolPairs {
+  const index = indexPairs(items);
   const pairs: ToolPair[] = [];
   const byCall = new Map<string, ToolPair[]>();
   const byResult = new Map<string, ToolPair>();
   const orphanResults: string[] = [];
-  // The latest assistant item's calls; most results answer one of them.
-  let latest: ToolPair[] = [];
-  // tool_call_id → unanswered calls of earlier items with that id, latest last.
-  const open = new Map<string, ToolPair[]>();
-  const retire = (): void => {
-    for (const pair of latest) {
-      if (pair.result !== undefined) continue;
-      const waiting = open.get(pair.toolCallId);
-      if (waiting) waiting.push(pair);
-      else open.set(pair.toolCallId, [pair]);
-    }
-  };
-  for (const item of items) {
-    if (item.type === 'ASSISTANT_MESSAGE') {
-      const calls = item.message.tool_calls;
-      if (!calls || calls.length === 0) continue;
-      retire();
-      latest = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as ContextItem;
+    const first = index.firstCall[i] as number;
+    if (first !== -1 && item.type === 'ASSISTANT_MESSAGE') {
+      const own: ToolPair[] = [];
+      const calls = item.message.tool_calls ?? [];
       for (let callIndex = 0; callIndex < calls.length; callIndex++) {
-        const id = (calls[callIndex] as { id: string }).id;
-        const pair: ToolPair = { toolCallId: id, callItemId: item.id, callIndex, callItem: item };
+        const pair: ToolPair = {
+          toolCallId: index.callIds[first + callIndex] as string,
+          callItemId: item.id,
+          callIndex,
+          callItem: item,
+        };
+        own.push(pair);
         pairs.push(pair);
-        latest.push(pair);
       }
-      byCall.set(item.id, latest);
+      byCall.set(item.id, own);
     } else if (item.type === 'TOOL_RESULT') {
-      const id = item.message.tool_call_id;
-      let pair: ToolPair | undefined;
-      for (let i = latest.length - 1; i >= 0 && pair === undefined; i--) {
-        const candidate = latest[i] as ToolPair;
-        if (candidate.toolCallId === id && candidate.result === undefined) pair = candidate;
-      }
-      pair ??= open.get(id)?.pop();
-      if (pair) {
-        pair.resultItemId = item.id;
-        pair.result = item;
-        byResult.set(item.id, pair);
-      } else {
+      const call = index.resultCall[i] as number;
+      if (call === -1) {
         orphanResults.push(item.id);
+        continue;
       }
+      const pair = pairs[call] as ToolPair;
+      pair.resultItemId = item.id;
+      pair.result = item;
+      byResult.set(item.id, pair);
     }
   }
   return { pairs, byCall, byResult, orphanResults };

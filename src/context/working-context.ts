@@ -25,7 +25,7 @@
 import type { ContextItem } from './items';
 import { headerRoles, isRoundStart } from './segments';
 import { groupUnits, type Unit } from './tool-blocks';
-import type { ToolPairs } from './tool-pairs';
+import { indexPairs } from './tool-pairs';
 
 /** A cut form decided on counts; its text is written when the context is read. */
 export interface PlannedCut {
@@ -64,8 +64,6 @@ export interface WorkingContextOptions {
    * summaries). Null: no summary will be written; the previous summaries stay.
    */
   summaryReserve: number | null;
-  /** The items' tool pairs, when the caller has them already (the carried notes do not change them). */
-  pairs?: ToolPairs;
 }
 
 export class WorkingContext {
@@ -101,29 +99,22 @@ export class WorkingContext {
       const task = roles.indexOf('task');
       if (task >= 0) roles[task] = undefined;
     }
-    const header = new Set<ContextItem>();
-    items.forEach((item, i) => {
-      if (roles[i] !== undefined) {
-        header.add(item);
-        this.header.push(item);
-      }
-    });
-    for (const unit of groupUnits(items, options.pairs)) {
+    for (let i = 0; i < items.length; i++)
+      if (roles[i] !== undefined) this.header.push(items[i] as ContextItem);
+    for (const unit of groupUnits(items, indexPairs(items))) {
       const first = unit.items[0] as ContextItem;
-      let tokens = 0;
-      let inHeader = 0;
-      let pinned = false;
-      for (const item of unit.items) {
-        tokens += item.tokens;
-        if (header.has(item)) inHeader++;
-        if (item.pinned) pinned = true;
-      }
-      if (inHeader === unit.items.length) continue;
+      // Only a unit of one item can be header: no tool call or result ever is (`segments.ts`).
+      if (unit.kind === 'item' && roles[unit.start] !== undefined) continue;
       if (unit.kind === 'item' && first.type === 'COMPACTION_SUMMARY') {
         this.summaries.push(first);
         continue;
       }
-      pinned ||= inHeader > 0;
+      let tokens = 0;
+      let pinned = false;
+      for (const item of unit.items) {
+        tokens += item.tokens;
+        if (item.pinned) pinned = true;
+      }
       this.units.push({
         index: this.units.length,
         kind: unit.kind,

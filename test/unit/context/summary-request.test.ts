@@ -464,8 +464,8 @@ describe('collectArtifactTrail', () => {
     const f = itemsFactory();
     const call = f.calls([{ id: 'call_a', name: 'read_file', args: { path: 'a.ts' } }], null, { id: 'dup' });
     // A later item under the same id with other calls (ids are unique; a copy must still not
-    // mislead): the pairing knows the id by the later one, so the first names its own call, not
-    // the later one's first result.
+    // mislead): pairing is by position, so each item reads its own calls' results, never the
+    // other's.
     const copy = f.calls(
       [
         { id: 'call_b', name: 'bash', args: { command: 'true' } },
@@ -474,17 +474,11 @@ describe('collectArtifactTrail', () => {
       null,
       { id: 'dup' },
     );
+    const answerA = f.result('call_a', 'a');
     const answerC = f.result('call_c', 'c');
-    const items = conversation(
-      f.user('q'),
-      call,
-      f.result('call_a', 'a'),
-      copy,
-      f.result('call_b', ''),
-      answerC,
-    );
+    const items = conversation(f.user('q'), call, answerA, copy, f.result('call_b', ''), answerC);
     expect(collectArtifactTrail(items).files.map((file) => [file.path, file.handle])).toStrictEqual([
-      ['a.ts', handleOf('dup')],
+      ['a.ts', handleOf(answerA.id)],
       ['c.ts', handleOf(answerC.id)],
     ]);
   });
