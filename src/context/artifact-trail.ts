@@ -146,12 +146,12 @@ export function renderTrailCounted(
       ...(bare ? [bare] : []),
       ...(commands ? [commands] : []),
     ].join('\n');
-  // A trail that fits whatever it holds is not counted at all.
+  // A trail that fits whatever it holds is not counted here.
   const whole = render(lines.length, null, commandLine(10));
   if (maxTokens(whole) <= budgetTokens) return { text: whole };
   // Tiers 1 and 2: every file in detail, with fewer commands; the whole text counted.
   for (const n of [10, 5, 0]) {
-    const text = render(lines.length, null, commandLine(n));
+    const text = n === 10 ? whole : render(lines.length, null, commandLine(n));
     const tokens = tokenizer.countText(text);
     if (tokens <= budgetTokens) return { text, tokens };
   }

@@ -26,12 +26,19 @@ import {
   TASK_LIST_PREFIX,
   type CallNote,
 } from './agent-notes';
-import { messageText, type ContextItem, type NoteItem, type OpenError, type UserMessageItem } from './items';
+import {
+  messageText,
+  type CallFacts,
+  type ContextItem,
+  type NoteItem,
+  type OpenError,
+  type UserMessageItem,
+} from './items';
 import { callFactsOf } from './item-facts';
 import { collectOpenErrors, renderOpenErrorsWithin } from './open-errors';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
 import { maxTokens, type Tokenizer } from './tokenizer';
-import { indexPairs, type PairIndex } from './tool-pairs';
+import { indexPairs, movePairs, type PairIndex } from './tool-pairs';
 
 /** Item types only a compaction writes, replaced by each one. */
 export const CARRIED_TYPES = ['ARTIFACT_TRAIL', 'OPEN_ERRORS', 'GIT_DIFF_STAT'] as const;
@@ -74,6 +81,8 @@ export interface CarriedState {
   added: ContextItem[];
   trail: ArtifactTrail;
   openErrors: OpenError[];
+  /** The pairing of `items` (the carried items hold no tool call or result). */
+  pairs: PairIndex;
 }
 
 function isCarried(item: ContextItem): boolean {
@@ -113,28 +122,21 @@ interface NoteSource {
   round: number;
 }
 
-/** Notes made by tool calls, each placed after its call's results. */
-function notesOfCalls(items: readonly ContextItem[]): NoteSource[] {
+/** Notes made by tool calls, each placed after its call's result. */
+function notesOfCalls(items: readonly ContextItem[], pairs: PairIndex): NoteSource[] {
   const out: NoteSource[] = [];
-  const pendingByCallId = new Map<string, NoteSource>();
-  items.forEach((item, index) => {
-    if (item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls?.length) {
-      const facts = callFactsOf(item);
-      for (const [i, call] of item.message.tool_calls.entries()) {
-        const note = facts[i]?.note;
-        if (!note) continue;
-        const source: NoteSource = { note, after: index, round: item.round };
-        out.push(source);
-        pendingByCallId.set(call.id, source);
-      }
-    } else if (item.type === 'TOOL_RESULT') {
-      const source = pendingByCallId.get(item.message.tool_call_id);
-      if (source) {
-        source.after = index;
-        pendingByCallId.delete(item.message.tool_call_id);
-      }
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index] as ContextItem;
+    const first = pairs.firstCall[index] as number;
+    if (first === -1 || item.type !== 'ASSISTANT_MESSAGE') continue;
+    const facts = callFactsOf(item);
+    for (let i = 0; i < facts.length; i++) {
+      const note = (facts[i] as CallFacts).note;
+      if (!note) continue;
+      const result = pairs.callResult[first + i] as number;
+      out.push({ note, after: result === -1 ? index : result, round: item.round });
     }
-  });
+  }
   return out;
 }
 
@@ -145,8 +147,9 @@ function notesOfCalls(items: readonly ContextItem[]): NoteSource[] {
 function derivedNotes(
   items: readonly ContextItem[],
   idPrefix: string,
+  pairs: PairIndex,
 ): { after: number; item: ContextItem }[] {
-  const sources = notesOfCalls(items);
+  const sources = notesOfCalls(items, pairs);
   if (sources.length === 0) return [];
   const texts = new Set(items.map(noteText));
   let lastTaskListItem = -1;
@@ -188,27 +191,48 @@ function derivedNotes(
   return out;
 }
 
-/** The data the latest carried item of a kind holds. */
-function previousData(items: readonly ContextItem[]): { trail: ArtifactTrail; errors: OpenError[] } {
-  let trail: ArtifactTrail = emptyTrail();
-  let errors: OpenError[] = [];
+/** What the context holds of earlier compactions' carried state, read in one pass. */
+interface PreviousCarried {
+  /** The data of the latest artifact trail and open-errors items. */
+  trail: ArtifactTrail;
+  errors: OpenError[];
+  /** The latest git diff stat item. */
+  stat: ContextItem | undefined;
+  /** Whether the context holds any carried item (each is replaced). */
+  any: boolean;
+  /** The latest round of the context. */
+  round: number;
+}
+
+function previousCarried(items: readonly ContextItem[]): PreviousCarried {
+  const previous: PreviousCarried = {
+    trail: emptyTrail(),
+    errors: [],
+    stat: undefined,
+    any: false,
+    round: 0,
+  };
   for (const item of items) {
-    if (item.type !== 'ARTIFACT_TRAIL' && item.type !== 'OPEN_ERRORS') continue;
+    if (item.round > previous.round) previous.round = item.round;
+    if (item.type !== 'ARTIFACT_TRAIL' && item.type !== 'OPEN_ERRORS' && item.type !== 'GIT_DIFF_STAT')
+      continue;
+    previous.any = true;
+    if (item.type === 'GIT_DIFF_STAT') previous.stat = item;
     const data = item.carried;
-    if (data?.kind === 'artifact_trail') trail = { files: data.files, commands: data.commands };
-    else if (data?.kind === 'open_errors') errors = data.errors;
+    if (data?.kind === 'artifact_trail') previous.trail = { files: data.files, commands: data.commands };
+    else if (data?.kind === 'open_errors') previous.errors = data.errors;
   }
-  return { trail, errors };
+  return previous;
 }
 
 /** Builds the carried state of a compaction (see the module comment). */
 export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const { items, tokenizer, idPrefix } = input;
-  const previous = previousData(items);
+  const previous = previousCarried(items);
   const pairs = input.pairs ?? indexPairs(items);
   const trail = collectArtifactTrail(items, previous.trail, pairs);
   const openErrors = collectOpenErrors(items, previous.errors, pairs);
-  const round = items.reduce((max, item) => Math.max(max, item.round), 0);
+  const round = previous.round;
   const budget = Math.max(0, input.budgetTokens);
   const quarter = Math.floor(budget / 4);
   const note = (
@@ -249,7 +273,7 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     carried.push(item);
     used += item.tokens;
   }
-  const previousStat = items.filter((i) => i.type === 'GIT_DIFF_STAT').pop();
+  const previousStat = previous.stat;
   if (input.gitDiffStat === undefined) {
     if (previousStat) {
       carried.push(previousStat);
@@ -277,19 +301,24 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     );
   }
 
-  const notes = derivedNotes(items, idPrefix)
+  const notes = derivedNotes(items, idPrefix, pairs)
     .map(({ after, item }) => ({ after, item: { ...item, tokens: countItemTokens(item, tokenizer) } }))
     .sort((a, b) => a.after - b.after);
+  // The items in place (the previous carried items out, the notes after their calls, the new
+  // carried items at the end), and each one's new position for the pairing.
   const out: ContextItem[] = [];
+  const moved = previous.any || notes.length > 0 ? new Int32Array(items.length) : null;
   let next = 0;
-  items.forEach((item, i) => {
-    if (!isCarried(item)) out.push(item);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as ContextItem;
+    if (moved) moved[i] = isCarried(item) ? -1 : out.length;
+    if (!moved || !isCarried(item)) out.push(item);
     while (next < notes.length && (notes[next] as { after: number }).after === i) {
       out.push((notes[next] as { item: ContextItem }).item);
       next++;
     }
-  });
+  }
   out.push(...carried);
   const added = [...notes.map((n) => n.item), ...carried.filter((c) => c !== previousStat)];
-  return { items: out, added, trail, openErrors };
+  return { items: out, added, trail, openErrors, pairs: movePairs(pairs, moved, out.length) };
 }

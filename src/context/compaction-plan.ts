@@ -155,7 +155,11 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   });
   const items = carried.items;
   // Measure the header and summaries first: the summary's budget depends on them.
-  const work = new WorkingContext(items, { window: config.maxContextTokens, summaryReserve: null });
+  const work = new WorkingContext(items, {
+    window: config.maxContextTokens,
+    summaryReserve: null,
+    pairs: carried.pairs,
+  });
   const headerTokens = work.headerTokens;
   const conversation = work.conversationTokens() + work.summaryTokens;
   const underAlready = tokensBefore <= target;

@@ -39,11 +39,18 @@ export function detectTaskType(items: readonly ContextItem[]): TaskType {
   let analysis = 0;
   let other = 0;
   let dialogue = 0;
+  // A session calls a handful of tools many times: each name is categorized once.
+  const categories = new Map<string, ReturnType<typeof toolCategory>>();
   for (const item of items) {
     if (item.type === 'USER_MESSAGE' || item.type === 'ASSISTANT_MESSAGE') dialogue++;
     if (item.type !== 'ASSISTANT_MESSAGE') continue;
     for (const call of item.message.tool_calls ?? []) {
-      const category = toolCategory(call.function.name);
+      const name = call.function.name;
+      let category = categories.get(name);
+      if (category === undefined) {
+        category = toolCategory(name);
+        categories.set(name, category);
+      }
       if (category === 'code') code++;
       else if (category === 'analysis') analysis++;
       else other++;

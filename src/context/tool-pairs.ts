@@ -107,6 +107,34 @@ export function indexPairs(items: readonly ContextItem[]): PairIndex {
   return { callIds, callItem, callResult, firstCall, resultCall };
 }
 
+/**
+ * The pairing of the same items moved: `moved[i]` is item i's new position (-1: taken out; no
+ * call or result is), `length` the new array's; null: nothing moved, items only added at the end.
+ */
+export function movePairs(index: PairIndex, moved: Int32Array | null, length: number): PairIndex {
+  const firstCall = new Int32Array(length).fill(-1);
+  const resultCall = new Int32Array(length).fill(-1);
+  if (!moved) {
+    firstCall.set(index.firstCall);
+    resultCall.set(index.resultCall);
+    return { ...index, firstCall, resultCall };
+  }
+  const to = (position: number): number => (position === -1 ? -1 : (moved[position] as number));
+  for (let i = 0; i < moved.length; i++) {
+    const at = moved[i] as number;
+    if (at === -1) continue;
+    firstCall[at] = index.firstCall[i] as number;
+    resultCall[at] = index.resultCall[i] as number;
+  }
+  return {
+    callIds: index.callIds,
+    callItem: index.callItem.map(to),
+    callResult: index.callResult.map(to),
+    firstCall,
+    resultCall,
+  };
+}
+
 /** Pairs every tool call in the items with its result (see the module comment for the rule). */
 export function pairToolCalls(items: readonly ContextItem[]): ToolPairs {
   const index = indexPairs(items);

@@ -25,7 +25,7 @@
 import type { ContextItem } from './items';
 import { headerRoles, isRoundStart } from './segments';
 import { groupUnits, type Unit } from './tool-blocks';
-import { indexPairs } from './tool-pairs';
+import { indexPairs, type PairIndex } from './tool-pairs';
 
 /** A cut form decided on counts; its text is written when the context is read. */
 export interface PlannedCut {
@@ -64,6 +64,8 @@ export interface WorkingContextOptions {
    * summaries). Null: no summary will be written; the previous summaries stay.
    */
   summaryReserve: number | null;
+  /** The items' pairing, when the caller has it already. */
+  pairs?: PairIndex;
 }
 
 export class WorkingContext {
@@ -101,7 +103,7 @@ export class WorkingContext {
     }
     for (let i = 0; i < items.length; i++)
       if (roles[i] !== undefined) this.header.push(items[i] as ContextItem);
-    for (const unit of groupUnits(items, indexPairs(items))) {
+    for (const unit of groupUnits(items, options.pairs ?? indexPairs(items))) {
       const first = unit.items[0] as ContextItem;
       // Only a unit of one item can be header: no tool call or result ever is (`segments.ts`).
       if (unit.kind === 'item' && roles[unit.start] !== undefined) continue;
