@@ -78,8 +78,6 @@ export interface CompactionPlan {
   steps: PlanStep[];
   /** The last step that ran (`full(keep 1)`, `sliding_window`, `tool_blocks`, ...), or null. */
   strategy: string | null;
-  /** The units the prune steps removed (the strategies and the full summary removed the others). */
-  prunedUnits: ReadonlySet<WorkingUnit>;
   /** Original forms of what the summary stands for, in context order (empty: no summary). */
   toSummarize: ContextItem[];
   /** The previous summaries the new one merges (empty when nothing is summarized: they stay). */
@@ -118,26 +116,24 @@ export function summaryBudgetFor(config: CompactionConfig, room: number, previou
   return Math.max(0, Math.min(budget, room));
 }
 
-/** The steps of a compaction, in order (see the module comment). */
-function stepsFor(plan: {
+/** The steps of a compaction, in order (see the module comment), each made when it is reached. */
+function* stepsFor(plan: {
   items: readonly ContextItem[];
   config: CompactionConfig;
   tokenizer: Tokenizer;
   trigger: TriggerKind;
   chain: StrategyName[];
   stats: PruneStats;
-}): { name: string; run: Step; prune: boolean }[] {
+}): Generator<{ name: string; run: Step; prune: boolean }> {
   const { config } = plan;
-  const full: { name: string; run: Step; prune: boolean }[] = [];
-  for (let k = config.keepRecentRounds; k >= 0; k--) {
-    full.push({ name: `full(keep ${k})`, run: strategyStep('full', config, k), prune: false });
+  if (plan.trigger !== 'rounds') {
+    for (const step of pruneSteps(plan.items, config, plan.tokenizer, plan.stats))
+      yield { ...step, prune: true };
+    for (const name of plan.chain) yield { name, run: strategyStep(name, config), prune: false };
   }
-  if (plan.trigger === 'rounds') return full;
-  return [
-    ...pruneSteps(plan.items, config, plan.tokenizer, plan.stats).map((s) => ({ ...s, prune: true })),
-    ...plan.chain.map((name) => ({ name, run: strategyStep(name, config), prune: false })),
-    ...full,
-  ];
+  for (let k = config.keepRecentRounds; k >= 0; k--) {
+    yield { name: `full(keep ${k})`, run: strategyStep('full', config, k), prune: false };
+  }
 }
 
 /** Plans a compaction (see the module comment). Never modifies its input. */
@@ -189,16 +185,13 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const chain = fullStrategyChain(taskType);
   const stats = emptyPruneStats();
   const steps: PlanStep[] = [];
-  let prunedUnits: Set<WorkingUnit> | null = null;
   for (const step of stepsFor({ items, config, tokenizer, trigger: input.trigger, chain, stats })) {
     if (work.reached(goal)) break;
-    if (!step.prune && prunedUnits === null) prunedUnits = new Set(work.removedUnits());
+    work.removing = step.prune ? 'prune' : 'strategy';
     step.run(work, goal);
     if (step.prune) stats.rulesApplied.push(step.name);
     steps.push({ name: step.name, tokensAfter: work.total() });
   }
-  prunedUnits ??= new Set(work.removedUnits());
-  stats.toolBlocksKept = work.units.filter((u) => !u.removed && u.kind === 'block').length;
 
   const minimum = headerTokens + Math.min(summaryBudget, MIN_SUMMARY_TOKENS);
   // Over the window, an automatic compaction does what it can: the request must not be sent as is.
@@ -209,7 +202,10 @@ export function planCompaction(input: PlanInput): CompactionPlan {
         `${config.maxContextTokens}); shorten the system prompt, tools or pinned content, or use a larger window`
       : null;
   const toSummarize: ContextItem[] = [];
-  for (const unit of work.units) if (unit.removed) for (const item of unit.originals) toSummarize.push(item);
+  for (const unit of work.units) {
+    if (unit.removed) for (const item of unit.originals) toSummarize.push(item);
+    else if (unit.kind === 'block') stats.toolBlocksKept++;
+  }
   return {
     trigger: input.trigger,
     tokensBefore,
@@ -221,7 +217,6 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     carried,
     steps,
     strategy: steps.length > 0 ? (steps[steps.length - 1] as PlanStep).name : null,
-    prunedUnits,
     toSummarize,
     previousSummaries: work.removedAny ? work.summaries : [],
     summaryBudget,
@@ -241,7 +236,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
  * no summary yet (the previous summaries stay).
  */
 export function prunedItems(plan: CompactionPlan): ContextItem[] {
-  return plan.work.contextItems(null, { keepSummaries: true, keep: (u) => !plan.prunedUnits.has(u) });
+  return plan.work.contextItems(null, { keepSummaries: true, keep: (u) => u.removedBy !== 'prune' });
 }
 
 /**

@@ -254,18 +254,21 @@ export type Step = (ctx: WorkingContext, goal: number) => void;
  */
 export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, stats: PruneStats): Step {
   return (ctx, goal) => {
+    let total = ctx.total();
     for (const unit of ctx.cuttable()) {
       if (unit.kind !== 'block') continue;
-      for (let i = 0; i < unit.originals.length; i++) {
-        if (ctx.total() <= goal) return;
-        const item = unit.originals[i] as ContextItem;
-        if (unit.cuts[i]) continue;
+      const { originals, cuts } = unit;
+      for (let i = 0; i < originals.length; i++) {
+        if (total <= goal) return;
+        const item = originals[i] as ContextItem;
+        if (cuts[i]) continue;
         let cut = planCut(item, config, tokenizer);
         if (!cut) continue;
         // The preview grows to what the goal leaves room for.
-        const slack = goal - (ctx.total() - item.tokens + cut.tokens);
+        const slack = goal - (total - item.tokens + cut.tokens);
         if (slack > 0) cut = longestCut(item, config, tokenizer, cut.tokens + slack) ?? cut;
         ctx.cut(unit, i, cut);
+        total = ctx.total();
         stats.toolCallsTruncated += cut.calls;
         stats.toolResultsTruncated += cut.results;
       }
@@ -317,7 +320,8 @@ export function protectedRoundSet(items: readonly ContextItem[], protectedRounds
 export function typeRuleStep(
   type: ItemType,
   rule: SelectiveRule,
-  protectedRounds: ReadonlySet<number>,
+  /** The newest `protectedRounds` rounds (asked for when the rule removes dialogue). */
+  protectedRounds: () => ReadonlySet<number>,
   stats: PruneStats,
 ): Step {
   return (ctx, goal) => {
@@ -342,9 +346,8 @@ export function typeRuleStep(
       (u) => !u.removed && u.kind === 'item' && (u.originals[0] as ContextItem).type === type,
     );
     const newest = new Set(ofType.slice(Math.max(0, ofType.length - keep)));
-    const candidates = ofType.filter(
-      (u) => !u.protected && !newest.has(u) && !(dialogue && protectedRounds.has(u.round)),
-    );
+    const rounds = dialogue ? protectedRounds() : null;
+    const candidates = ofType.filter((u) => !u.protected && !newest.has(u) && !rounds?.has(u.round));
     removeOldest(ctx, goal, candidates, 0, stats);
   };
 }
@@ -356,7 +359,8 @@ export function pruneSteps(
   tokenizer: Tokenizer,
   stats: PruneStats,
 ): { name: string; run: Step }[] {
-  const protectedRounds = protectedRoundSet(items, config.protectedRounds);
+  let rounds: Set<number> | undefined;
+  const protectedRounds = (): Set<number> => (rounds ??= protectedRoundSet(items, config.protectedRounds));
   const rules = Object.entries(selectiveRules(config))
     .filter(
       (entry): entry is [ItemType, SelectiveRule] => entry[1] !== undefined && entry[1].strategy !== 'none',

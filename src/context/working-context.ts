@@ -50,6 +50,8 @@ export interface WorkingUnit {
   /** Tokens of the unit as it stands (cut forms counted at their planned size). */
   tokens: number;
   removed: boolean;
+  /** Which kind of step removed it: the prune's (`selective-prune.ts`) or a summary strategy's. */
+  removedBy: 'prune' | 'strategy' | null;
   /** Never removed (see the module comment). */
   protected: boolean;
   /** Why it is protected, for tests and events. */
@@ -125,6 +127,7 @@ export class WorkingContext {
         cuts: [],
         tokens,
         removed: false,
+        removedBy: null,
         protected: pinned,
         protection: pinned ? 'pinned' : null,
       });
@@ -230,10 +233,14 @@ export class WorkingContext {
     return this.units.filter((u) => !u.removed && (!u.protected || u.protection === 'fresh_results'));
   }
 
+  /** The kind of step removing units now (see {@link WorkingUnit.removedBy}). */
+  removing: 'prune' | 'strategy' = 'prune';
+
   /** Removes a unit (no-op for a protected or removed one). */
   remove(unit: WorkingUnit): void {
     if (unit.removed || unit.protected) return;
     unit.removed = true;
+    unit.removedBy = this.removing;
     this.keptTokens -= unit.tokens;
     this.keptItems -= unit.originals.length;
     this.removedCount++;
