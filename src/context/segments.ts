@@ -71,33 +71,36 @@ function isToolPairMember(item: ContextItem): boolean {
  * - SKILL_PROMPT, SKILL_METADATA, COMPACTION_SUMMARY and the rest: conversation.
  */
 export function headerRoles(items: readonly ContextItem[]): (HeaderRole | undefined)[] {
-  const roles: (HeaderRole | undefined)[] = new Array<HeaderRole | undefined>(items.length).fill(undefined);
-  let taskFound = false;
+  const roles = new Array<HeaderRole | undefined>(items.length).fill(undefined);
   let memories = 0;
   const latest = new Set<HeaderRole>();
   // Backwards for the "latest" rules, then forwards for the original task.
   for (let i = items.length - 1; i >= 0; i--) {
-    const item = items[i] as ContextItem;
-    const single = LATEST_ONLY[item.type];
+    const type = (items[i] as ContextItem).type;
+    if (type === 'USER_MESSAGE' || type === 'ASSISTANT_MESSAGE' || type === 'TOOL_RESULT') continue;
+    const single = LATEST_ONLY[type];
     if (single !== undefined) {
       if (!latest.has(single)) {
         latest.add(single);
         roles[i] = single;
       }
-    } else if (item.type === 'MEMORY' && memories < HEADER_MEMORY_LIMIT) {
+    } else if (type === 'MEMORY' && memories < HEADER_MEMORY_LIMIT) {
       memories++;
       roles[i] = 'memory';
     }
   }
-  items.forEach((item, i) => {
-    if (item.type === 'SYSTEM_PROMPT') roles[i] = 'system';
-    else if (item.type === 'TOOL_DEFINITIONS') roles[i] = 'tools';
-    else if (item.type === 'SUBAGENT_STRATEGY') roles[i] = 'subagent';
-    else if (!taskFound && isRoundStart(item)) {
+  let taskFound = false;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as ContextItem;
+    const type = item.type;
+    if (type === 'SYSTEM_PROMPT') roles[i] = 'system';
+    else if (type === 'TOOL_DEFINITIONS') roles[i] = 'tools';
+    else if (type === 'SUBAGENT_STRATEGY') roles[i] = 'subagent';
+    else if (!taskFound && type === 'USER_MESSAGE' && !item.isMeta) {
       taskFound = true;
       roles[i] = 'task';
     } else if (item.pinned && roles[i] === undefined && !isToolPairMember(item)) roles[i] = 'pinned';
-  });
+  }
   return roles;
 }
 

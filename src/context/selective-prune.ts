@@ -130,6 +130,15 @@ export function planCut(
   return planArgumentsCut(item, config, tokenizer, previewTokens);
 }
 
+/** Whether {@link planCut} may cut the item at the seed's sizes: what it turns away first, at a glance. */
+function mayCut(item: ContextItem, config: CompactionConfig): boolean {
+  if (item.type === 'TOOL_RESULT')
+    return item.sourceId !== undefined || item.tokens - MESSAGE_OVERHEAD_TOKENS > config.toolResultThreshold;
+  return (
+    item.type === 'ASSISTANT_MESSAGE' && item.sourceId === undefined && item.tokens > config.toolCallThreshold
+  );
+}
+
 function planResultCut(
   item: ToolResultItem,
   config: CompactionConfig,
@@ -261,7 +270,7 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
       for (let i = 0; i < originals.length; i++) {
         if (total <= goal) return;
         const item = originals[i] as ContextItem;
-        if (cuts[i]) continue;
+        if (cuts[i] || !mayCut(item, config)) continue;
         let cut = planCut(item, config, tokenizer);
         if (!cut) continue;
         // The preview grows to what the goal leaves room for.
