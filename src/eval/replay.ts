@@ -5,7 +5,8 @@
  * the loop guard (`recordForLoopGuard`), `planCompaction`, the summary of the plan and
  * `finishCompaction` — with an overflow when a request would exceed the window, as the model would
  * refuse it. Each assistant message of the session is one model call; its request is the context
- * as it stands just before it.
+ * as it stands just before it. A meta assistant message is no call: it is part of a prompt (a
+ * SWE-agent demonstration, `is_demo`, written as a chat), added like any other message.
  *
  * What it records is judged in `metrics.ts`; nothing here decides what is good.
  */
@@ -210,7 +211,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       const trigger = options.force?.(index, item) ?? null;
       return trigger ? run({ trigger, detail: 'forced', skip: null }) : Promise.resolve();
     };
-    if (item.type === 'ASSISTANT_MESSAGE') {
+    if (item.type === 'ASSISTANT_MESSAGE' && !item.isMeta) {
       await maybeCompact('before_model_call');
       await request();
       context = [...context, item];
