@@ -23,7 +23,7 @@ import { planSummaryItem } from '../context/compaction-summary';
 import type { CompactionConfig } from '../context/config';
 import type { CompactionSummaryItem, ContextItem } from '../context/items';
 import { messageText } from '../context/items';
-import { isRoundStart } from '../context/segments';
+import { isRoundStart, splitSegments } from '../context/segments';
 import type { Tokenizer } from '../context/tokenizer';
 import { isAutomatic, type RecentCompaction, type TriggerKind } from '../context/triggers';
 
@@ -56,6 +56,12 @@ export interface ReplayRequest {
   tokens: number;
   /** Tool results produced since the previous request that are not in it with their call. */
   orphaned: number;
+  /**
+   * Over the window with the header and the latest reply alone: a replay at a window smaller than
+   * the recording's. A live model could not have written that reply here (its output shares the
+   * window with its prompt, which holds the header), so no compaction is to blame.
+   */
+  replyTooLong: boolean;
 }
 
 export interface ReplayResult {
@@ -202,7 +208,14 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     const orphaned = produced.filter(
       (r) => r.type === 'TOOL_RESULT' && (!ids.has(r.id) || !calls.has(r.message.tool_call_id)),
     ).length;
-    requests.push({ tokens: sum(context), orphaned });
+    const tokens = sum(context);
+    let replyTooLong = false;
+    if (tokens > config.maxContextTokens) {
+      const reply = [...context].reverse().find((i) => i.type === 'ASSISTANT_MESSAGE' && !i.isMeta);
+      const header = sum(splitSegments(context).header);
+      replyTooLong = reply !== undefined && header + reply.tokens > config.maxContextTokens;
+    }
+    requests.push({ tokens, orphaned, replyTooLong });
     produced = [];
   };
 
