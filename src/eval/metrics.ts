@@ -5,7 +5,8 @@
  *   the raw tool calls here, independently of the artifact trail module) must appear in the
  *   compacted context's text;
  * - header kept: every header item before is still there after, or replaced by a newer one of its
- *   kind (a later task list, the new carried state, memories beyond the last 10);
+ *   kind (a later task list, the new carried state, memories beyond the last 10), or, for the open
+ *   errors, gone with the last of them (no error is open any more);
  * - carried-state probes: the latest task list, every pin, the last 10 memories and every open
  *   error are in the context's text;
  * - target and fill: an automatic compaction ends at or under the target, and at 70 % of it or
@@ -71,7 +72,10 @@ export function contextText(items: readonly ContextItem[]): string {
 }
 
 /** What the probes look for: the latest task list, the pins, the last memories, the open errors. */
-function probes(seen: readonly ContextItem[]): { kind: string; text: string }[] {
+function probes(
+  seen: readonly ContextItem[],
+  openErrors: readonly { text: string }[],
+): { kind: string; text: string }[] {
   const out: { kind: string; text: string }[] = [];
   let taskList: string | null = null;
   const memories: string[] = [];
@@ -93,7 +97,7 @@ function probes(seen: readonly ContextItem[]): { kind: string; text: string }[] 
   for (const pin of pins) out.push({ kind: 'pin', text: pin });
   for (const memory of [...new Set(memories)].slice(-HEADER_MEMORY_LIMIT))
     out.push({ kind: 'memory', text: memory });
-  for (const error of collectOpenErrors(seen)) out.push({ kind: 'open error', text: error.text });
+  for (const error of openErrors) out.push({ kind: 'open error', text: error.text });
   return out;
 }
 
@@ -126,6 +130,8 @@ export function judgeCompaction(
   session: readonly ContextItem[],
   target: number,
 ): CompactionJudgement {
+  const seen = session.slice(0, c.seen);
+  const openErrors = collectOpenErrors(seen);
   const beforeRoles = headerRoles(c.before);
   const afterIds = new Set(c.after.map((i) => i.id));
   const afterRoles = new Set(headerRoles(c.after));
@@ -143,13 +149,14 @@ export function judgeCompaction(
       if (REPLACEABLE.has(role) && afterRoles.has(role)) return false;
       if (role === 'memory' && memoriesAfter >= HEADER_MEMORY_LIMIT) return false;
       if (role === 'task' && headerBefore > window) return false;
+      // Its errors resolved, the carried state has none to list (an open one is probed by its text).
+      if (role === 'errors' && openErrors.length === 0) return false;
       return true;
     })
     .map((i) => i.id);
-  const seen = session.slice(0, c.seen);
   const text = c.status === 'committed' ? contextText(c.after) : '';
   const paths = touchedPaths(seen);
-  const checks = probes(seen);
+  const checks = probes(seen, openErrors);
   const committed = c.status === 'committed';
   const plan = c.plan;
   const protectedTokens = plan

@@ -5,7 +5,8 @@
  * the loop guard (`recordForLoopGuard`), `planCompaction`, the summary of the plan and
  * `finishCompaction` — with an overflow when a request would exceed the window, as the model would
  * refuse it. Each assistant message of the session is one model call; its request is the context
- * as it stands just before it.
+ * as it stands just before it. A meta assistant message is no call: it is part of a prompt (a
+ * SWE-agent demonstration, `is_demo`, written as a chat), added like any other message.
  *
  * What it records is judged in `metrics.ts`; nothing here decides what is good.
  */
@@ -22,7 +23,7 @@ import { planSummaryItem } from '../context/compaction-summary';
 import type { CompactionConfig } from '../context/config';
 import type { CompactionSummaryItem, ContextItem } from '../context/items';
 import { messageText } from '../context/items';
-import { isRoundStart } from '../context/segments';
+import { isRoundStart, splitSegments } from '../context/segments';
 import type { Tokenizer } from '../context/tokenizer';
 import { isAutomatic, type RecentCompaction, type TriggerKind } from '../context/triggers';
 
@@ -55,6 +56,12 @@ export interface ReplayRequest {
   tokens: number;
   /** Tool results produced since the previous request that are not in it with their call. */
   orphaned: number;
+  /**
+   * Over the window with the header and the latest reply alone: a replay at a window smaller than
+   * the recording's. A live model could not have written that reply here (its output shares the
+   * window with its prompt, which holds the header), so no compaction is to blame.
+   */
+  replyTooLong: boolean;
 }
 
 export interface ReplayResult {
@@ -201,7 +208,14 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     const orphaned = produced.filter(
       (r) => r.type === 'TOOL_RESULT' && (!ids.has(r.id) || !calls.has(r.message.tool_call_id)),
     ).length;
-    requests.push({ tokens: sum(context), orphaned });
+    const tokens = sum(context);
+    let replyTooLong = false;
+    if (tokens > config.maxContextTokens) {
+      const reply = [...context].reverse().find((i) => i.type === 'ASSISTANT_MESSAGE' && !i.isMeta);
+      const header = sum(splitSegments(context).header);
+      replyTooLong = reply !== undefined && header + reply.tokens > config.maxContextTokens;
+    }
+    requests.push({ tokens, orphaned, replyTooLong });
     produced = [];
   };
 
@@ -210,7 +224,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       const trigger = options.force?.(index, item) ?? null;
       return trigger ? run({ trigger, detail: 'forced', skip: null }) : Promise.resolve();
     };
-    if (item.type === 'ASSISTANT_MESSAGE') {
+    if (item.type === 'ASSISTANT_MESSAGE' && !item.isMeta) {
       await maybeCompact('before_model_call');
       await request();
       context = [...context, item];

@@ -77,6 +77,11 @@ export interface EvalRow {
   fillChecked: number;
   filled: number;
   requestsOverWindow: number;
+  /**
+   * Of those, the ones over the window with the header and the latest reply alone: the recording's
+   * reply is longer than this window allows (a replay at a smaller window than the recording's).
+   */
+  requestsReplyTooLong: number;
   largestRequest: number;
   orphanedResults: number;
   headerLost: number;
@@ -132,7 +137,14 @@ function violationsOf(row: Omit<EvalRow, 'violations'>): string[] {
   const out: string[] = [];
   const at = (j: CompactionJudgement): string => `compaction #${j.seq} (${j.trigger}, ${j.strategy ?? '-'})`;
   if (row.requestsOverWindow > 0) {
-    out.push(`${row.requestsOverWindow} request(s) over the window (largest ${row.largestRequest} tokens)`);
+    const why =
+      row.requestsReplyTooLong > 0
+        ? `; ${row.requestsReplyTooLong} of them over it with the header and the latest reply alone: ` +
+          'a reply longer than this window allows'
+        : '';
+    out.push(
+      `${row.requestsOverWindow} request(s) over the window (largest ${row.largestRequest} tokens${why})`,
+    );
   }
   if (row.orphanedResults > 0)
     out.push(`${row.orphanedResults} tool result(s) did not reach the next request with their call`);
@@ -196,6 +208,7 @@ export async function runEval(options: EvalOptions): Promise<EvalRow[]> {
         fillChecked: fill.length,
         filled: fill.filter((j) => j.underFilled === false).length,
         requestsOverWindow: replay.requests.filter((r) => r.tokens > window).length,
+        requestsReplyTooLong: replay.requests.filter((r) => r.replyTooLong).length,
         largestRequest: Math.max(0, ...replay.requests.map((r) => r.tokens)),
         orphanedResults: replay.requests.reduce((n, r) => n + r.orphaned, 0),
         headerLost: committed.reduce((n, j) => n + j.headerLost.length, 0),

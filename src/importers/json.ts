@@ -99,7 +99,41 @@ export interface JsonLine {
   value: unknown;
 }
 
-/** Parses JSONL: one JSON value per non-blank line; an error names the line. */
+/**
+ * The objects and arrays written back to back on one line (`{…}{…}`), as texts, or `null` when the
+ * line is not such a sequence of at least two. Only the nesting is read here; each piece is parsed
+ * by the caller.
+ */
+function concatenatedValues(raw: string): string[] | null {
+  const pieces: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charAt(i);
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      if (depth === 0) return null;
+      inString = true;
+    } else if (c === '{' || c === '[') {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === '}' || c === ']') {
+      if (depth === 0) return null;
+      depth--;
+      if (depth === 0) pieces.push(raw.slice(start, i + 1));
+    } else if (depth === 0 && !/\s/.test(c)) return null;
+  }
+  return depth === 0 && pieces.length > 1 ? pieces : null;
+}
+
+/**
+ * Parses JSONL: one JSON value per non-blank line; an error names the line. A line holding several
+ * objects written back to back (`{…}{…}`: a writer that lost a newline, as pi session files have
+ * been seen to hold) gives each of them, all with that line's number; any other bad line is refused.
+ */
 export function parseJsonLines(text: string): JsonLine[] {
   const lines: JsonLine[] = [];
   let start = 0;
@@ -109,7 +143,23 @@ export function parseJsonLines(text: string): JsonLine[] {
     if (end < 0) end = text.length;
     number++;
     const raw = text.slice(start, end);
-    if (raw.trim().length > 0) lines.push({ line: number, value: parseJson(raw, number) });
+    if (raw.trim().length > 0) {
+      try {
+        lines.push({ line: number, value: parseJson(raw, number) });
+      } catch (err) {
+        const pieces = concatenatedValues(raw);
+        if (!pieces) throw err;
+        for (const piece of pieces) {
+          let value: unknown;
+          try {
+            value = parseJson(piece, number);
+          } catch {
+            throw err;
+          }
+          lines.push({ line: number, value });
+        }
+      }
+    }
     start = end + 1;
   }
   return lines;

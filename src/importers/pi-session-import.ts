@@ -54,6 +54,15 @@ function blockList(value: unknown, entry: PiEntry, field: string): JsonObject[] 
   });
 }
 
+/**
+ * The blocks of an assistant or tool result message. pi writes a list; a string (as other tools
+ * that write pi sessions do; pi's session loader checks no content shape) is one text block. Such an
+ * entry does not map back exactly, so it is kept whole for export.
+ */
+function contentBlocks(value: unknown, entry: PiEntry, field: string): JsonObject[] {
+  return typeof value === 'string' ? [{ type: 'text', text: value }] : blockList(value, entry, field);
+}
+
 /** pi user content (a string, or text and image blocks) as OpenAI user content. */
 function userContent(value: unknown, entry: PiEntry, field: string): string | ContentPart[] {
   if (typeof value === 'string') return value;
@@ -97,7 +106,7 @@ function convertMessage(entry: PiEntry): PiConverted | undefined {
       };
     case 'assistant': {
       if (message.stopReason === 'error' || message.stopReason === 'aborted') return undefined;
-      const blocks = blockList(message.content, entry, 'message.content');
+      const blocks = contentBlocks(message.content, entry, 'message.content');
       const text = takeText(blocks, 'text', 'text', BLOCK_SEPARATOR);
       const thinking = takeText(text.layout, 'thinking', 'thinking', BLOCK_SEPARATOR);
       const calls: NonNullable<Extract<ChatMessage, { role: 'assistant' }>['tool_calls']> = [];
@@ -136,7 +145,7 @@ function convertMessage(entry: PiEntry): PiConverted | undefined {
         fail(`expected a string, got ${describe(message.toolCallId)}`, entry, 'message.toolCallId');
       }
       const text = takeText(
-        blockList(message.content, entry, 'message.content'),
+        contentBlocks(message.content, entry, 'message.content'),
         'text',
         'text',
         BLOCK_SEPARATOR,

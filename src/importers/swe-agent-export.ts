@@ -6,7 +6,7 @@ import type { ContextItem, MessageItem, ToolCall } from '../context/items';
 import { chatMessageToJson } from './chat-messages-export';
 import { unchangedRaw, type SessionDocument } from './common';
 import { isRecord, type JsonObject } from './json';
-import { COMMANDS, EDIT_END } from './swe-agent-commands';
+import { COMMANDS, EDIT_END, EDITOR } from './swe-agent-commands';
 
 /** A word as a command line writes it: quoted when it holds anything but plain path characters. */
 function quoteWord(value: unknown): string {
@@ -32,6 +32,15 @@ function actionOf(call: ToolCall): string {
         ? ` ${args.start_line}:${args.end_line}`
         : '';
     return `edit${range}\n${args.replacement}\n${EDIT_END}`;
+  }
+  if (name === EDITOR.name && typeof args.command === 'string' && typeof args.path === 'string') {
+    const options = Object.keys(EDITOR.options).flatMap((key) => {
+      const value = args[key];
+      if (value === undefined) return [];
+      const words = Array.isArray(value) ? value.map(quoteWord) : [quoteWord(value)];
+      return [`--${key}`, ...words];
+    });
+    return [name, args.command, quoteWord(args.path), ...options].join(' ');
   }
   const keys = COMMANDS[name]?.keys ?? Object.keys(args);
   return [name, ...keys.flatMap((key) => (args[key] === undefined ? [] : [quoteWord(args[key])]))].join(' ');

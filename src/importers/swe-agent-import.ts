@@ -25,7 +25,7 @@ import {
 } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, parseJson, type JsonObject } from './json';
-import { COMMANDS, EDIT_END, EDIT_HEAD } from './swe-agent-commands';
+import { COMMANDS, EDIT_END, EDIT_HEAD, EDITOR } from './swe-agent-commands';
 
 /** The state line SWE-agent 0.x appends to every observation. */
 const OPEN_FILE_LINE = /^\(Open file: (.*)\)\s*$/gm;
@@ -60,9 +60,43 @@ function shellWords(line: string): string[] | null {
   return words;
 }
 
+/** The arguments of a `str_replace_editor` command line (see `EDITOR`), or `null` when it is not one. */
+function editorArguments(text: string): JsonObject | null {
+  const words = shellWords(text);
+  if (!words || words[0] !== EDITOR.name) return null;
+  const [, command = '', path, ...rest] = words;
+  if (!EDITOR.commands.some((c) => c === command) || path === undefined) return null;
+  const args: JsonObject = { command, path };
+  const number = (word: string | undefined): number | null =>
+    word !== undefined && /^-?\d+$/.test(word) ? Number(word) : null;
+  for (let i = 0; i < rest.length;) {
+    const option = (rest[i] as string).startsWith('--') ? (rest[i] as string).slice(2) : '';
+    const takes = EDITOR.options[option];
+    if (takes === undefined || option in args) return null;
+    const value = rest[i + 1];
+    if (takes === 'text') {
+      if (value === undefined) return null;
+      args[option] = value;
+      i += 2;
+    } else if (takes === 'line') {
+      const line = number(value);
+      if (line === null) return null;
+      args[option] = line;
+      i += 2;
+    } else {
+      const [start, end] = [number(value), number(rest[i + 2])];
+      if (start === null || end === null) return null;
+      args[option] = [start, end];
+      i += 3;
+    }
+  }
+  return args;
+}
+
 /**
  * The tool call of an action: a known SWE-agent command with its arguments (`edit` applies to
- * `openFile`, and so does `search_file` without a file), else `bash` with the whole action.
+ * `openFile`, and so does `search_file` without a file; `str_replace_editor` gets the arguments of
+ * the function-calling layout), else `bash` with the whole action.
  */
 export function parseSweAgentAction(
   action: string,
@@ -72,6 +106,10 @@ export function parseSweAgentAction(
   const shell = { name: 'bash', args: { command: text } };
   const file = openFile === undefined ? {} : { path: openFile };
   const [first = '', ...rest] = text.split('\n');
+  if (first.startsWith(`${EDITOR.name} `)) {
+    const args = editorArguments(text);
+    return args ? { name: EDITOR.name, args } : shell;
+  }
   const edit = EDIT_HEAD.exec(first);
   if (edit) {
     if (rest.at(-1)?.trim() !== EDIT_END) return shell;

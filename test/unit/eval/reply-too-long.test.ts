@@ -1,0 +1,72 @@
+/**
+ * A replay at a window smaller than the recording's can meet a reply that, with the header, is
+ * over the window by itself: no compaction can bring such a request under it, and a live model
+ * could not have written that reply in this window (its output shares the window with its
+ * prompt). Three real SWE-agent trajectories do at 4k (a 3,551-token reply after a 1,637-token
+ * header). It stays a broken invariant, and its line now says so, so that a reader can tell it from
+ * a compaction that kept too much. Made-up session.
+ */
+import { describe, expect, it } from 'vitest';
+import { planExtractiveSummary } from '../../../src/context/compaction-summary';
+import { parseCompactionConfig } from '../../../src/context/config';
+import type { ContextItem } from '../../../src/context/items';
+import { replaySession } from '../../../src/eval/replay';
+import { runEval } from '../../../src/eval/run';
+import { createTokenCounter } from '../../../src/tokens';
+import { conversation, itemsFactory, words } from '../../support/items-factory';
+
+const o200k = createTokenCounter({ encoding: 'o200k_base' });
+const config = parseCompactionConfig({ maxContextTokens: 4000, summarizer: 'extractive' });
+const summarize = async (plan: Parameters<typeof planExtractiveSummary>[0]) => ({
+  text: planExtractiveSummary(plan, o200k),
+  summarizer: 'extractive' as const,
+});
+
+/** A 1,000-token system prompt, a task, a reply of `reply` tokens of thought with one call and its result. */
+function session(reply: number, output = 300): ContextItem[] {
+  const f = itemsFactory(o200k);
+  const [call, result] = f.block('open', { path: 'src/a.py' }, words(output, 'line'), {
+    text: words(reply, 'thought'),
+  });
+  return conversation([
+    f.system(words(1000, 'rules')),
+    f.user('Fix src/a.py.'),
+    call,
+    result,
+    f.calls([{ name: 'submit' }]),
+  ]);
+}
+
+describe('a request over the window with the header and the latest reply alone', () => {
+  it('is flagged, and its line says the reply alone with the header is over the window', async () => {
+    const items = session(3200);
+    const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
+    expect(replay.requests.map((r) => [r.tokens > 4000, r.replyTooLong])).toContainEqual([true, true]);
+    const [row] = await runEval({
+      sessions: [{ name: 's', items }],
+      windows: [4000],
+      config: () => config,
+      tokenizer: o200k,
+      summarizer: 'extractive',
+      peers: false,
+    });
+    expect([row?.requestsOverWindow, row?.requestsReplyTooLong]).toEqual([1, 1]);
+    expect(row?.violations).toEqual([
+      expect.stringMatching(
+        /^1 request\(s\) over the window \(largest \d+ tokens; 1 of them over it with the header and the latest reply alone: a reply longer than this window allows\)$/,
+      ),
+    ]);
+  });
+
+  it('is not what a request over the window is called when the reply fits (a compaction that kept too much)', async () => {
+    const replay = await replaySession({
+      items: session(300, 5000),
+      config,
+      tokenizer: o200k,
+      summarize,
+      // A compaction that changes nothing: it is skipped, and the request goes out as it was.
+      finish: (plan) => [...plan.work.items],
+    });
+    expect(replay.requests.some((r) => r.tokens > 4000 && !r.replyTooLong)).toBe(true);
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * JSONL lines that hold several entries written back to back (`{…}{…}`): real pi session files
+ * have been seen with one such line, where a write lost its newline. Each entry is read, with that
+ * line's number; any other bad line is still refused with its number. The sessions below are made
+ * up for the test.
+ */
+import { describe, expect, it } from 'vitest';
+import { messageText } from '../../../src/context/items';
+import { ImportError, importSession } from '../../../src/importers';
+import { parseJsonLines } from '../../../src/importers/json';
+import { fakeTokenizer } from '../../support/items-factory';
+
+const header = { type: 'session', id: 's-1', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/w' };
+const user = (text: string) => ({ type: 'message', message: { role: 'user', content: text } });
+const assistant = (text: string) => ({
+  type: 'message',
+  message: { role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' },
+});
+const compaction = { type: 'compaction', summary: 'Earlier: the user asked for a haiku.', tokensBefore: 50 };
+const line = (...entries: unknown[]) => entries.map((e) => JSON.stringify(e)).join('');
+
+describe('parseJsonLines', () => {
+  it('reads every object of a line that holds several, with its line number', () => {
+    const text = `${line({ a: 1 })}\n${line({ b: '}{' }, { c: [1, { d: '\\"' }] })}\n${line({ e: 2 })}\n`;
+    expect(parseJsonLines(text)).toEqual([
+      { line: 1, value: { a: 1 } },
+      { line: 2, value: { b: '}{' } },
+      { line: 2, value: { c: [1, { d: '\\"' }] } },
+      { line: 3, value: { e: 2 } },
+    ]);
+  });
+
+  it.each([
+    ['a value cut short', '{"a":1}{"b":'],
+    ['text after an object', '{"a":1} trailing'],
+    ['a bare value between objects', '{"a":1}2{"b":3}'],
+    ['a closing brace too many', '{"a":1}}{"b":2}'],
+  ])('still refuses %s, naming the line', (_, bad) => {
+    const err = (() => {
+      try {
+        parseJsonLines(`{"ok":true}\n${bad}\n`);
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(err).toBeInstanceOf(ImportError);
+    expect((err as ImportError).line).toBe(2);
+    expect((err as ImportError).message).toMatch(/^line 2: not valid JSON/);
+  });
+});
+
+describe('a pi session with two entries on one line', () => {
+  it('imports both: the message and the compaction written after it without a newline', () => {
+    const text = [
+      line(header),
+      line(user('Write a haiku.')),
+      line(assistant('Autumn moonlight—')),
+      line(user('Another one.'), compaction),
+      line(assistant('A frog jumps in.')),
+    ].join('\n');
+    const session = importSession(text, { tokenizer: fakeTokenizer, fileName: 's.jsonl' });
+    // The compaction is the latest on the path: its summary, then what came after it.
+    expect(session.items.map((i) => i.type)).toEqual(['COMPACTION_SUMMARY', 'ASSISTANT_MESSAGE']);
+    const [summary] = session.items;
+    expect(summary?.type === 'COMPACTION_SUMMARY' && messageText(summary.message)).toBe(compaction.summary);
+  });
+});
