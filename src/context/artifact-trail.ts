@@ -123,11 +123,17 @@ export function renderArtifactTrail(
   return renderTrailCounted(trail, budgetTokens, tokenizer).text;
 }
 
-/** {@link renderArtifactTrail}, with the text's tokens when they were counted on the way. */
+/**
+ * {@link renderArtifactTrail}, with the text's tokens when they were counted on the way.
+ * `pathBudgetTokens`: what the trail may grow to (from `budgetTokens`) when every path written
+ * whole, with no details, does not fit `budgetTokens`: tier 3 with no file in detail takes up to
+ * it before tier 4 collapses any directory.
+ */
 export function renderTrailCounted(
   trail: ArtifactTrail,
   budgetTokens: number,
   tokenizer: Tokenizer,
+  pathBudgetTokens = budgetTokens,
 ): { text: string; tokens?: number } {
   if (trail.files.length === 0 && trail.commands.length === 0) return { text: '' };
   const newestFirst = [...trail.files].reverse();
@@ -176,8 +182,16 @@ export function renderTrailCounted(
     detailCost += next.cost;
     keep++;
   }
+  if (detailCost + olderPathsCost(keep) <= budgetTokens)
+    return { text: render(keep, bareLine(newestFirst.slice(keep).map((f) => f.path)), null) };
+  // Every path whole, in no detail, in the room the trail may grow to.
+  if (heading + olderPathsCost(0) <= pathBudgetTokens) {
+    keep = 0;
+    detailCost = heading;
+  }
   const older = newestFirst.slice(keep).map((f) => f.path);
-  if (detailCost + olderPathsCost(keep) <= budgetTokens) return { text: render(keep, bareLine(older), null) };
+  if (detailCost + olderPathsCost(keep) <= pathBudgetTokens)
+    return { text: render(keep, bareLine(older), null) };
   // Tier 4: collapse the oldest directories into counts until the line fits.
   const groups = new Map<string, string[]>();
   for (const path of [...older].reverse()) {
@@ -202,7 +216,7 @@ export function renderTrailCounted(
     return `Also touched, older: ${parts.join(', ')}`;
   };
   for (const dir of groups.keys()) {
-    if (detailCost + lineCost(line()) <= budgetTokens) break;
+    if (detailCost + lineCost(line()) <= Math.max(budgetTokens, pathBudgetTokens)) break;
     collapsed.add(dir);
   }
   return { text: render(keep, line(), null) };

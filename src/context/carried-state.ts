@@ -13,8 +13,10 @@
  *
  * Budgets (tokens; `carriedStateRatio` × the target in all): open errors and the git diff stat a
  * quarter each at most (oldest errors and the stat's middle lines go first), the artifact trail the
- * rest (its own overflow rule keeps every path as long as any budget can). Notes keep their full
- * text, as the notes of our own tools do.
+ * rest (its own overflow rule keeps every path as long as any budget can). Where that would drop an
+ * open error's text or collapse a path, the carried state grows, up to `carriedStateMaxRatio` × the
+ * target: the errors to a quarter of it, the trail's paths (bare, without details) to the rest.
+ * Notes keep their full text, as the notes of our own tools do.
  *
  * Pure module.
  */
@@ -59,6 +61,11 @@ export interface CarriedStateInput {
   tokenizer: Tokenizer;
   /** Tokens the carried items may use together (artifact trail, open errors, git diff stat). */
   budgetTokens: number;
+  /**
+   * Tokens they may grow to, only to keep every touched path and every open error's text written
+   * whole (default `budgetTokens`).
+   */
+  limitTokens?: number;
   /** Prefix of the new items' ids (the compaction's id): the same input gives the same items. */
   idPrefix: string;
   /**
@@ -263,10 +270,16 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
 
   const carried: ContextItem[] = [];
   let used = 0;
+  const limit = Math.max(budget, input.limitTokens ?? budget);
   if (openErrors.length > 0) {
-    const errorBudget = Math.max(quarter, 40);
-    const text = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
-    const item = note('OPEN_ERRORS', 'open-errors', fit(text, errorBudget, tokenizer), {
+    let errorBudget = Math.max(quarter, 40);
+    let rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
+    if (!rendered.complete && limit > budget) {
+      // A quarter of what the carried state may grow to, to keep every error's text.
+      errorBudget = Math.max(errorBudget, Math.floor(limit / 4));
+      rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
+    }
+    const item = note('OPEN_ERRORS', 'open-errors', fit(rendered.text, errorBudget, tokenizer), {
       kind: 'open_errors',
       errors: openErrors,
     });
@@ -289,7 +302,12 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     used += item.tokens;
   }
   if (trail.files.length > 0 || trail.commands.length > 0) {
-    const rendered = renderTrailCounted(trail, Math.max(budget - used, 60), tokenizer);
+    const rendered = renderTrailCounted(
+      trail,
+      Math.max(budget - used, 60),
+      tokenizer,
+      Math.max(limit - used, budget - used, 60),
+    );
     carried.unshift(
       note(
         'ARTIFACT_TRAIL',

@@ -25,15 +25,8 @@ import type { CompactionConfig } from './config';
 import { targetTokens } from './config';
 import { buildCarriedState, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
-import {
-  emptyPruneStats,
-  longestCut,
-  planCut,
-  previewFitting,
-  pruneSteps,
-  type PruneStats,
-  type Step,
-} from './selective-prune';
+import { longestCut, planPreview } from './item-cuts';
+import { emptyPruneStats, pruneSteps, reasoningStep, type PruneStats, type Step } from './selective-prune';
 import { strategyStep } from './strategies';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
 import { countingOnce, type Tokenizer } from './tokenizer';
@@ -42,6 +35,8 @@ import { WorkingContext, type WorkingUnit } from './working-context';
 
 /** The smallest summary budget worth asking for, in tokens. */
 const MIN_SUMMARY_TOKENS = 200;
+/** The shortest preview worth giving back of a removed message (a quarter of the seed's 200). */
+const MIN_PREVIEW_TOKENS = 50;
 
 export interface PlanInput {
   /** The context being compacted (the active version), in order. */
@@ -124,7 +119,9 @@ function* stepsFor(plan: {
   trigger: TriggerKind;
   chain: StrategyName[];
   stats: PruneStats;
-}): Generator<{ name: string; run: Step; prune: boolean }> {
+  /** Whether the context is over the target: only then may the last resort cut the latest reply. */
+  overTarget: boolean;
+}): Generator<{ name: string; run: Step; prune: boolean; lastResort?: true }> {
   const { config } = plan;
   if (plan.trigger !== 'rounds') {
     for (const step of pruneSteps(plan.items, config, plan.tokenizer, plan.stats))
@@ -133,6 +130,9 @@ function* stepsFor(plan: {
   }
   for (let k = config.keepRecentRounds; k >= 0; k--) {
     yield { name: `full(keep ${k})`, run: strategyStep('full', config, k), prune: false };
+  }
+  if (plan.overTarget) {
+    yield { name: 'reasoning', run: reasoningStep(config, plan.tokenizer), prune: false, lastResort: true };
   }
 }
 
@@ -146,6 +146,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     items: input.items,
     tokenizer,
     budgetTokens: Math.floor(config.carriedStateRatio * target),
+    limitTokens: Math.floor(config.carriedStateMaxRatio * target),
     idPrefix: input.compactionId,
     gitDiffStat: input.gitDiffStat,
   });
@@ -185,10 +186,22 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const chain = fullStrategyChain(taskType);
   const stats = emptyPruneStats();
   const steps: PlanStep[] = [];
-  for (const step of stepsFor({ items, config, tokenizer, trigger: input.trigger, chain, stats })) {
+  const overTarget = !underAlready;
+  for (const step of stepsFor({
+    items,
+    config,
+    tokenizer,
+    trigger: input.trigger,
+    chain,
+    stats,
+    overTarget,
+  })) {
     if (work.reached(goal)) break;
     work.removing = step.prune ? 'prune' : 'strategy';
+    const before = work.total();
     step.run(work, goal);
+    // The last resort is named only where it cut something.
+    if (step.lastResort && work.total() === before) break;
     if (step.prune) stats.rulesApplied.push(step.name);
     steps.push({ name: step.name, tokensAfter: work.total() });
   }
@@ -286,21 +299,22 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
     const removed = work.removedUnits().filter((u) => u.kind !== 'orphan');
     for (let i = removed.length - 1; i >= 0; i--) {
       const unit = removed[i] as WorkingUnit;
-      if (unit.kind === 'block') {
-        // Its results whole when they fit, else as previews as long as the room allows (a cut
-        // planned by an earlier step is planned again to that size).
-        unit.originals.forEach((item, position) => {
-          if (item.type !== 'TOOL_RESULT') return;
-          const fits = room - (unit.tokens - work.tokensAt(unit, position));
-          if (item.tokens <= fits) {
-            if (unit.cuts[position]) work.uncut(unit, position);
-            return;
-          }
-          const preview = previewFitting(fits);
-          const cut = preview > 0 ? planCut(item, plan.config, plan.tokenizer, preview, true) : null;
-          if (cut) work.cut(unit, position, cut);
-        });
-      }
+      // Its items whole when they fit, else as previews as long as the room allows (a result's
+      // text, a message's text, the reasoning of a message that calls tools; a result's cut planned
+      // by an earlier step is planned again to that size).
+      unit.originals.forEach((item, position) => {
+        // A call whose arguments an earlier step cut keeps that cut.
+        if (item.type !== 'TOOL_RESULT' && unit.cuts[position]) return;
+        const fits = room - (unit.tokens - work.tokensAt(unit, position));
+        if (item.tokens <= fits) {
+          if (unit.cuts[position]) work.uncut(unit, position);
+          return;
+        }
+        // A result's head with its recall handle serves at any length; a message's, from 50 tokens.
+        const minimum = item.type === 'TOOL_RESULT' ? 1 : MIN_PREVIEW_TOKENS;
+        const cut = planPreview(item, plan.config, plan.tokenizer, fits, minimum);
+        if (cut) work.cut(unit, position, cut);
+      });
       // The newest removed units, contiguous: a question comes back with its answer or not at all.
       if (unit.tokens > room || items + unit.originals.length > plan.itemGoal) break;
       refill.add(unit);

@@ -153,6 +153,14 @@ const CompactionConfigSchema = z
      * stat) takes at most this share of the target (DESIGN.md §5). Default 0.2.
      */
     carriedStateRatio: ratio('carriedStateRatio').default(0.2),
+    /**
+     * The carried state may grow past `carriedStateRatio`, up to this share of the target, only as
+     * far as it must to keep every touched file's path and every open error's text written whole
+     * (a session that touched 60 files under a long absolute root, at an 8k window); past it the
+     * oldest directories collapse into counts and the oldest errors go. Never less than
+     * `carriedStateRatio`. Default 0.4.
+     */
+    carriedStateMaxRatio: ratio('carriedStateMaxRatio').default(0.4),
     /** Summary input over this many characters is cut to its head and tail (seed 000 MAX_SAFE_CHARS). Default 200,000. */
     summaryInputMaxChars: positiveInt('summaryInputMaxChars').default(200_000),
     /** Share of `summaryInputMaxChars` kept from the head of an oversized input (seed 000). Default 0.2. */

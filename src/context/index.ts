@@ -14,6 +14,7 @@ export * from './config';
 export * from './triggers';
 export * from './compaction-decision';
 export * from './selective-prune';
+export * from './item-cuts';
 export * from './task-type';
 export * from './strategies';
 export * from './post-compaction';

@@ -100,23 +100,25 @@ function groupLine(group: ErrorGroup, targets: boolean): string {
  * 2. errors reporting the same text on one line, with what each was applied to;
  * 3. those lines without the targets (the tools, the count, the latest round);
  * 4. the oldest lines dropped; the newest always shows.
+ * `complete`: every error's text is in the text.
  */
 export function renderOpenErrorsWithin(
   errors: readonly OpenError[],
   budgetTokens: number,
   tokenizer: Tokenizer,
-): string {
-  if (errors.length === 0) return '';
+): { text: string; complete: boolean } {
+  if (errors.length === 0) return { text: '', complete: true };
   const fits = (text: string): boolean =>
     maxTokens(text) <= budgetTokens || tokenizer.countText(text) <= budgetTokens;
   const each = renderOpenErrors(errors);
-  if (fits(each)) return each;
+  if (fits(each)) return { text: each, complete: true };
   const groups = groupByText(errors);
   for (const targets of [true, false]) {
     const text = [OPEN_ERRORS_HEADING, ...groups.map((g) => groupLine(g, targets))].join('\n');
-    if (fits(text)) return text;
+    if (fits(text)) return { text, complete: true };
   }
   let lines = groups.map((g) => groupLine(g, false));
   while (lines.length > 1 && !fits([OPEN_ERRORS_HEADING, ...lines].join('\n'))) lines = lines.slice(0, -1);
-  return [OPEN_ERRORS_HEADING, ...lines].join('\n');
+  const text = [OPEN_ERRORS_HEADING, ...lines].join('\n');
+  return { text, complete: lines.length === groups.length && fits(text) };
 }

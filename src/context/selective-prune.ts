@@ -14,26 +14,15 @@
  *    `protectedRounds` (12) rounds are never removed (seed 003).
  *
  * The seeds' counts are minimums of what stays: where the budget allows, more stays. A cut item is
- * a new item whose `sourceId` points at the original (DESIGN.md §2); its id is derived from the
- * original's, so planning again gives the same ids, and a cut form is never cut again.
+ * a new item whose `sourceId` points at the original (DESIGN.md §2), planned by `item-cuts.ts`.
  *
  * Pure module: the tokenizer is an argument.
  */
 import { selectiveRules, type CompactionConfig, type SelectiveRule } from './config';
-import type { AssistantMessageItem, ContextItem, ItemType, ToolResultItem } from './items';
-import { countItemTokens, MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS } from './token-accounting';
-import { framingTokensOf } from './item-facts';
+import type { ContextItem, ItemType } from './items';
+import { longestCut, mayCut, planCut, planPreview, planReasoning } from './item-cuts';
 import type { Tokenizer } from './tokenizer';
-import { handleOf } from './recall-handle';
-import { WorkingContext, type PlannedCut, type WorkingUnit } from './working-context';
-
-/**
- * Seed 003's marker after a cut field; with the original's recall handle when given (issue 24):
- * `[TRUNCATED original~N tokens; recall #a1f3c2]`.
- */
-export function truncationMarker(originalTokens: number, handle?: string): string {
-  return `[TRUNCATED original~${originalTokens} tokens${handle ? `; recall ${handle}` : ''}]`;
-}
+import { WorkingContext, type WorkingUnit } from './working-context';
 
 /** Stats of the prune (seed 003's meta event fields). */
 export interface PruneStats {
@@ -64,195 +53,6 @@ export function countRemoval(unit: WorkingUnit, stats: PruneStats): void {
   for (const item of unit.originals) stats.itemsDropped[item.type] = (stats.itemsDropped[item.type] ?? 0) + 1;
 }
 
-/** Tokens a cut field adds beyond its preview: the line break and the marker, with room to spare. */
-function markerTokens(): number {
-  // "\n[TRUNCATED original~N tokens; recall #a1f3c2]" is at most 21 tokens in o200k_base and
-  // cl100k_base for any N under 10^9 (the marker 12, the handle's hex digits up to 9; measured over
-  // 20,000 handles); planning on the bound counts nothing (the written cut form is counted exactly).
-  return MARKER_TOKENS_BOUND + 2;
-}
-
-/** Tokens of a line break and the marker at most (`markerTokens`). */
-const MARKER_TOKENS_BOUND = 21;
-
-/** A field's text cut to a preview of `previewTokens` tokens plus the marker naming the original's handle. */
-function cutText(
-  text: string,
-  originalTokens: number,
-  previewTokens: number,
-  tokenizer: Tokenizer,
-  originalId: string,
-): string {
-  return `${tokenizer.prefix(text, previewTokens)}\n${truncationMarker(originalTokens, handleOf(originalId))}`;
-}
-
-/** The original size a cut form's marker states, or null when the text ends with no marker (with or without a handle). */
-const MARKER_AT_END = /\n\[TRUNCATED original~(\d+) tokens(?:; recall #[0-9a-f]+)?\]$/;
-
-/**
- * Tokens a cut form's count may exceed its plan by: the preview counted alone can split a token
- * or two differently from the whole text.
- */
-function cutMargin(previewTokens: number): number {
-  return 3 + Math.ceil(previewTokens / 500);
-}
-
-/**
- * The longest preview whose planned cut of a tool result takes at most `tokens` tokens (message
- * framing, marker and margin included); may be 0 or less when nothing fits.
- */
-export function previewFitting(tokens: number): number {
-  const fixed = MESSAGE_OVERHEAD_TOKENS + markerTokens();
-  // The margin grows with the preview: take the one of the largest preview that could fit.
-  return tokens - fixed - cutMargin(Math.max(0, tokens - fixed));
-}
-
-/**
- * The cut of an item whose tool arguments or result are over their threshold, decided on the
- * stored counts (the text is read only when the cut is written), or null: nothing over, or not
- * smaller. A cut form (`sourceId` set) is cut again only to a shorter preview of the same original
- * (its marker keeps the original's size), so cutting is idempotent.
- */
-export function planCut(
-  item: ContextItem,
-  config: CompactionConfig,
-  tokenizer: Tokenizer,
-  previewTokens = config.previewTokens,
-  /** Cut a result under `toolResultThreshold` too (a removed block coming back as a preview). */
-  anySize = false,
-): (PlannedCut & { calls: number; results: number }) | null {
-  // Most items are not cut: they are turned away before anything is made for them.
-  if (item.type === 'TOOL_RESULT') return planResultCut(item, config, tokenizer, previewTokens, anySize);
-  if (item.type !== 'ASSISTANT_MESSAGE' || item.sourceId !== undefined || !item.message.tool_calls)
-    return null;
-  // The whole message (every call and the text) is under the threshold: no argument is over.
-  if (item.tokens <= config.toolCallThreshold) return null;
-  return planArgumentsCut(item, config, tokenizer, previewTokens);
-}
-
-/** Whether {@link planCut} may cut the item at the seed's sizes: what it turns away first, at a glance. */
-function mayCut(item: ContextItem, config: CompactionConfig): boolean {
-  if (item.type === 'TOOL_RESULT')
-    return item.sourceId !== undefined || item.tokens - MESSAGE_OVERHEAD_TOKENS > config.toolResultThreshold;
-  return (
-    item.type === 'ASSISTANT_MESSAGE' && item.sourceId === undefined && item.tokens > config.toolCallThreshold
-  );
-}
-
-function planResultCut(
-  item: ToolResultItem,
-  config: CompactionConfig,
-  tokenizer: Tokenizer,
-  previewTokens: number,
-  anySize: boolean,
-): (PlannedCut & { calls: number; results: number }) | null {
-  const content = item.message.content;
-  const recut = item.sourceId !== undefined ? MARKER_AT_END.exec(content) : null;
-  if (item.sourceId !== undefined && !recut) return null;
-  // The stored count is the content's plus the message framing (a tool message has no name cost).
-  const original = recut ? Number(recut[1]) : item.tokens - MESSAGE_OVERHEAD_TOKENS;
-  if ((!anySize && original <= config.toolResultThreshold) || original <= previewTokens) return null;
-  const tokens = MESSAGE_OVERHEAD_TOKENS + previewTokens + markerTokens() + cutMargin(previewTokens);
-  if (tokens >= item.tokens) return null;
-  const text = recut ? content.slice(0, recut.index) : content;
-  const source = item.sourceId ?? item.id;
-  const id = `${source}~cut${previewTokens}`;
-  const write = (): ContextItem => {
-    const next: ToolResultItem = {
-      ...item,
-      id,
-      sourceId: source,
-      message: { ...item.message, content: cutText(text, original, previewTokens, tokenizer, source) },
-    };
-    return { ...next, tokens: countItemTokens(next, tokenizer) };
-  };
-  return { id, tokens, write, calls: 0, results: 1 };
-}
-
-function planArgumentsCut(
-  item: AssistantMessageItem,
-  config: CompactionConfig,
-  tokenizer: Tokenizer,
-  previewTokens: number,
-): (PlannedCut & { calls: number; results: number }) | null {
-  const calls = item.message.tool_calls ?? [];
-  // The arguments' tokens from the stored count: exact for one call; shared by length among
-  // several (the marker says "~").
-  const framing =
-    MESSAGE_OVERHEAD_TOKENS + framingTokensOf(item, tokenizer) + calls.length * TOOL_CALL_OVERHEAD_TOKENS;
-  const argTokens = Math.max(0, item.tokens - framing);
-  const argChars = calls.reduce((n, c) => n + c.function.arguments.length, 0) || 1;
-  const originals = calls.map((c) => Math.round((argTokens * c.function.arguments.length) / argChars));
-  const over = originals.map((n) => n > config.toolCallThreshold && n > previewTokens);
-  const cutCount = over.filter(Boolean).length;
-  if (cutCount === 0) return null;
-  const tokens =
-    item.tokens -
-    originals.reduce(
-      (n, original, i) =>
-        over[i] ? n + original - previewTokens - markerTokens() - cutMargin(previewTokens) : n,
-      0,
-    );
-  if (tokens >= item.tokens) return null;
-  const id = `${item.id}~cut${previewTokens}`;
-  const write = (): ContextItem => {
-    const next: AssistantMessageItem = {
-      ...item,
-      id,
-      sourceId: item.id,
-      message: {
-        ...item.message,
-        tool_calls: calls.map((call, i) =>
-          over[i]
-            ? {
-                ...call,
-                function: {
-                  ...call.function,
-                  arguments: cutText(
-                    call.function.arguments,
-                    originals[i] as number,
-                    previewTokens,
-                    tokenizer,
-                    item.id,
-                  ),
-                },
-              }
-            : call,
-        ),
-      },
-    };
-    return { ...next, tokens: countItemTokens(next, tokenizer) };
-  };
-  return { id, tokens, write, calls: cutCount, results: 0 };
-}
-
-/**
- * The cut of an item with the longest preview (at least `previewTokens`) that takes at most
- * `tokens`, or null when none is longer than the seed's preview.
- */
-export function longestCut(
-  item: ContextItem,
-  config: CompactionConfig,
-  tokenizer: Tokenizer,
-  tokens: number,
-): ReturnType<typeof planCut> {
-  // A result's cut has one preview: its size follows from the tokens.
-  if (item.type === 'TOOL_RESULT') return planCut(item, config, tokenizer, previewFitting(tokens));
-  // Arguments: a cut's tokens grow with its preview (the calls over it share it); the longest that fits.
-  const fits = (preview: number): ReturnType<typeof planCut> => {
-    const cut = planCut(item, config, tokenizer, preview);
-    return cut && cut.tokens <= tokens ? cut : null;
-  };
-  let low = config.previewTokens;
-  let high = item.tokens;
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if (fits(mid)) low = mid;
-    else high = mid - 1;
-  }
-  return low > config.previewTokens ? fits(low) : null;
-}
-
 /** A step: changes the working context, oldest first, until its total is at or under `goal`. */
 export type Step = (ctx: WorkingContext, goal: number) => void;
 
@@ -281,6 +81,30 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
         stats.toolCallsTruncated += cut.calls;
         stats.toolResultsTruncated += cut.results;
       }
+    }
+  };
+}
+
+/**
+ * The last resort, after the full summary: the reasoning text of the kept messages that call tools
+ * — the latest one too, whose results the model has not seen — cut to a preview, oldest first: the
+ * seed's size, longer where the goal leaves room. Their calls stay whole, so a call waiting for its
+ * result is never cut. Only a reply longer than the window allows comes this far (a replay at a
+ * smaller window than the session's).
+ */
+export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): Step {
+  return (ctx, goal) => {
+    for (const unit of ctx.units) {
+      const total = ctx.total();
+      if (total <= goal) return;
+      const item = unit.originals[0] as ContextItem;
+      if (unit.removed || unit.kind !== 'block' || unit.cuts[0] || item.type !== 'ASSISTANT_MESSAGE')
+        continue;
+      // The size that reaches the goal, or else the seed's preview.
+      const cut =
+        planPreview(item, config, tokenizer, item.tokens - (total - goal), config.previewTokens) ??
+        planReasoning(item, tokenizer, config.previewTokens);
+      if (cut) ctx.cut(unit, 0, cut);
     }
   };
 }

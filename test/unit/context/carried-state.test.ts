@@ -24,7 +24,7 @@ import { collectOpenErrors, OPEN_ERRORS_HEADING, OPEN_ERRORS_LIMIT } from '../..
 import { toolResultError } from '../../../src/context/tool-facts';
 import { headerRoles } from '../../../src/context/segments';
 import { createTokenCounter } from '../../../src/tokens';
-import { conversation, ids, itemsFactory, type ItemsFactory } from '../../support/items-factory';
+import { conversation, ids, itemsFactory, words, type ItemsFactory } from '../../support/items-factory';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
 
@@ -274,6 +274,63 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       for (let i = 0; i < 30; i++) expect(trailText).toContain(`src/dir${i % 3}/file${i}.ts`);
       // The data keeps every file whatever the text holds.
       expect(state.trail.files).toHaveLength(30);
+    });
+
+    // 40 files under a long absolute root: their paths alone (~800 tokens) are over a 400-token share.
+    function manyLongPaths(f = itemsFactory(o200k)) {
+      return conversation(
+        f.user('refactor everything'),
+        Array.from({ length: 40 }, (_, i) =>
+          f.block(
+            'read_file',
+            { path: `/Users/someone/workspaces/project/packages/pkg${i % 4}/src/module${i}.ts` },
+            'x',
+          ),
+        ),
+      );
+    }
+
+    it.each([
+      // The share alone: the oldest directories collapse into counts.
+      [400, 400, false],
+      // Room to grow: every path written whole, no file in detail, within the limit.
+      [400, 1200, true],
+    ])(
+      'a trail of 40 long paths, budget %d, limit %d → every path whole: %s',
+      (budgetTokens, limitTokens, whole) => {
+        const state = carried(manyLongPaths(), { budgetTokens, limitTokens });
+        const trail = state.added.find((i) => i.type === 'ARTIFACT_TRAIL');
+        const text = textOf(trail);
+        const written = state.trail.files.filter((file) => text.includes(file.path)).length;
+        expect(written === 40).toBe(whole);
+        expect(text.includes(' files)')).toBe(!whole);
+        expect(trail?.tokens).toBeLessThanOrEqual(whole ? limitTokens : budgetTokens);
+      },
+    );
+
+    it('open errors grow into the limit to keep every text, to a quarter of it', () => {
+      const f = itemsFactory(o200k);
+      const items = conversation(
+        f.user('build everything'),
+        Array.from({ length: 8 }, (_, i) =>
+          f.block(
+            'bash',
+            { command: `make target${i}` },
+            `Error: target${i} failed: ${words(12, `cause${i}`)}`,
+          ),
+        ),
+      );
+      const shareOnly = textOf(
+        carried(items, { budgetTokens: 400 }).added.find((i) => i.type === 'OPEN_ERRORS'),
+      );
+      const grown = textOf(
+        carried(items, { budgetTokens: 400, limitTokens: 1600 }).added.find((i) => i.type === 'OPEN_ERRORS'),
+      );
+      const shown = (text: string) =>
+        Array.from({ length: 8 }, (_, i) => text.includes(`target${i} failed`)).filter(Boolean).length;
+      expect(shown(shareOnly)).toBeLessThan(8);
+      expect(shown(grown)).toBe(8);
+      expect(o200k.countText(grown)).toBeLessThanOrEqual(400);
     });
   });
 });

@@ -37,6 +37,7 @@ describe('DEFAULT_COMPACTION_CONFIG (the seeds’ values)', () => {
     ['summaryMaxTokens', 1000, 'seed 004 summary_max_length'],
     ['summaryRoomRatio', 0.3, 'DESIGN.md §5: the summary’s share of the room under the target'],
     ['carriedStateRatio', 0.2, 'DESIGN.md §5: the carried state’s share of the target'],
+    ['carriedStateMaxRatio', 0.4, 'issue 21: room to keep every path and open error whole'],
     ['summaryInputMaxChars', 200_000, 'seed 000 MAX_SAFE_CHARS'],
     ['summaryInputHeadRatio', 0.2, 'seed 000 head 20%'],
     ['summaryInputTailRatio', 0.3, 'seed 000 tail 30%'],

@@ -6,7 +6,12 @@ import {
   type CompactionPlan,
 } from '../../../src/context/compaction-plan';
 import { parseCompactionConfig, targetTokens, type CompactionConfig } from '../../../src/context/config';
-import type { CompactionSummaryItem, ContextItem } from '../../../src/context/items';
+import {
+  messageText,
+  type CompactionSummaryItem,
+  type ContextItem,
+  type UserMessage,
+} from '../../../src/context/items';
 import { dropOldestRounds, SUMMARY_MESSAGE_PREFIX } from '../../../src/context/post-compaction';
 import { importanceScore, keyEventUnits, strategyGroups } from '../../../src/context/strategies';
 import {
@@ -727,23 +732,24 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
       const out = finishCompaction(p, summaryOf(summaryTokens));
       expect(ids(out).slice(0, 3)).toStrictEqual(['sys', 'task', 'new']);
       expect(ids(out).slice(-4)).toStrictEqual(roundIds(12, 13));
-      const refilled = ids(out).slice(3, -4);
+      // Each comes back whole, or (the oldest of them) as a preview of its text.
+      const refilled = out.slice(3, -4).map((i) => i.sourceId ?? i.id);
       expect(refilled.every((id) => ids(p.toSummarize).includes(id))).toBe(true);
       expect(refilled).toStrictEqual(ids(items).filter((id) => refilled.includes(id)));
+      expect(out.slice(4, -4).every((i) => i.sourceId === undefined)).toBe(true);
       expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
-      // Filled toward the goal: the newest removed unit that stayed out did not fit.
-      const room = p.goalTokens - sumTokens(out);
-      const newestOut = [...p.toSummarize].reverse().find((i) => !refilled.includes(i.id));
-      expect(newestOut?.tokens).toBeGreaterThan(room);
+      // Filled toward the goal: what is left is less than the shortest preview worth giving back.
+      expect(p.goalTokens - sumTokens(out)).toBeLessThan(50 + 30);
     },
   );
 
-  // The newest removed units, newest first, until one does not fit: what comes back is the end of
-  // what was removed, so no question comes back without the answer that followed it.
+  // The newest removed units, newest first, until one does not fit whole: that one comes back as a
+  // preview of its text when the room holds one, and nothing older comes back (no question without
+  // the answer that followed it).
   it.each<[number, string[]]>([
-    [297, []],
+    [297, ['a11~cut153']],
     [200, ['u11', 'a11']],
-    [30, ['u11', 'a11']],
+    [30, ['a10~cut164', 'u11', 'a11']],
     [1, ['a10', 'u11', 'a11']],
   ])(
     'a summary of %d tokens → the newest removed units in a row come back: %j',
@@ -797,6 +803,52 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
     expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
     expect(sumTokens(out)).toBeGreaterThan(p.goalTokens - 20);
+  });
+
+  it('a removed message too large for the room comes back as a preview of its text', () => {
+    // A SWE-agent demonstration: a meta message of ~7,000 tokens before the task, at an 8k window.
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.system(words(800, 'rules'), { id: 'sys' }),
+      f.meta(`Here is a demonstration: ${words(7000, 'demo')}`, { id: 'demo' }),
+      f.user('Fix the missing colon.', { id: 'task' }),
+      ...f.block('open', { path: 'tests/missing_colon.py' }, words(100, 'line')),
+      f.assistant('Fixed.', { id: 'done' }),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 8000 }));
+    expect(ids(p.toSummarize)).toContain('demo');
+    const out = finishCompaction(p, summaryOf(100));
+    const demo = out.find((i) => i.sourceId === 'demo');
+    expect(demo?.id).toMatch(/^demo~cut\d+$/);
+    expect(messageText((demo as ContextItem & { message: UserMessage }).message)).toMatch(
+      /^Here is a demonstration: demo[\s\S]*\n\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]$/,
+    );
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+    expect(sumTokens(out)).toBeGreaterThan(0.9 * p.goalTokens);
+  });
+
+  it('a removed block whose reasoning is too large for the room comes back with its reasoning as a preview, its call whole', () => {
+    const f = itemsFactory(o200k);
+    const [call, result] = f.block('edit', { path: 'a.py', text: 'x = 1' }, 'ok', {
+      text: words(3000, 'thought'),
+    });
+    const items = conversation(
+      f.system(words(800, 'rules'), { id: 'sys' }),
+      f.user('Fix a.py.', { id: 'task' }),
+      call,
+      result,
+      f.user('And b.py.', { id: 'next' }),
+      ...f.block('open', { path: 'b.py' }, words(100, 'line')),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 6000 }));
+    expect(ids(p.toSummarize)).toContain(call.id);
+    const out = finishCompaction(p, summaryOf(100));
+    const reasoning = out.find((i) => i.sourceId === call.id);
+    expect(reasoning?.id).toMatch(new RegExp(`^${call.id}~text\\d+$`));
+    expect(reasoning).toMatchObject({ message: { tool_calls: call.message.tool_calls } });
+    expect(out.map((i) => i.id)).toContain(result.id);
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
   });
 
   it('without a summary, nothing removed comes back and no summary is placed', () => {

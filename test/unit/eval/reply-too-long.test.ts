@@ -1,10 +1,12 @@
 /**
  * A replay at a window smaller than the recording's can meet a reply that, with the header, is
- * over the window by itself: no compaction can bring such a request under it, and a live model
- * could not have written that reply in this window (its output shares the window with its
- * prompt). Three real SWE-agent trajectories do at 4k (a 3,551-token reply after a 1,637-token
- * header). It stays a broken invariant, and its line now says so, so that a reader can tell it from
- * a compaction that kept too much. Made-up session.
+ * over the window by itself (a live model could not have written it in this window: its output
+ * shares the window with its prompt). Three real SWE-agent trajectories do at 4k: a 3,300-token
+ * thought before a short call, after a 1,637-token header. The last resort of a compaction cuts
+ * such a reply's reasoning to a preview, its call kept whole, so the request fits; what no
+ * compaction may cut — a call waiting for its result whose arguments alone are over the window —
+ * stays a broken invariant, and its line says so, so that a reader can tell it from a compaction
+ * that kept too much. Made-up sessions.
  */
 import { describe, expect, it } from 'vitest';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
@@ -37,9 +39,38 @@ function session(reply: number, output = 300): ContextItem[] {
   ]);
 }
 
+/** The same header, then a call whose arguments alone are over the window, waiting for its result. */
+function pendingSession(): ContextItem[] {
+  const f = itemsFactory(o200k);
+  return conversation([
+    f.system(words(1000, 'rules')),
+    f.user('Write src/a.py.'),
+    f.calls([{ name: 'write_file', args: { path: 'src/a.py', content: words(3200, 'code') } }]),
+    f.user('go on'),
+    f.assistant('done'),
+  ]);
+}
+
 describe('a request over the window with the header and the latest reply alone', () => {
-  it('is flagged, and its line says the reply alone with the header is over the window', async () => {
+  it('a reply whose reasoning is over the window: the reasoning is cut to a preview, its call kept whole', async () => {
     const items = session(3200);
+    const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
+    expect(replay.requests.every((r) => r.tokens <= 4000)).toBe(true);
+    const last = replay.compactions.at(-1);
+    expect(last?.strategy).toBe('reasoning');
+    const reply = last?.after.find((i) => i.sourceId === items[2]?.id);
+    expect(reply).toMatchObject({
+      type: 'ASSISTANT_MESSAGE',
+      message: { tool_calls: (items[2] as { message: { tool_calls: unknown } }).message.tool_calls },
+    });
+    expect(reply?.id).toMatch(/~text\d+$/);
+    expect(String(reply?.type === 'ASSISTANT_MESSAGE' ? reply.message.content : '')).toMatch(
+      /\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]$/,
+    );
+  });
+
+  it('a call waiting for its result, its arguments over the window: flagged, and its line says the reply alone with the header is over it', async () => {
+    const items = pendingSession();
     const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
     expect(replay.requests.map((r) => [r.tokens > 4000, r.replyTooLong])).toContainEqual([true, true]);
     const [row] = await runEval({
@@ -50,10 +81,11 @@ describe('a request over the window with the header and the latest reply alone',
       summarizer: 'extractive',
       peers: false,
     });
-    expect([row?.requestsOverWindow, row?.requestsReplyTooLong]).toEqual([1, 1]);
+    expect(row?.requestsReplyTooLong).toBeGreaterThan(0);
+    expect(row?.requestsReplyTooLong).toBe(row?.requestsOverWindow);
     expect(row?.violations).toEqual([
       expect.stringMatching(
-        /^1 request\(s\) over the window \(largest \d+ tokens; 1 of them over it with the header and the latest reply alone: a reply longer than this window allows\)$/,
+        /^\d+ request\(s\) over the window \(largest \d+ tokens; \d+ of them over it with the header and the latest reply alone: a reply longer than this window allows\)$/,
       ),
     ]);
   });
