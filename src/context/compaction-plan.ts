@@ -25,7 +25,7 @@ import type { CompactionConfig } from './config';
 import { targetTokens } from './config';
 import { buildCarriedState, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
-import { longestCut, planPreview } from './item-cuts';
+import { longestCut, planCut, planPreview } from './item-cuts';
 import { emptyPruneStats, pruneSteps, reasoningStep, type PruneStats, type Step } from './selective-prune';
 import { strategyStep } from './strategies';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
@@ -160,12 +160,17 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const headerTokens = work.headerTokens;
   const conversation = work.conversationTokens() + work.summaryTokens;
   const underAlready = tokensBefore <= target;
-  // Units no step may remove or cut (pinned, a call waiting for its result, the current message)
-  // stay whatever the summary's size: the summary gets no more than what they leave.
-  const fixedTokens = work.units.reduce(
-    (n, u) => (u.protected && u.protection !== 'fresh_results' ? n + u.tokens : n),
-    0,
-  );
+  // Units no step may remove (pinned, the latest call and its results, the current message) stay
+  // whatever the summary's size — the latest results at least as their seed-size previews: the
+  // summary gets no more than what they leave.
+  let fixedTokens = 0;
+  for (const unit of work.units) {
+    if (!unit.protected) continue;
+    if (unit.protection !== 'fresh_results') fixedTokens += unit.tokens;
+    else
+      for (const item of unit.originals)
+        fixedTokens += planCut(item, config, tokenizer)?.tokens ?? item.tokens;
+  }
   const budget = Math.min(
     summaryBudgetFor(config, target - headerTokens, work.summaryTokens),
     Math.max(MIN_SUMMARY_TOKENS, target - headerTokens - fixedTokens),

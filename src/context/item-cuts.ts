@@ -10,8 +10,8 @@
  * Pure module: the tokenizer is an argument.
  */
 import type { CompactionConfig } from './config';
-import type { AssistantMessageItem, ContextItem } from './items';
-import { framingTokensOf } from './item-facts';
+import { messageText, type AssistantMessageItem, type ContextItem } from './items';
+import { framingTokens, framingTokensOf } from './item-facts';
 import { handleOf } from './recall-handle';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS } from './token-accounting';
 import type { Tokenizer } from './tokenizer';
@@ -84,8 +84,7 @@ export function planCut(
 ): (PlannedCut & { calls: number; results: number }) | null {
   // Most items are not cut: they are turned away before anything is made for them.
   if (item.type === 'TOOL_RESULT') return planTextCut(item, config, tokenizer, previewTokens, anySize);
-  if (item.type !== 'ASSISTANT_MESSAGE' || item.sourceId !== undefined || !item.message.tool_calls)
-    return null;
+  if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls) return null;
   // The whole message (every call and the text) is under the threshold: no argument is over.
   if (item.tokens <= config.toolCallThreshold) return null;
   return planArgumentsCut(item, config, tokenizer, previewTokens);
@@ -95,19 +94,22 @@ export function planCut(
 export function mayCut(item: ContextItem, config: CompactionConfig): boolean {
   if (item.type === 'TOOL_RESULT')
     return item.sourceId !== undefined || item.tokens - MESSAGE_OVERHEAD_TOKENS > config.toolResultThreshold;
-  return (
-    item.type === 'ASSISTANT_MESSAGE' && item.sourceId === undefined && item.tokens > config.toolCallThreshold
-  );
+  return item.type === 'ASSISTANT_MESSAGE' && item.tokens > config.toolCallThreshold;
 }
 
-/** Items whose whole text can be cut to a preview: a string content and no name to pay for. */
+/** Items whose whole text can be cut to a preview: a text (or text parts) and no name to pay for. */
 type TextItem = Extract<ContextItem, { message: { content: unknown } }>;
 
 function isTextItem(item: ContextItem): item is TextItem {
   if (item.type === 'TOOL_RESULT') return true;
   if (item.type === 'TOOL_DEFINITIONS' || item.type === 'COMPACTION_SUMMARY') return false;
   if (item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 0) return false;
-  return typeof item.message.content === 'string' && !('name' in item.message && item.message.name);
+  if ('name' in item.message && item.message.name) return false;
+  const content = item.message.content;
+  // A list of text parts reads as their text (a part of any other kind would be lost).
+  return (
+    typeof content === 'string' || (Array.isArray(content) && content.every((part) => part.type === 'text'))
+  );
 }
 
 function planTextCut(
@@ -117,7 +119,7 @@ function planTextCut(
   previewTokens: number,
   anySize: boolean,
 ): (PlannedCut & { calls: number; results: number }) | null {
-  const content = item.message.content as string;
+  const content = messageText(item.message);
   const recut = item.sourceId !== undefined ? MARKER_AT_END.exec(content) : null;
   if (item.sourceId !== undefined && !recut) return null;
   // The stored count is the content's plus the message framing (no name: see isTextItem).
@@ -166,10 +168,10 @@ export function planPreview(
     : null;
 }
 
-/** Tokens of the text of a message that calls tools (0: none, or a cut form, which is not cut again). */
+/** Tokens of the text of a message that calls tools (0: none, or already cut: a text is cut once). */
 function reasoningTokens(item: AssistantMessageItem, tokenizer: Tokenizer): number {
   const text = item.message.content;
-  if (item.sourceId !== undefined || typeof text !== 'string' || text.length === 0) return 0;
+  if (typeof text !== 'string' || text.length === 0 || MARKER_AT_END.test(text)) return 0;
   let names = 0;
   for (const call of item.message.tool_calls ?? []) names += tokenizer.countText(call.function.name);
   return framingTokensOf(item, tokenizer) - names;
@@ -177,7 +179,7 @@ function reasoningTokens(item: AssistantMessageItem, tokenizer: Tokenizer): numb
 
 /**
  * A preview of `previewTokens` tokens of the text of an assistant message that calls tools (its
- * reasoning), its calls kept whole; null when the text is not longer, or the message is a cut form.
+ * reasoning), its calls kept whole; null when the text is not longer, or was cut already.
  */
 export function planReasoning(
   item: AssistantMessageItem,
@@ -190,15 +192,22 @@ export function planReasoning(
   const tokens = item.tokens - original + previewTokens + markerTokens() + cutMargin(previewTokens);
   if (tokens >= item.tokens) return null;
   // Not `~cut`: that names a cut of the arguments, which another compaction may plan.
+  const source = item.sourceId ?? item.id;
   const id = `${item.id}~text${previewTokens}`;
   const write = (): ContextItem => {
+    const content = cutText(text, original, previewTokens, tokenizer, source);
     const next: AssistantMessageItem = {
       ...item,
       id,
-      sourceId: item.id,
-      message: { ...item.message, content: cutText(text, original, previewTokens, tokenizer, item.id) },
+      sourceId: source,
+      message: { ...item.message, content },
     };
-    return { ...next, tokens: countItemTokens(next, tokenizer) };
+    // Its framing (text and call names) is the cut text's now: a later cut of its arguments reads it.
+    const withFraming: AssistantMessageItem = {
+      ...next,
+      facts: { ...item.facts, framingTokens: framingTokens(next, tokenizer) },
+    };
+    return { ...withFraming, tokens: countItemTokens(withFraming, tokenizer) };
   };
   return { id, tokens, write };
 }
@@ -210,6 +219,8 @@ function planArgumentsCut(
   previewTokens: number,
 ): (PlannedCut & { calls: number; results: number }) | null {
   const calls = item.message.tool_calls ?? [];
+  // Arguments are cut once (a form whose reasoning alone was cut may have them cut).
+  if (calls.some((call) => MARKER_AT_END.test(call.function.arguments))) return null;
   // The arguments' tokens from the stored count: exact for one call; shared by length among
   // several (the marker says "~").
   const framing =
@@ -228,12 +239,13 @@ function planArgumentsCut(
       0,
     );
   if (tokens >= item.tokens) return null;
+  const source = item.sourceId ?? item.id;
   const id = `${item.id}~cut${previewTokens}`;
   const write = (): ContextItem => {
     const next: AssistantMessageItem = {
       ...item,
       id,
-      sourceId: item.id,
+      sourceId: source,
       message: {
         ...item.message,
         tool_calls: calls.map((call, i) =>
@@ -247,7 +259,7 @@ function planArgumentsCut(
                     originals[i] as number,
                     previewTokens,
                     tokenizer,
-                    item.id,
+                    source,
                   ),
                 },
               }

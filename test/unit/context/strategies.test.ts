@@ -709,6 +709,30 @@ describe('planCompaction: previous summaries, pinned and protected units', () =>
     expect(ids(out)).toStrictEqual(['sys', 'task', 'pin', 'new', ...ids(deploy), 'u13', 'c1:artifact-trail']);
   });
 
+  it('the latest results, cut to the seed’s preview at least, leave the summary its room: the target is met', () => {
+    // A 4k window, and the latest call brought six results of ~1,500 tokens each: cut to 200-token
+    // previews they still take ~1,450 of the 2,000-token target, more than the summary's usual share
+    // of the room would leave them.
+    const f = itemsFactory(o200k);
+    const reads = [0, 1, 2, 3, 4, 5];
+    const call = f.calls(
+      reads.map((i) => ({ name: 'read_file', args: { path: `f${i}.ts` }, id: `c${i}` })),
+      null,
+      { id: 'reads' },
+    );
+    const items = conversation(
+      dialogue(f),
+      f.user('read them', { id: 'u14' }),
+      call,
+      reads.map((i) => f.result(`c${i}`, words(1500, `line${i}`), { id: `r${i}` })),
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }));
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.targetTokens);
+    expect(ids(out)).toContain('reads');
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+  });
+
   it('a call waiting for its result is never summarized', () => {
     const f = itemsFactory(o200k);
     const pending = f.calls([{ name: 'bash', args: { command: 'npm test' } }], null, { id: 'pending' });

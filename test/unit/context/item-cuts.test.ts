@@ -1,0 +1,110 @@
+/**
+ * Cuts of single items (`item-cuts.ts`): each field of an item is cut once, and a form with one
+ * field cut can have the other cut by a later compaction (a reply's reasoning cut while its call
+ * waited for its result, its arguments cut once the result came in); every cut form points at the
+ * original, and is no larger than its plan said.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseCompactionConfig } from '../../../src/context/config';
+import { planCut, planPreview, planReasoning } from '../../../src/context/item-cuts';
+import { framingTokens } from '../../../src/context/item-facts';
+import type { AssistantMessageItem, ContextItem } from '../../../src/context/items';
+import { messageText } from '../../../src/context/items';
+import { createTokenCounter } from '../../../src/tokens';
+import { itemsFactory, words } from '../../support/items-factory';
+
+const o200k = createTokenCounter({ encoding: 'o200k_base' });
+const config = parseCompactionConfig({ maxContextTokens: 8000 });
+const MARKER = /\n\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]$/;
+
+/** A reply with 2,000 tokens of reasoning and a call with 2,000 tokens of arguments. */
+function reply(): AssistantMessageItem {
+  return itemsFactory(o200k).calls(
+    [{ name: 'write_file', args: { path: 'a.ts', content: words(2000, 'code') }, id: 'call-1' }],
+    words(2000, 'thought'),
+    { id: 'r' },
+  );
+}
+
+function written(cut: { write(): ContextItem; tokens: number } | null): AssistantMessageItem {
+  expect(cut).not.toBeNull();
+  const item = (cut as { write(): ContextItem }).write() as AssistantMessageItem;
+  expect(item.tokens).toBe(o200k.countItem(item));
+  expect(item.tokens).toBeLessThanOrEqual((cut as { tokens: number }).tokens);
+  return item;
+}
+
+describe('a reply whose reasoning and arguments are both long', () => {
+  it('reasoning first, arguments later: both cut, the calls whole in between, the original named by both', () => {
+    const original = reply();
+    const reasoned = written(planReasoning(original, o200k, 200));
+    expect(reasoned).toMatchObject({ id: 'r~text200', sourceId: 'r' });
+    expect(messageText(reasoned.message)).toMatch(MARKER);
+    expect(reasoned.message.tool_calls).toStrictEqual(original.message.tool_calls);
+    // The framing a later cut of the arguments reads is the cut text's.
+    expect(reasoned.facts?.framingTokens).toBe(framingTokens(reasoned, o200k));
+    const both = written(planCut(reasoned, config, o200k));
+    expect(both).toMatchObject({ id: 'r~text200~cut200', sourceId: 'r' });
+    expect(both.message.tool_calls?.[0]?.function.arguments).toMatch(MARKER);
+    expect(both.message.content).toBe(reasoned.message.content);
+    // Each field once.
+    expect(planCut(both, config, o200k)).toBeNull();
+    expect(planReasoning(both, o200k, 200)).toBeNull();
+  });
+
+  it('arguments first, reasoning later', () => {
+    const cut = written(planCut(reply(), config, o200k));
+    expect(cut).toMatchObject({ id: 'r~cut200', sourceId: 'r' });
+    const both = written(planReasoning(cut, o200k, 200));
+    expect(both).toMatchObject({ id: 'r~cut200~text200', sourceId: 'r' });
+    expect(messageText(both.message)).toMatch(MARKER);
+    expect(planCut(both, config, o200k)).toBeNull();
+  });
+
+  it('a preview within a size keeps the calls whole and takes the longest reasoning that fits', () => {
+    const original = reply();
+    const cut = planPreview(original, config, o200k, original.tokens - 1000, 50);
+    const item = written(cut);
+    expect(item.tokens).toBeLessThanOrEqual(original.tokens - 1000);
+    expect(item.tokens).toBeGreaterThan(original.tokens - 1000 - 40);
+    expect(item.message.tool_calls).toStrictEqual(original.message.tool_calls);
+    expect(planPreview(original, config, o200k, original.tokens - 1990, 50)).toBeNull();
+  });
+});
+
+describe('previews of a message’s text', () => {
+  it('a user message of text parts comes back as a preview of their text', () => {
+    const f = itemsFactory(o200k);
+    const base = f.user('x', { id: 'u' });
+    const parts = [
+      { type: 'text', text: words(600, 'first') },
+      { type: 'text', text: words(600, 'second') },
+    ];
+    const item: ContextItem = {
+      ...base,
+      message: { role: 'user', content: parts },
+      tokens: 3 + parts.reduce((n, p) => n + o200k.countText(p.text), 0),
+    };
+    const cut = written(planPreview(item, config, o200k, 400, 50));
+    expect(cut).toMatchObject({ id: expect.stringMatching(/^u~cut\d+$/), sourceId: 'u' });
+    expect(messageText(cut.message)).toMatch(
+      /^first first[\s\S]*\n\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]$/,
+    );
+  });
+
+  it('a message with an image part is not cut (the image would be lost)', () => {
+    const f = itemsFactory(o200k);
+    const item: ContextItem = {
+      ...f.user('x', { id: 'u' }),
+      message: {
+        role: 'user',
+        content: [
+          { type: 'text', text: words(2000, 'text') },
+          { type: 'image_url', image_url: { url: 'data:,' } },
+        ],
+      },
+      tokens: 2003,
+    };
+    expect(planPreview(item, config, o200k, 400, 50)).toBeNull();
+  });
+});
