@@ -158,7 +158,7 @@ function violationsOf(row: Omit<EvalRow, 'violations'>): string[] {
       out.push(`${at(j)}: left the context over the target (${j.tokensAfter} > ${row.target})`);
     if (j.underFilled) {
       out.push(
-        `${at(j)}: filled ${((100 * j.tokensAfter) / row.target).toFixed(0)} % of the target (under 70 %)`,
+        `${at(j)}: filled ${Math.floor((100 * j.tokensAfter) / row.target)} % of the target (under 70 %)`,
       );
     }
   }

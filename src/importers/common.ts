@@ -28,6 +28,12 @@ export interface ImportOptions {
    * same ids. Give one (e.g. the conversation id) to import the same file into two conversations.
    */
   idPrefix?: string;
+  /**
+   * A pi session's whole active path, its own compactions left out (replaying what the agent did,
+   * as `eval` does), instead of the context pi would send at the leaf (its latest summary and what
+   * it kept). Other formats have no compactions of their own. Default false.
+   */
+  wholeHistory?: boolean;
 }
 
 /** How an OpenAI chat list was laid out: a bare array, `{ messages, tools?, ... }`, or JSONL. */

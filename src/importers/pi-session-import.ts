@@ -246,7 +246,7 @@ export function piFromLines(
     }
     return { index, line, value };
   });
-  const { entries: context, compaction } = contextEntries(activePath(entries));
+  const { entries: context, compaction } = contextEntries(activePath(entries), options.wholeHistory === true);
   const items: ContextItem[] = [];
   const itemIds = new Map<number, string>();
   for (const entry of context) {

@@ -37,8 +37,15 @@ export function activePath(entries: readonly PiEntry[]): PiEntry[] {
   return path.reverse();
 }
 
-/** The path's entries in context order: after the latest compaction, its summary first. */
-export function contextEntries(path: readonly PiEntry[]): { entries: PiEntry[]; compaction?: PiEntry } {
+/**
+ * The path's entries in context order: after the latest compaction, its summary first. `whole`:
+ * every entry of the path but the compactions.
+ */
+export function contextEntries(
+  path: readonly PiEntry[],
+  whole = false,
+): { entries: PiEntry[]; compaction?: PiEntry } {
+  if (whole) return { entries: path.filter((entry) => entry.value.type !== 'compaction') };
   let at = -1;
   for (let i = path.length - 1; i >= 0 && at < 0; i--)
     if ((path[i] as PiEntry).value.type === 'compaction') at = i;

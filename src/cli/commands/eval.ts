@@ -70,7 +70,8 @@ export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> 
   // Bad configuration fails before any replay.
   config(options.windows[0] ?? 8000);
   const sessions: EvalSession[] = options.files.map((file) => {
-    const session = readSession(file, { conversationId: 'eval', model: options.model });
+    // What the agent did, whole: a pi session's own compactions are left out (ours replace them).
+    const session = readSession(file, { conversationId: 'eval', model: options.model, wholeHistory: true });
     if (session.items.length === 0) throw new UsageError(`${file} holds no messages`);
     return { name: file.split('/').pop() ?? file, items: session.items };
   });
@@ -146,8 +147,9 @@ export function registerEval(program: Command): void {
     .option('--out <dir>', 'write eval.json, eval.md and eval.svg into this directory')
     .addHelpText(
       'after',
-      '\nEach assistant message of a session is one model call: triggers are checked before and after it, and a\n' +
-        'request over the window is refused as the model would (overflow). Reported per session and window:\n' +
+      '\nEach assistant message of a session is one model call (a demonstration written into the session is not):\n' +
+        'triggers are checked before and after it, and a request over the window is refused as the model would\n' +
+        '(overflow). A pi session is replayed whole, its own compactions left out. Reported per session and window:\n' +
         'compactions, tokens after each (% of the window), target met, fill, requests over the window, tool results\n' +
         'orphaned, header items lost, touched files kept, carried state kept, ms per compaction, recall@3 (strings\n' +
         'only the compacted span held, searched the way a model would: a read file by its path, an error by its words,\n' +

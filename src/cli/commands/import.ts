@@ -50,12 +50,20 @@ export function parseSessionFormat(value: string | undefined): SessionFormat | u
  */
 export function readSession(
   file: string,
-  options: { format?: SessionFormat; conversationId: string; model: string; lossy?: boolean },
+  options: {
+    format?: SessionFormat;
+    conversationId: string;
+    model: string;
+    lossy?: boolean;
+    /** See `ImportOptions.wholeHistory`. */
+    wholeHistory?: boolean;
+  },
 ): ImportedSession {
   const text = readTextInput(file, options.lossy);
   const importOptions = {
     tokenizer: tokenCounterForModel(options.model),
     idPrefix: `${options.conversationId}:`,
+    ...(options.wholeHistory ? { wholeHistory: true } : {}),
   };
   try {
     return importSession(text, {
