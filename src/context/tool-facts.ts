@@ -172,7 +172,14 @@ const MAX_ERROR_CHARS = 200;
 
 /** Lines that report a failure, whatever the tool. */
 const FAILURE_LINE =
-  /^(\s*(error|fatal|exception)\b[:\s!]|\s*\w*(Error|Exception):\s|npm ERR!|Traceback \(most recent call last\)|.*\bcommand not found\b|.*\b(exit(ed)?|exit code|exit status)\s*(with\s*)?(code|status)?\s*[1-9]\d*\b|\s*FAIL\b|.*\b[1-9]\d* (failed|failing)\b|.*Your proposed edit has introduced new syntax error)/i;
+  /^(\s*(error|fatal|exception)\b[:\s!]|CONFLICT \(|\s*\w*(Error|Exception):\s|npm ERR!|Traceback \(most recent call last\)|.*\bcommand not found\b|.*\b(exit(ed)?|exit code|exit status)\s*(with\s*)?(code|status)?\s*[1-9]\d*\b|\s*FAIL\b|.*\b[1-9]\d* (failed|failing)\b|.*Your proposed edit has introduced new syntax error)/i;
+/**
+ * Of an output that reports a failure, the lines that say what failed, before a line that only
+ * gives the exit code: an error message, a compiler's diagnostic (`a.ts(23,35): error TS2345: …`),
+ * npm's error, a merge conflict, a failed test.
+ */
+const WHAT_FAILED_LINE =
+  /^(\s*(error|fatal|exception)\b[:\s!]|CONFLICT \(|\s*\w*(Error|Exception):\s|npm (ERR!|error\b)|.*[:)]\s*error\b[\s:[]|Traceback \(most recent call last\)|.*\bcommand not found\b|\s*FAIL\b|.*\b[1-9]\d* (failed|failing)\b|.*Your proposed edit has introduced new syntax error)/i;
 /** Tools whose output is file content: only an explicit error counts there. */
 const READ_OUTPUT_TOOL = /(read|view|open|cat|get_file|show)/i;
 
@@ -197,14 +204,18 @@ export function toolResultError(item: ToolResultItem, tool: string): string | nu
   const text = messageText(item.message);
   const head = text.trimStart();
   const explicit = /^(error|fatal)\b/i.test(head);
-  if (flaggedError(item) || explicit)
-    return oneLine(head.split('\n').find((l) => l.trim()) ?? head) || 'error';
-  if (READ_OUTPUT_TOOL.test(tool)) return null;
   // Failures are reported at the start or the end of an output: a long output is read there only.
   const scanned =
     text.length <= 2 * SCAN_CHARS ? text : `${text.slice(0, SCAN_CHARS)}\n${text.slice(-SCAN_CHARS)}`;
-  for (const line of scanned.split('\n')) if (FAILURE_LINE.test(line)) return oneLine(line);
-  return null;
+  const lines = scanned.split('\n');
+  const whatFailed = (): string | undefined =>
+    lines.find((line) => WHAT_FAILED_LINE.test(line)) ?? lines.find((line) => FAILURE_LINE.test(line));
+  if (flaggedError(item) || explicit) {
+    // The line that says what failed, else the first (a flagged `git pull` starts with its remote).
+    return oneLine(whatFailed() ?? head.split('\n').find((l) => l.trim()) ?? head) || 'error';
+  }
+  if (READ_OUTPUT_TOOL.test(tool) || !lines.some((line) => FAILURE_LINE.test(line))) return null;
+  return oneLine(whatFailed() as string);
 }
 
 /** What a call was applied to: its first path, else its command's first words, else ''. */

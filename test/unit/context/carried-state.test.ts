@@ -521,6 +521,35 @@ describe('toolResultError: strict detection', () => {
       undefined,
       null,
     ],
+    // The line that says what failed, before the one that gives the exit code.
+    [
+      'a compiler diagnostic before the exit code',
+      'bash',
+      '> tsc --noEmit\nsrc/a.ts(23,35): error TS2345: Argument of type "x" is not assignable.\nCommand exited with code 2',
+      undefined,
+      'src/a.ts(23,35): error TS2345: Argument of type "x" is not assignable.',
+    ],
+    [
+      'npm 10’s error before the exit code',
+      'bash',
+      '> build\nnpm error Lifecycle script `build` failed with error:\nCommand exited with code 1',
+      undefined,
+      'npm error Lifecycle script `build` failed with error:',
+    ],
+    [
+      'a flagged merge conflict: the conflict, not the remote it pulled from',
+      'bash',
+      'From https://github.com/o/r\n * branch main -> FETCH_HEAD\nAuto-merging a.ts\nCONFLICT (content): Merge conflict in a.ts\nAutomatic merge failed',
+      { format: 'pi', index: 3, fields: { message: { isError: true } } },
+      'CONFLICT (content): Merge conflict in a.ts',
+    ],
+    [
+      'an output that only mentions an error is no failure',
+      'bash',
+      'src/a.ts(1,1): error handling reviewed\nall good',
+      undefined,
+      null,
+    ],
   ])('%s', (_, tool, content, origin, expected) => {
     expect(toolResultError(result(content, origin), tool)).toBe(expected);
   });
