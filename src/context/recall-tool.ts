@@ -106,6 +106,10 @@ export function planOfferingRecall(
   // As the workflow measures it: the stored context, without this compaction's own git diff stat.
   const stat = gitDiffStatItemId(input.compactionId);
   const before = input.items.reduce((n, i) => (i.id === stat ? n : n + i.tokens), 0);
-  const after = plan.steps.at(-1)?.tokensAfter ?? before;
+  // The compacted context is at most the goal once filled back toward it (`finishCompaction`).
+  const after = Math.max(
+    plan.steps.at(-1)?.tokensAfter ?? before,
+    plan.toSummarize.length > 0 ? plan.goalTokens : 0,
+  );
   return after < before ? plan : planCompaction(input);
 }

@@ -152,7 +152,7 @@ async function runOne(plan: Plan, index: number): Promise<void> {
   // Every message sent is in the archive, once.
   const archive = await store.getArchive(conversationId);
   const userTexts = archive
-    .filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta)
+    .filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta && !i.sourceId)
     .map((i) => (i.type === 'USER_MESSAGE' ? i.message.content : ''));
   expect(userTexts).toEqual(sent);
   // Committed at most once; the active version is the staged one (committed) or the base (rolled back).

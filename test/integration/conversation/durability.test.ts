@@ -71,7 +71,7 @@ describe('a real recorded session through the workflow', needsSharedSessions, ()
 
     // Every original message is in the archive: user texts, assistant turns, tool results.
     const archive = await conv.archive();
-    const archivedUser = archive.filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta);
+    const archivedUser = archive.filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta && !i.sourceId);
     expect(archivedUser).toHaveLength(recording.userMessages.length);
     const originalAssistant = imported.filter((i) => i.type === 'ASSISTANT_MESSAGE').length;
     const originalResults = imported.filter((i) => i.type === 'TOOL_RESULT').length;
@@ -324,8 +324,9 @@ describe('a worker killed with SIGKILL in the middle of a compaction', () => {
       const { items } = await store.getActiveContext(conversationId);
       expect(items.filter((i) => i.type === 'COMPACTION_SUMMARY')).toHaveLength(1);
       const archive = await store.getArchive(conversationId);
+      // Every message sent, once (a preview a compaction made of one is its cut form, not a message).
       const userTexts = archive
-        .filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta)
+        .filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta && i.sourceId === undefined)
         .map((i) => (i.type === 'USER_MESSAGE' ? i.message.content : ''));
       expect(userTexts).toEqual(sent);
       // The conversation goes on.
