@@ -1,6 +1,6 @@
 /**
- * `npm run quality`: `eval` on every shared session (../shared/data/sessions) at 8k, 16k, 32k and
- * 64k windows with the extractive summarizer and the peers beside ours, written to
+ * `npm run quality`: `eval` on every shared session (../shared/data/sessions) at 4k, 8k, 16k, 32k
+ * and 64k windows with the extractive summarizer and the peers beside ours, written to
  * bench/QUALITY.md, bench/quality.json and bench/quality.svg. What it measures is what CI checks
  * (test/unit/eval/eval.test.ts); this writes the figures down.
  */
@@ -13,7 +13,7 @@ import { runMain } from '../src/infra/errors';
 import { machineInfo } from './report';
 
 const SESSIONS = resolve(__dirname, '../../shared/data/sessions');
-const WINDOWS = [8000, 16000, 32000, 64000];
+const WINDOWS = [4000, 8000, 16000, 32000, 64000];
 
 function pct(v: number): string {
   return Number.isFinite(v) ? `${(v * 100).toFixed(0)} %` : 'n/a';
@@ -77,6 +77,8 @@ runMain(async () => {
     '- **touched files kept**: every path a read, write or edit tool call of the session named so far, looked up in the compacted context after each compaction (read off the raw tool calls, not from the artifact trail). **carried state kept**: the latest task list, every pin, the last 10 memories and every open error, looked up the same way.',
     "- **pi after**, **trimMessages after**: pi-coding-agent's `prepareCompaction` (its summary counted at 600 tokens) and LangChain's `trimMessages` (no summary) on the same contexts at the same points, with the same budget; pi keeps whole turns, so it can keep more than the target (or the window).",
     '- The small SWE-agent sessions stay under the trigger at 16k and more: no compaction runs there.',
+    '- At 4k a few compactions end over the target where the header and what no step may remove (a call waiting for its result, the current message) leave no room for it: counted apart as excused, not as broken.',
+    '- Sessions outside `../shared` (65 public files of pi and SWE-agent): [QUALITY-OUTSIDE.md](QUALITY-OUTSIDE.md).',
     '',
   ].join('\n');
   writeFileSync(join(__dirname, 'QUALITY.md'), text);
