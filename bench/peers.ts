@@ -73,7 +73,7 @@ function fakeSummary(items: readonly ContextItem[], tokens: number): CompactionS
  * the 16k row measured compilation, 3 ms where the compiled path takes 0.7). The first call of
  * each approach on each input is reported beside the median.
  */
-const WARM_UP = 30;
+const WARM_UP = 100;
 
 export async function peersFigure(reps: number): Promise<Figure> {
   const tokenizer = tokenCounterForModel('gpt-4o');

@@ -42,7 +42,7 @@ const sizes = {
     reps: quick ? 3 : 7,
   },
   tokens: { budgetSeconds: quick ? 10 : 20, minMs: quick ? 200 : 500 },
-  peerReps: quick ? 3 : 21,
+  peerReps: quick ? 3 : 101,
   throughput: {
     conversations: quick ? [5, 20] : full ? [10, 100, 500] : [10, 100],
     rounds: quick ? 10 : 30,
