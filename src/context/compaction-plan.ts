@@ -275,7 +275,11 @@ function growCuts(plan: CompactionPlan, room: number): number {
         work.uncut(unit, i);
         continue;
       }
-      const longer = longestCut(item, plan.config, plan.tokenizer, cut.tokens + room);
+      // The same field cut again, to a longer preview.
+      const longer =
+        cut.of === 'arguments'
+          ? longestCut(item, plan.config, plan.tokenizer, cut.tokens + room)
+          : planPreview(item, plan.config, plan.tokenizer, cut.tokens + room, 1);
       if (longer && longer.tokens > cut.tokens) {
         room -= longer.tokens - cut.tokens;
         work.cut(unit, i, longer);

@@ -139,7 +139,7 @@ function planTextCut(
     } as TextItem;
     return { ...next, tokens: countItemTokens(next, tokenizer) };
   };
-  return { id, tokens, write, calls: 0, results: item.type === 'TOOL_RESULT' ? 1 : 0 };
+  return { id, tokens, of: 'text', write, calls: 0, results: item.type === 'TOOL_RESULT' ? 1 : 0 };
 }
 
 /**
@@ -209,7 +209,7 @@ export function planReasoning(
     };
     return { ...withFraming, tokens: countItemTokens(withFraming, tokenizer) };
   };
-  return { id, tokens, write };
+  return { id, tokens, of: 'text', write };
 }
 
 function planArgumentsCut(
@@ -269,7 +269,7 @@ function planArgumentsCut(
     };
     return { ...next, tokens: countItemTokens(next, tokenizer) };
   };
-  return { id, tokens, write, calls: cutCount, results: 0 };
+  return { id, tokens, of: 'arguments', write, calls: cutCount, results: 0 };
 }
 
 /**

@@ -33,6 +33,8 @@ export interface PlannedCut {
   id: string;
   /** Tokens the cut form will have at most. */
   tokens: number;
+  /** What it cuts: the tool-call arguments, or the text (a result's, a message's, a reply's reasoning). */
+  of: 'arguments' | 'text';
   /** Writes the cut form (called once, when the context is read). */
   write(): ContextItem;
 }

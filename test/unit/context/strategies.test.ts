@@ -875,6 +875,32 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
   });
 
+  it('the last resort cuts the latest reply’s reasoning, and the room the summary leaves grows that same cut back', () => {
+    const f = itemsFactory(o200k);
+    const [call, result] = f.block('edit', { path: 'a.py', text: words(100, 'code') }, 'ok', {
+      text: words(3000, 'thought'),
+    });
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('Fix a.py.', { id: 'task' }),
+      f.assistant(words(300, 'earlier'), { id: 'earlier' }),
+      f.user('Go on.', { id: 'now' }),
+      call,
+      result,
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }));
+    expect(p.strategy).toBe('reasoning');
+    expect(ids(p.toSummarize)).toStrictEqual(['earlier']);
+    const planned = p.work.units.find((u) => u.originals[0]?.id === call.id)?.cuts[0];
+    expect(planned?.id).toMatch(new RegExp(`^${call.id}~text\\d+$`));
+    const out = finishCompaction(p, summaryOf(20));
+    const reply = out.find((i) => i.sourceId === call.id);
+    const preview = (id: string | undefined) => Number(/~text(\d+)$/.exec(id ?? '')?.[1]);
+    expect(preview(reply?.id)).toBeGreaterThan(preview(planned?.id));
+    expect(reply).toMatchObject({ message: { tool_calls: call.message.tool_calls } });
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
