@@ -5,6 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { planExtractiveSummary, planSummaryRequest } from '../context/compaction-summary';
+import { summaryHandlesBudget } from '../context/post-compaction';
 import { targetTokens, type CompactionConfig } from '../context/config';
 import type { ContextItem } from '../context/items';
 import { splitSegments } from '../context/segments';
@@ -112,8 +113,9 @@ export function extractiveSummarizer(tokenizer: Tokenizer): Summarizer {
 }
 
 /**
- * An LLM summarizer for replays: the same request the summarize activity sends, up to 3 attempts
- * (the activity's retry policy), `call` doing the request (src/llm's `requestSummary`).
+ * An LLM summarizer for replays: the same request the summarize activity sends (its `maxTokens`
+ * leaves the summary item room for its line of recall handles), up to 3 attempts (the activity's
+ * retry policy), `call` doing the request (src/llm's `requestSummary`).
  */
 export function llmSummarizer(
   config: CompactionConfig,
@@ -121,10 +123,11 @@ export function llmSummarizer(
 ): Summarizer {
   return async (plan) => {
     const request = planSummaryRequest(plan, config, null);
+    const maxTokens = plan.summaryBudget - summaryHandlesBudget(plan.summaryBudget);
     let last: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
       try {
-        return { text: await call(request.messages, plan.summaryBudget), summarizer: 'llm' };
+        return { text: await call(request.messages, maxTokens), summarizer: 'llm' };
       } catch (err) {
         last = err;
       }
