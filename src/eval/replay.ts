@@ -8,6 +8,9 @@
  * as it stands just before it. A meta assistant message is no call: it is part of a prompt (a
  * SWE-agent demonstration, `is_demo`, written as a chat), added like any other message.
  *
+ * A {@link SummarizerFatalError} (a failure every call would repeat: a bad key, an unknown model)
+ * stops the replay at once, naming the compaction.
+ *
  * What it records is judged in `metrics.ts`; nothing here decides what is good.
  */
 import { planOfferingRecall } from '../context/recall-tool';
@@ -27,10 +30,18 @@ import { isRoundStart, splitSegments } from '../context/segments';
 import type { Tokenizer } from '../context/tokenizer';
 import { isAutomatic, type RecentCompaction, type TriggerKind } from '../context/triggers';
 
-/** Writes the summary of a plan: the extractive summarizer, or an LLM. */
+/** Writes the summary of a plan: the extractive summarizer, or an LLM. May throw (see the module comment). */
 export type Summarizer = (
   plan: CompactionPlan,
 ) => Promise<{ text: string; summarizer: CompactionSummaryItem['summarizer'] }>;
+
+/**
+ * Thrown by a summarizer for a failure every later call would repeat (a bad key, an unknown model):
+ * the replay stops, and rethrows it with the compaction named.
+ */
+export class SummarizerFatalError extends Error {
+  override readonly name = 'SummarizerFatalError';
+}
 
 /** One compaction the replay ran (or skipped), with the contexts before and after it. */
 export interface ReplayCompaction {
@@ -137,7 +148,16 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     if (plan.impossible) return record('skipped', plan.impossible, before);
     let summary: CompactionSummaryItem | null = null;
     if (plan.toSummarize.length > 0) {
-      const written = await options.summarize(plan);
+      let written: Awaited<ReturnType<Summarizer>>;
+      try {
+        written = await options.summarize(plan);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (err instanceof SummarizerFatalError) {
+          throw new SummarizerFatalError(`compaction #${seq} (${trigger}): ${message}`, { cause: err });
+        }
+        throw err;
+      }
       summary = planSummaryItem(plan, written.text, {
         compactionId: `eval-${seq}`,
         summarizer: written.summarizer,

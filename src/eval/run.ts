@@ -14,7 +14,8 @@ import type { Pool } from 'pg';
 import { judgeCompaction, type CompactionJudgement } from './metrics';
 import { scoreRecall, type RecallScore } from './recall-eval';
 import { peersAt, type PeerPoint } from './peers';
-import { replaySession, type ReplayResult, type Summarizer } from './replay';
+import { LlmError } from '../llm/errors';
+import { replaySession, SummarizerFatalError, type ReplayResult, type Summarizer } from './replay';
 
 export interface EvalSession {
   /** A name for the reports (the file's name). */
@@ -112,27 +113,59 @@ export function extractiveSummarizer(tokenizer: Tokenizer): Summarizer {
   return async (plan) => ({ text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' });
 }
 
+/** Attempts of a summary call: the summarize activity's retry policy (workflows/compaction.ts). */
+export const SUMMARY_ATTEMPTS = 3;
+/** Its first backoff, doubled each attempt (1 s, 2 s). */
+export const SUMMARY_RETRY_INITIAL_MS = 1000;
+/** The longest Retry-After a replay waits (the activity takes any). */
+export const SUMMARY_RETRY_AFTER_MAX_MS = 60_000;
+
+export interface LlmSummarizerOptions {
+  /** Waits between attempts. Default: a timer. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Told of each failed attempt before it is retried. */
+  onRetry?: (retry: { attempt: number; delayMs: number; error: unknown }) => void;
+}
+
 /**
  * An LLM summarizer for replays: the same request the summarize activity sends (its `maxTokens`
- * leaves the summary item room for its line of recall handles), up to 3 attempts (the activity's
- * retry policy), `call` doing the request (src/llm's `requestSummary`).
+ * leaves the summary item room for its line of recall handles), `call` doing the request (src/llm's
+ * `requestSummary`), with the activity's retry policy: {@link SUMMARY_ATTEMPTS} attempts, 1 s then
+ * 2 s apart or the provider's Retry-After. A failure the classification calls non-retryable is not
+ * retried: a context length exceeded is this request's, any other (a bad key, an unknown model)
+ * every call's, and stops the replay
+ * ({@link SummarizerFatalError}).
  */
 export function llmSummarizer(
   config: CompactionConfig,
   call: (messages: ReturnType<typeof planSummaryRequest>['messages'], maxTokens: number) => Promise<string>,
+  options: LlmSummarizerOptions = {},
 ): Summarizer {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)));
   return async (plan) => {
     const request = planSummaryRequest(plan, config, null);
     const maxTokens = plan.summaryBudget - summaryHandlesBudget(plan.summaryBudget);
-    let last: unknown;
-    for (let attempt = 1; attempt <= 3; attempt++) {
+    for (let attempt = 1; ; attempt++) {
       try {
         return { text: await call(request.messages, maxTokens), summarizer: 'llm' };
       } catch (err) {
-        last = err;
+        if (err instanceof LlmError && !err.retryable) {
+          if (err.type === 'LLM_CONTEXT_LENGTH_EXCEEDED') throw err;
+          throw new SummarizerFatalError(`${err.message} (${err.type}, not retried)`, { cause: err });
+        }
+        if (attempt >= SUMMARY_ATTEMPTS) {
+          const message = err instanceof Error ? err.message : String(err);
+          throw new Error(`${message} (after ${attempt} attempts)`, { cause: err });
+        }
+        const retryAfter = err instanceof LlmError ? err.details.retryAfterMs : undefined;
+        const delayMs =
+          retryAfter !== undefined
+            ? Math.min(retryAfter, SUMMARY_RETRY_AFTER_MAX_MS)
+            : SUMMARY_RETRY_INITIAL_MS * 2 ** (attempt - 1);
+        options.onRetry?.({ attempt, delayMs, error: err });
+        await sleep(delayMs);
       }
     }
-    throw last;
   };
 }
 
@@ -178,12 +211,20 @@ export async function runEval(options: EvalOptions): Promise<EvalRow[]> {
       const summarize =
         options.summarizer === 'extractive' ? extractiveSummarizer(options.tokenizer) : options.summarizer;
       const started = performance.now();
-      const replay: ReplayResult = await replaySession({
-        items: session.items,
-        config,
-        tokenizer: options.tokenizer,
-        summarize,
-      });
+      // A model's summaries take a while: say which replay the retries and waits belong to.
+      if (options.summarizer !== 'extractive') options.log?.(`eval ${session.name} @ ${window}: replaying…`);
+      let replay: ReplayResult;
+      try {
+        replay = await replaySession({
+          items: session.items,
+          config,
+          tokenizer: options.tokenizer,
+          summarize,
+        });
+      } catch (err) {
+        if (!(err instanceof SummarizerFatalError)) throw err;
+        throw new SummarizerFatalError(`eval ${session.name} @ ${window}: ${err.message}`, { cause: err });
+      }
       const judged = replay.compactions.map((c) => judgeCompaction(c, session.items, target));
       const committed = judged.filter((j) => j.status === 'committed');
       const points: PeerPoint[] =

@@ -16,7 +16,7 @@ import { connectPostgres } from '../../infra/postgres';
 import { createLlmClient, requestSummary } from '../../llm';
 import { tokenCounterForModel } from '../../tokens';
 import { evalJson, evalSvg, markdownTable, textTable } from '../../eval/report';
-import { llmSummarizer, runEval, type EvalRow, type EvalSession } from '../../eval/run';
+import { llmSummarizer, runEval, SUMMARY_ATTEMPTS, type EvalRow, type EvalSession } from '../../eval/run';
 import { action, printJson, UsageError } from '../client';
 import { DEFAULT_MODEL } from '../start-options';
 import { readSession } from './import';
@@ -42,6 +42,8 @@ export interface EvalCommandOptions {
    */
   recall?: boolean;
   log?: (line: string) => void;
+  /** Waits between summary attempts (tests). Default: a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Parses `--window 8000,16000`. */
@@ -85,10 +87,22 @@ export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> 
       ...(process.env.OPENAI_BASE_URL ? { baseURL: process.env.OPENAI_BASE_URL } : {}),
     });
     const model = options.summaryModel ?? options.model;
-    summarizer = llmSummarizer(config(options.windows[0] ?? 8000), async (messages, maxTokens) => {
-      const outcome = await requestSummary(client, { model, messages, maxTokens });
-      return outcome.summary;
-    });
+    const log = options.log;
+    summarizer = llmSummarizer(
+      config(options.windows[0] ?? 8000),
+      async (messages, maxTokens) => {
+        const outcome = await requestSummary(client, { model, messages, maxTokens });
+        return outcome.summary;
+      },
+      {
+        ...(options.sleep ? { sleep: options.sleep } : {}),
+        onRetry: ({ attempt, delayMs, error }) =>
+          log?.(
+            `  summary call failed (attempt ${attempt} of ${SUMMARY_ATTEMPTS}), retrying in ${delayMs} ms: ` +
+              (error instanceof Error ? error.message : String(error)),
+          ),
+      },
+    );
   }
   const postgres = options.recall ? await connectPostgres({ poolSize: 2 }) : null;
   try {
@@ -154,6 +168,9 @@ export function registerEval(program: Command): void {
         'orphaned, header items lost, touched files kept, carried state kept, ms per compaction, recall@3 (strings\n' +
         'only the compacted span held, searched the way a model would: a read file by its path, an error by its words,\n' +
         "a command's output by the command; found when a top-3 result holds them), and the peers.\n" +
+        'With --summarizer llm a summary call is retried as the summarize activity retries it (3 attempts, 1 s and\n' +
+        '2 s apart or the Retry-After); a failure every call would repeat (a bad key, an unknown model) is not\n' +
+        'retried and stops the run, naming the session, window and compaction.\n' +
         `Exit codes: 0 every invariant held, ${EVAL_VIOLATION_EXIT} an invariant broke (each is listed), 2 bad input, 1 failure.`,
     )
     .action(

@@ -1,16 +1,24 @@
 /**
- * `eval --summarizer llm`'s summary call is the summarize activity's: the same `max_tokens`.
- * Made-up session.
+ * `eval --summarizer llm`'s summary call is the summarize activity's: the same `max_tokens`, and
+ * its retry policy (3 attempts 1 s and 2 s apart or the Retry-After; a non-retryable failure not
+ * retried). eval retried a bad key three times at once and then printed one line naming neither
+ * the session nor the window. Made-up sessions.
  */
-import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CompactionPlan } from '../../../src/context/compaction-plan';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
 import { parseCompactionConfig } from '../../../src/context/config';
 import type { ContextItem } from '../../../src/context/items';
 import { summaryHandlesBudget } from '../../../src/context/post-compaction';
-import { replaySession, type Summarizer } from '../../../src/eval/replay';
-import { llmSummarizer } from '../../../src/eval/run';
+import { replaySession, SummarizerFatalError, type Summarizer } from '../../../src/eval/replay';
+import { llmSummarizer, SUMMARY_RETRY_AFTER_MAX_MS } from '../../../src/eval/run';
+import { LlmError } from '../../../src/llm';
 import { createTokenCounter } from '../../../src/tokens';
+import { isSummaryRequest, startFakeOpenAI, step, type FakeOpenAI } from '../../support/fake-openai';
 import { conversation, itemsFactory, words } from '../../support/items-factory';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
@@ -33,7 +41,18 @@ const extractive: Summarizer = async (plan) => ({
   summarizer: 'llm',
 });
 
-describe("eval's LLM summarizer asks as the summarize activity does", () => {
+describe('a replay whose summarizer fails for good', () => {
+  it('stops at once on a failure every call would repeat, naming the compaction', async () => {
+    const summarize: Summarizer = async () => {
+      throw new SummarizerFatalError('LLM authentication failed (HTTP 401): bad key (LLM_AUTH, not retried)');
+    };
+    await expect(replaySession({ items: session(), config, tokenizer: o200k, summarize })).rejects.toThrow(
+      /^compaction #1 \(\w+\): LLM authentication failed \(HTTP 401\): bad key \(LLM_AUTH, not retried\)$/,
+    );
+  });
+});
+
+describe("eval's LLM summarizer retries as the summarize activity does", () => {
   /** The first plan a replay of `session()` summarizes. */
   async function firstPlan(): Promise<CompactionPlan> {
     let plan: CompactionPlan | undefined;
@@ -50,15 +69,118 @@ describe("eval's LLM summarizer asks as the summarize activity does", () => {
     return plan;
   }
 
+  function failing(errors: unknown[]) {
+    const sent: number[] = [];
+    const slept: number[] = [];
+    const summarizer = llmSummarizer(
+      config,
+      async (_messages, maxTokens) => {
+        sent.push(maxTokens);
+        const error = errors[sent.length - 1];
+        if (error !== undefined) throw error;
+        return 'the summary';
+      },
+      { sleep: async (ms) => void slept.push(ms) },
+    );
+    return { summarizer, sent, slept };
+  }
+
   it('asks for the summary budget less the recall handles’ line, as the activity does', async () => {
     const plan = await firstPlan();
-    const sent: number[] = [];
-    const summarizer = llmSummarizer(config, async (_messages, maxTokens) => {
-      sent.push(maxTokens);
-      return 'the summary';
-    });
+    const { summarizer, sent } = failing([]);
     await expect(summarizer(plan)).resolves.toEqual({ text: 'the summary', summarizer: 'llm' });
     expect(sent).toEqual([plan.summaryBudget - summaryHandlesBudget(plan.summaryBudget)]);
     expect(sent[0]).toBeLessThan(plan.summaryBudget);
   });
+
+  it('3 attempts 1 s and 2 s apart, then the failure with the attempts', async () => {
+    const plan = await firstPlan();
+    const invalid = new LlmError('SUMMARY_INVALID', 'summary invalid: empty_summary', true);
+    const { summarizer, sent, slept } = failing([invalid, invalid, invalid]);
+    await expect(summarizer(plan)).rejects.toThrow('summary invalid: empty_summary (after 3 attempts)');
+    expect(sent).toHaveLength(3);
+    expect(slept).toEqual([1000, 2000]);
+  });
+
+  it('waits the Retry-After of a 429 (at most a minute)', async () => {
+    const plan = await firstPlan();
+    const limited = (ms: number) =>
+      new LlmError('LLM_RATE_LIMITED', 'LLM rate limited (HTTP 429)', true, { retryAfterMs: ms });
+    const { summarizer, slept } = failing([limited(2500), limited(3_600_000)]);
+    await expect(summarizer(plan)).resolves.toMatchObject({ text: 'the summary' });
+    expect(slept).toEqual([2500, SUMMARY_RETRY_AFTER_MAX_MS]);
+  });
+
+  it('never retries a non-retryable failure: a bad key stops the replay, a context too long is this request’s', async () => {
+    const plan = await firstPlan();
+    const auth = failing([new LlmError('LLM_AUTH', 'LLM authentication failed (HTTP 401): bad key', false)]);
+    const fatal = await auth.summarizer(plan).catch((e: unknown) => e);
+    expect(fatal).toBeInstanceOf(SummarizerFatalError);
+    expect((fatal as Error).message).toBe(
+      'LLM authentication failed (HTTP 401): bad key (LLM_AUTH, not retried)',
+    );
+    expect(auth.sent).toHaveLength(1);
+
+    const long = new LlmError('LLM_CONTEXT_LENGTH_EXCEEDED', 'LLM context length exceeded (HTTP 400)', false);
+    const tooLong = failing([long]);
+    await expect(tooLong.summarizer(plan)).rejects.toBe(long);
+    expect(tooLong.sent).toHaveLength(1);
+  });
+});
+
+/** A session in OpenAI chat format that compacts at 3,000 tokens. */
+function chatSession(rounds = 12): string {
+  const messages: unknown[] = [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: 'Find why the totals are off.' },
+  ];
+  for (let i = 0; i < rounds; i++) {
+    const call = {
+      id: `c${i}`,
+      type: 'function',
+      function: { name: 'read_file', arguments: `{"path":"src/m${i}.ts"}` },
+    };
+    messages.push({ role: 'assistant', content: `Reading module ${i}.`, tool_calls: [call] });
+    messages.push({ role: 'tool', tool_call_id: `c${i}`, content: words(250, `line${i}`) });
+    messages.push({ role: 'assistant', content: `Module ${i} rounds each line.` });
+    messages.push({ role: 'user', content: `And module ${i + 1}?` });
+  }
+  return JSON.stringify({ messages });
+}
+
+describe('eval --summarizer llm against a summarizer that fails', () => {
+  let llm: FakeOpenAI;
+  const dir = mkdtempSync(join(tmpdir(), 'dc-eval-fail-'));
+  const file = join(dir, 'session.json');
+  writeFileSync(file, chatSession());
+  const cli = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
+  /** The CLI from source, asynchronously (the fake server answers from this process). */
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', cli, 'eval', ...args], {
+        env: { ...process.env, OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-eval-fail-0000' },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => done({ code, stdout, stderr }));
+    });
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await llm.close();
+  });
+  beforeEach(() => llm.reset());
+
+  it('a bad key: one request, one line naming the replay and the compaction, exit 1', async () => {
+    llm.when((r) => isSummaryRequest(r)).setDefault(step.authError({ echoKey: false }));
+    const r = await run([file, '--window', '3000', '--summarizer', 'llm', '--no-peers', '--no-recall']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      /^error: eval session\.json @ 3000: compaction #\d+ \(\w+\): LLM authentication failed \(HTTP 401\): Incorrect API key provided\. \(LLM_AUTH, not retried\)$/,
+    );
+    expect(llm.chatRequests().filter((q) => isSummaryRequest(q))).toHaveLength(1);
+  }, 60_000);
 });
