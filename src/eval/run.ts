@@ -69,6 +69,12 @@ export interface EvalRow {
   requests: number;
   compactions: number;
   skipped: number;
+  /**
+   * Compactions rolled back because their summary call failed (the replay went on without them),
+   * and those rolled back without a call once the replay had stopped asking (replay.ts).
+   */
+  summaryFailures: number;
+  summariesNotAsked: number;
   loopGuardPauses: number;
   /** Tokens before and after each committed compaction, as a share of the window. */
   before: Spread;
@@ -132,8 +138,8 @@ export interface LlmSummarizerOptions {
  * leaves the summary item room for its line of recall handles), `call` doing the request (src/llm's
  * `requestSummary`), with the activity's retry policy: {@link SUMMARY_ATTEMPTS} attempts, 1 s then
  * 2 s apart or the provider's Retry-After. A failure the classification calls non-retryable is not
- * retried: a context length exceeded is this request's, any other (a bad key, an unknown model)
- * every call's, and stops the replay
+ * retried: a context length exceeded is this request's (the replay rolls the compaction back), any
+ * other (a bad key, an unknown model) every call's, and stops the replay
  * ({@link SummarizerFatalError}).
  */
 export function llmSummarizer(
@@ -244,7 +250,9 @@ export async function runEval(options: EvalOptions): Promise<EvalRow[]> {
         headerTokens: sum(splitSegments(session.items).header),
         requests: replay.requests.length,
         compactions: committed.length,
-        skipped: judged.length - committed.length + replay.skipped,
+        skipped: judged.filter((j) => j.status === 'skipped').length + replay.skipped,
+        summaryFailures: judged.filter((j) => j.summaryFailure === 'failed').length,
+        summariesNotAsked: judged.filter((j) => j.summaryFailure === 'not_asked').length,
         loopGuardPauses: replay.pauses,
         before: spread(committed.map((j) => j.tokensBefore / window)),
         after: spread(committed.map((j) => j.tokensAfter / window)),

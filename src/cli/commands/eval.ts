@@ -6,7 +6,9 @@
  * `recall` finds again (PostgreSQL: DATABASE_URL or an embedded one; `--no-recall` needs none). No
  * Temporal; an LLM only with `--summarizer llm`.
  *
- * Exit codes: 0 every invariant held; 4 an invariant broke (listed); 2 bad input; 1 a failure.
+ * Exit codes: 0 every invariant held; 4 an invariant broke (listed); 2 bad input; 1 a failure (a
+ * summary call failed: its compaction was rolled back and listed, the rest still measured; or one
+ * every call would repeat, such as a bad key, which stops the run).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +18,7 @@ import { connectPostgres } from '../../infra/postgres';
 import { createLlmClient, requestSummary } from '../../llm';
 import { tokenCounterForModel } from '../../tokens';
 import { evalJson, evalSvg, markdownTable, textTable } from '../../eval/report';
+import { MAX_SUMMARY_FAILURES_IN_A_ROW } from '../../eval/replay';
 import { llmSummarizer, runEval, SUMMARY_ATTEMPTS, type EvalRow, type EvalSession } from '../../eval/run';
 import { action, printJson, UsageError } from '../client';
 import { DEFAULT_MODEL } from '../start-options';
@@ -169,8 +172,9 @@ export function registerEval(program: Command): void {
         'only the compacted span held, searched the way a model would: a read file by its path, an error by its words,\n' +
         "a command's output by the command; found when a top-3 result holds them), and the peers.\n" +
         'With --summarizer llm a summary call is retried as the summarize activity retries it (3 attempts, 1 s and\n' +
-        '2 s apart or the Retry-After); a failure every call would repeat (a bad key, an unknown model) is not\n' +
-        'retried and stops the run, naming the session, window and compaction.\n' +
+        '2 s apart or the Retry-After); one that still fails rolls its compaction back, as the workflow does, and the\n' +
+        'replay goes on (after 3 in a row it stops asking). Each is listed, and the run exits 1. A failure every call\n' +
+        'would repeat (a bad key, an unknown model) stops the run at once.\n' +
         `Exit codes: 0 every invariant held, ${EVAL_VIOLATION_EXIT} an invariant broke (each is listed), 2 bad input, 1 failure.`,
     )
     .action(
@@ -206,13 +210,37 @@ export function registerEval(program: Command): void {
             log: (line) => console.error(line),
           });
           const violations = rows.flatMap((r) => r.violations.map((v) => `${r.session} @ ${r.window}: ${v}`));
+          const failed = rows.reduce((n, r) => n + r.summaryFailures, 0);
+          const rolledBack = rows.flatMap((r) => [
+            ...r.compactionDetails
+              .filter((j) => j.summaryFailure === 'failed')
+              .map(
+                (j) => `${r.session} @ ${r.window}: compaction #${j.seq} (${j.trigger}): ${j.reason ?? ''}`,
+              ),
+            ...(r.summariesNotAsked > 0
+              ? [
+                  `${r.session} @ ${r.window}: ${r.summariesNotAsked} later compaction(s) rolled back without asking ` +
+                    `(the replay stopped after ${MAX_SUMMARY_FAILURES_IN_A_ROW} failures in a row)`,
+                ]
+              : []),
+          ]);
           if (opts.json) printJson(evalJson(rows));
           else console.log(textTable(rows));
           if (opts.out) for (const file of writeEvalFiles(opts.out, rows)) console.error(`wrote ${file}`);
+          if (rolledBack.length > 0) {
+            console.error(
+              `\n${failed} summary call(s) failed, their compactions rolled back (the context stayed as it was, as the workflow leaves it):`,
+            );
+            for (const line of rolledBack.slice(0, 50)) console.error(`  ${line}`);
+          }
           if (violations.length > 0) {
             console.error(`\n${violations.length} broken invariant(s):`);
             for (const v of violations.slice(0, 50)) console.error(`  ${v}`);
             process.exit(EVAL_VIOLATION_EXIT);
+          }
+          if (rolledBack.length > 0) {
+            console.error('every invariant held, but not every summary was written (exit 1)');
+            process.exit(1);
           }
           if (!opts.json) console.error('every invariant held');
         },

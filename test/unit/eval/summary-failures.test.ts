@@ -1,20 +1,28 @@
 /**
- * `eval --summarizer llm`'s summary call is the summarize activity's: the same `max_tokens`, and
- * its retry policy (3 attempts 1 s and 2 s apart or the Retry-After; a non-retryable failure not
- * retried). eval retried a bad key three times at once and then printed one line naming neither
- * the session nor the window. Made-up sessions.
+ * `eval --summarizer llm` when the summary call fails. The workflow rolls such a compaction back
+ * and goes on; eval stopped at the first one with one line and no table (an empty, whitespace or
+ * untagged summary, a 500, a 429 or a dropped connection: `error: summary invalid: empty_summary:
+ * the model returned empty content`, exit 1, on pi-large-session at 8k), retried a bad key three
+ * times and sent a larger `max_tokens` than the activity. Made-up sessions.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { evaluate } from '../../../src/cli/commands/eval';
 import type { CompactionPlan } from '../../../src/context/compaction-plan';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
-import { parseCompactionConfig } from '../../../src/context/config';
+import { parseCompactionConfig, targetTokens } from '../../../src/context/config';
 import type { ContextItem } from '../../../src/context/items';
 import { summaryHandlesBudget } from '../../../src/context/post-compaction';
-import { replaySession, SummarizerFatalError, type Summarizer } from '../../../src/eval/replay';
+import { judgeCompaction } from '../../../src/eval/metrics';
+import {
+  MAX_SUMMARY_FAILURES_IN_A_ROW,
+  replaySession,
+  SummarizerFatalError,
+  type Summarizer,
+} from '../../../src/eval/replay';
 import { llmSummarizer, SUMMARY_RETRY_AFTER_MAX_MS } from '../../../src/eval/run';
 import { LlmError } from '../../../src/llm';
 import { createTokenCounter } from '../../../src/tokens';
@@ -41,7 +49,55 @@ const extractive: Summarizer = async (plan) => ({
   summarizer: 'llm',
 });
 
-describe('a replay whose summarizer fails for good', () => {
+describe('a replay whose summary fails', () => {
+  it('rolls that compaction back, keeps the context, and goes on', async () => {
+    let calls = 0;
+    const summarize: Summarizer = async (plan) => {
+      if (++calls === 1) throw new Error('summary invalid: empty_summary: the model returned empty content');
+      return extractive(plan);
+    };
+    const items = session();
+    const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
+    const failed = replay.compactions.filter((c) => c.status === 'rolled_back');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.reason).toBe(
+      'summary failed: summary invalid: empty_summary: the model returned empty content',
+    );
+    expect(failed[0]?.after).toBe(failed[0]?.before);
+    expect(failed[0]?.summaryFailure).toBe('failed');
+    // Later compactions commit, and the replay measured every request.
+    expect(replay.compactions.filter((c) => c.status === 'committed').length).toBeGreaterThan(1);
+    expect(replay.requests.length).toBe(items.filter((i) => i.type === 'ASSISTANT_MESSAGE').length);
+    const judged = replay.compactions.map((c) => judgeCompaction(c, items, targetTokens(config)));
+    expect(judged.find((j) => j.status === 'rolled_back')).toMatchObject({
+      headerLost: [],
+      pathsMissing: [],
+      overTarget: false,
+      underFilled: null,
+      reason: failed[0]?.reason,
+    });
+    // Automatic triggers cool down until the next model call: no second try at the same request.
+    const next = replay.compactions[replay.compactions.indexOf(failed[0]!) + 1];
+    expect(next?.atRequest).toBeGreaterThan(failed[0]?.atRequest ?? Infinity);
+  });
+
+  it(`stops asking after ${MAX_SUMMARY_FAILURES_IN_A_ROW} failures in a row, and still measures the rest`, async () => {
+    let calls = 0;
+    const summarize: Summarizer = async () => {
+      calls++;
+      throw new Error('LLM server error (HTTP 500): internal error (after 3 attempts)');
+    };
+    const items = session();
+    const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
+    expect(calls).toBe(MAX_SUMMARY_FAILURES_IN_A_ROW);
+    const failed = replay.compactions.filter((c) => c.status === 'rolled_back');
+    expect(failed.length).toBeGreaterThan(MAX_SUMMARY_FAILURES_IN_A_ROW);
+    expect(failed.filter((c) => c.summaryFailure === 'failed')).toHaveLength(MAX_SUMMARY_FAILURES_IN_A_ROW);
+    expect(failed.at(-1)).toMatchObject({ summaryFailure: 'not_asked' });
+    expect(failed.at(-1)?.reason).toMatch(/^summary not asked: the last 3 summaries failed/);
+    expect(replay.requests.length).toBe(items.filter((i) => i.type === 'ASSISTANT_MESSAGE').length);
+  });
+
   it('stops at once on a failure every call would repeat, naming the compaction', async () => {
     const summarize: Summarizer = async () => {
       throw new SummarizerFatalError('LLM authentication failed (HTTP 401): bad key (LLM_AUTH, not retried)');
@@ -173,6 +229,52 @@ describe('eval --summarizer llm against a summarizer that fails', () => {
     await llm.close();
   });
   beforeEach(() => llm.reset());
+
+  it('an empty summary every time: the rows still come back, each failed compaction rolled back', async () => {
+    const saved = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_URL };
+    process.env.OPENAI_API_KEY = 'sk-eval-fail-0000';
+    process.env.OPENAI_BASE_URL = llm.url;
+    llm.when((r) => isSummaryRequest(r)).setDefault(step.emptyContent());
+    try {
+      const rows = await evaluate({
+        files: [file],
+        windows: [3000, 6000],
+        summarizer: 'llm',
+        model: 'gpt-4o',
+        peers: false,
+        sleep: async () => undefined,
+      });
+      expect(rows).toHaveLength(2);
+      expect(rows[0]?.summaryFailures).toBe(MAX_SUMMARY_FAILURES_IN_A_ROW);
+      expect(rows[0]?.summariesNotAsked).toBeGreaterThan(0);
+      expect(rows[0]?.compactionDetails.find((j) => j.status === 'rolled_back')?.reason).toBe(
+        'summary failed: summary invalid: empty_summary: the model returned empty content (after 3 attempts)',
+      );
+      // Three attempts for each of the first three compactions of each replay that summarize, no more.
+      expect(llm.chatRequests().filter((r) => isSummaryRequest(r)).length).toBeLessThanOrEqual(2 * 3 * 3);
+    } finally {
+      for (const [name, value] of [
+        ['OPENAI_API_KEY', saved.key],
+        ['OPENAI_BASE_URL', saved.url],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
+  it('prints the table and the rolled-back compactions, and exits 1', async () => {
+    // Not retried (non-retryable), so no backoff: the first summary request only.
+    llm.when((r) => isSummaryRequest(r)).script(step.contextLengthExceeded());
+    llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('Modules 0 to 5 read.'));
+    const r = await run([file, '--window', '3000', '--summarizer', 'llm', '--no-peers', '--no-recall']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^session\s+window\s+comp\./);
+    expect(r.stderr).toMatch(
+      /\n1 summary call\(s\) failed, their compactions rolled back \(the context stayed as it was, as the workflow leaves it\):\n {2}session\.json @ 3000: compaction #\d+ \(\w+\): summary failed: LLM context length exceeded \(HTTP 400\)/,
+    );
+    expect(r.stderr).toContain('every invariant held, but not every summary was written (exit 1)');
+  }, 60_000);
 
   it('a bad key: one request, one line naming the replay and the compaction, exit 1', async () => {
     llm.when((r) => isSummaryRequest(r)).setDefault(step.authError({ echoKey: false }));
