@@ -20,7 +20,7 @@ import { tokenCounterForModel } from '../../tokens';
 import { evalJson, evalSvg, markdownTable, textTable } from '../../eval/report';
 import { MAX_SUMMARY_FAILURES_IN_A_ROW } from '../../eval/replay';
 import { llmSummarizer, runEval, SUMMARY_ATTEMPTS, type EvalRow, type EvalSession } from '../../eval/run';
-import { action, printJson, UsageError } from '../client';
+import { action, intArgument, printJson, UsageError } from '../client';
 import { DEFAULT_MODEL } from '../start-options';
 import { readSession } from './import';
 
@@ -85,9 +85,12 @@ export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> 
     if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) {
       throw new UsageError('--summarizer llm needs OPENAI_API_KEY and/or OPENAI_BASE_URL');
     }
+    // One call's time limit, as the worker reads it (activities/index.ts); else the client's 5 minutes.
+    const timeout = process.env.LLM_TIMEOUT_MS;
     const client = createLlmClient({
       apiKey: process.env.OPENAI_API_KEY || 'not-set',
       ...(process.env.OPENAI_BASE_URL ? { baseURL: process.env.OPENAI_BASE_URL } : {}),
+      ...(timeout ? { timeoutMs: intArgument('LLM_TIMEOUT_MS', timeout) } : {}),
     });
     const model = options.summaryModel ?? options.model;
     const log = options.log;
@@ -146,7 +149,7 @@ export function registerEval(program: Command): void {
     .option('--window <tokens,...>', 'context windows to replay at', DEFAULT_EVAL_WINDOWS.join(','))
     .option(
       '--summarizer <kind>',
-      'extractive (no model call) or llm (OPENAI_API_KEY / OPENAI_BASE_URL)',
+      'extractive (no model call) or llm (OPENAI_API_KEY / OPENAI_BASE_URL; LLM_TIMEOUT_MS per call)',
       'extractive',
     )
     .option('--model <name>', `count tokens with this model's encoding (default ${DEFAULT_MODEL})`)

@@ -211,10 +211,10 @@ describe('eval --summarizer llm against a summarizer that fails', () => {
   writeFileSync(file, chatSession());
   const cli = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
   /** The CLI from source, asynchronously (the fake server answers from this process). */
-  const run = (args: string[]) =>
+  const run = (args: string[], env: Record<string, string> = {}) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
       const child = spawn(process.execPath, ['--import', 'tsx', cli, 'eval', ...args], {
-        env: { ...process.env, OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-eval-fail-0000' },
+        env: { ...process.env, OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-eval-fail-0000', ...env },
       });
       let stdout = '';
       let stderr = '';
@@ -275,6 +275,21 @@ describe('eval --summarizer llm against a summarizer that fails', () => {
     );
     expect(r.stderr).toContain('every invariant held, but not every summary was written (exit 1)');
   }, 60_000);
+
+  it('LLM_TIMEOUT_MS bounds each summary call, as it bounds the worker’s (a server that hangs)', async () => {
+    llm.when((r) => isSummaryRequest(r)).script(step.hang());
+    llm.when((r) => isSummaryRequest(r)).setDefault(step.summary('Modules 0 to 5 read.'));
+    const r = await run(['--window', '3000', '--summarizer', 'llm', '--no-peers', '--no-recall', file], {
+      LLM_TIMEOUT_MS: '300',
+    });
+    expect(r.stderr).toContain(
+      '  summary call failed (attempt 1 of 3), retrying in 1000 ms: LLM request timed out (no response within 300 ms)',
+    );
+    expect(r.code).toBe(0);
+    const bad = await run([file, '--summarizer', 'llm'], { LLM_TIMEOUT_MS: 'soon' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toBe('error: LLM_TIMEOUT_MS must be a whole number ≥ 1 (got "soon")');
+  }, 30_000);
 
   it('a bad key: one request, one line naming the replay and the compaction, exit 1', async () => {
     llm.when((r) => isSummaryRequest(r)).setDefault(step.authError({ echoKey: false }));
