@@ -106,6 +106,10 @@ export interface CompactionJudgement {
   seq: number;
   trigger: string;
   status: string;
+  /** Why it was skipped or rolled back (null: committed). */
+  reason: string | null;
+  /** A rolled-back compaction's summary: its call `failed`, or was `not_asked` (see replay.ts). */
+  summaryFailure: 'failed' | 'not_asked' | null;
   strategy: string | null;
   tokensBefore: number;
   tokensAfter: number;
@@ -170,6 +174,8 @@ export function judgeCompaction(
     seq: c.seq,
     trigger: c.trigger,
     status: c.status,
+    reason: c.reason,
+    summaryFailure: c.summaryFailure,
     strategy: c.strategy,
     tokensBefore: c.tokensBefore,
     tokensAfter: c.tokensAfter,

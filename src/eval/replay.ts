@@ -8,6 +8,15 @@
  * as it stands just before it. A meta assistant message is no call: it is part of a prompt (a
  * SWE-agent demonstration, `is_demo`, written as a chat), added like any other message.
  *
+ * A summary that fails (the summarizer throws once its retries are spent) rolls its compaction back,
+ * as the compaction workflow does: the context stays as it was, the loop guard does not count it,
+ * and automatic triggers cool down until the next model call (the workflow's `cooldownMs` is wall
+ * time, which a replay has none of). After {@link MAX_SUMMARY_FAILURES_IN_A_ROW} such failures with
+ * no committed compaction between them, the replay stops asking: every later compaction that needs
+ * a summary is rolled back without a call, and the replay goes on to show what that leaves. A
+ * {@link SummarizerFatalError} (a failure every call would repeat: a bad key, an unknown model)
+ * stops the replay at once, naming the compaction.
+ *
  * What it records is judged in `metrics.ts`; nothing here decides what is good.
  */
 import { planOfferingRecall } from '../context/recall-tool';
@@ -27,10 +36,21 @@ import { isRoundStart, splitSegments } from '../context/segments';
 import type { Tokenizer } from '../context/tokenizer';
 import { isAutomatic, type RecentCompaction, type TriggerKind } from '../context/triggers';
 
-/** Writes the summary of a plan: the extractive summarizer, or an LLM. */
+/** Writes the summary of a plan: the extractive summarizer, or an LLM. May throw (see the module comment). */
 export type Summarizer = (
   plan: CompactionPlan,
 ) => Promise<{ text: string; summarizer: CompactionSummaryItem['summarizer'] }>;
+
+/**
+ * Thrown by a summarizer for a failure every later call would repeat (a bad key, an unknown model):
+ * the replay stops, and rethrows it with the compaction named.
+ */
+export class SummarizerFatalError extends Error {
+  override readonly name = 'SummarizerFatalError';
+}
+
+/** Summary failures in a row (no compaction committed between) after which a replay stops asking. */
+export const MAX_SUMMARY_FAILURES_IN_A_ROW = 3;
 
 /** One compaction the replay ran (or skipped), with the contexts before and after it. */
 export interface ReplayCompaction {
@@ -38,8 +58,14 @@ export interface ReplayCompaction {
   /** Requests made before it. */
   atRequest: number;
   trigger: TriggerKind;
-  status: 'committed' | 'skipped';
+  /** `rolled_back`: its summary failed (`reason` says how); the context stayed as it was. */
+  status: 'committed' | 'skipped' | 'rolled_back';
   reason: string | null;
+  /**
+   * Why a compaction was rolled back: its summary call `failed`, or was `not_asked` (the replay had
+   * stopped asking after {@link MAX_SUMMARY_FAILURES_IN_A_ROW} failures in a row). Null otherwise.
+   */
+  summaryFailure: 'failed' | 'not_asked' | null;
   strategy: string | null;
   tokensBefore: number;
   tokensAfter: number;
@@ -107,6 +133,9 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
   let skipped = 0;
   let pauses = 0;
   let seen = 0;
+  /** Automatic triggers cool down after a summary failure until this many requests have been made. */
+  let cooldownUntilRequest = 0;
+  let failuresInARow = 0;
 
   const compact = async (trigger: TriggerKind): Promise<ReplayCompaction> => {
     const seq = compactions.length + 1;
@@ -119,12 +148,14 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       status: ReplayCompaction['status'],
       reason: string | null,
       after: ContextItem[],
+      summaryFailure: ReplayCompaction['summaryFailure'] = null,
     ): ReplayCompaction => ({
       seq,
       atRequest: requests.length,
       trigger,
       status,
       reason,
+      summaryFailure,
       strategy: plan.strategy,
       tokensBefore: sum(before),
       tokensAfter: sum(after),
@@ -137,7 +168,26 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     if (plan.impossible) return record('skipped', plan.impossible, before);
     let summary: CompactionSummaryItem | null = null;
     if (plan.toSummarize.length > 0) {
-      const written = await options.summarize(plan);
+      if (failuresInARow >= MAX_SUMMARY_FAILURES_IN_A_ROW) {
+        return record(
+          'rolled_back',
+          `summary not asked: the last ${failuresInARow} summaries failed (the replay stopped asking)`,
+          before,
+          'not_asked',
+        );
+      }
+      let written: Awaited<ReturnType<Summarizer>>;
+      try {
+        written = await options.summarize(plan);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (err instanceof SummarizerFatalError) {
+          throw new SummarizerFatalError(`compaction #${seq} (${trigger}): ${message}`, { cause: err });
+        }
+        failuresInARow++;
+        return record('rolled_back', `summary failed: ${message}`, before, 'failed');
+      }
+      failuresInARow = 0;
       summary = planSummaryItem(plan, written.text, {
         compactionId: `eval-${seq}`,
         summarizer: written.summarizer,
@@ -157,10 +207,14 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     if (result.status === 'committed') {
       context = result.after;
       lastCompactionRound = round;
+      failuresInARow = 0;
     }
     const savedRatio =
       result.tokensBefore > 0 ? (result.tokensBefore - result.tokensAfter) / result.tokensBefore : 0;
-    if (isAutomatic(decision.trigger)) {
+    if (result.status === 'rolled_back') {
+      // The workflow's answer to a failed summary is the cooldown, not the loop guard.
+      cooldownUntilRequest = requests.length + 1;
+    } else if (isAutomatic(decision.trigger)) {
       const guard = recordForLoopGuard(recent, { ...result, savedRatio }, round, config);
       recent = guard.recent;
       if (guard.pause) {
@@ -182,7 +236,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       itemCount: context.length,
       roundsSinceCompaction: round - lastCompactionRound,
       markerSeen,
-      cooldownActive: false,
+      cooldownActive: requests.length < cooldownUntilRequest,
       pausedReason,
     });
     if (!decision) return;

@@ -5,6 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { planExtractiveSummary, planSummaryRequest } from '../context/compaction-summary';
+import { summaryHandlesBudget } from '../context/post-compaction';
 import { targetTokens, type CompactionConfig } from '../context/config';
 import type { ContextItem } from '../context/items';
 import { splitSegments } from '../context/segments';
@@ -13,7 +14,8 @@ import type { Pool } from 'pg';
 import { judgeCompaction, type CompactionJudgement } from './metrics';
 import { scoreRecall, type RecallScore } from './recall-eval';
 import { peersAt, type PeerPoint } from './peers';
-import { replaySession, type ReplayResult, type Summarizer } from './replay';
+import { LlmError } from '../llm/errors';
+import { replaySession, SummarizerFatalError, type ReplayResult, type Summarizer } from './replay';
 
 export interface EvalSession {
   /** A name for the reports (the file's name). */
@@ -67,6 +69,12 @@ export interface EvalRow {
   requests: number;
   compactions: number;
   skipped: number;
+  /**
+   * Compactions rolled back because their summary call failed (the replay went on without them),
+   * and those rolled back without a call once the replay had stopped asking (replay.ts).
+   */
+  summaryFailures: number;
+  summariesNotAsked: number;
   loopGuardPauses: number;
   /** Tokens before and after each committed compaction, as a share of the window. */
   before: Spread;
@@ -111,25 +119,59 @@ export function extractiveSummarizer(tokenizer: Tokenizer): Summarizer {
   return async (plan) => ({ text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' });
 }
 
+/** Attempts of a summary call: the summarize activity's retry policy (workflows/compaction.ts). */
+export const SUMMARY_ATTEMPTS = 3;
+/** Its first backoff, doubled each attempt (1 s, 2 s). */
+export const SUMMARY_RETRY_INITIAL_MS = 1000;
+/** The longest Retry-After a replay waits (the activity takes any). */
+export const SUMMARY_RETRY_AFTER_MAX_MS = 60_000;
+
+export interface LlmSummarizerOptions {
+  /** Waits between attempts. Default: a timer. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Told of each failed attempt before it is retried. */
+  onRetry?: (retry: { attempt: number; delayMs: number; error: unknown }) => void;
+}
+
 /**
- * An LLM summarizer for replays: the same request the summarize activity sends, up to 3 attempts
- * (the activity's retry policy), `call` doing the request (src/llm's `requestSummary`).
+ * An LLM summarizer for replays: the same request the summarize activity sends (its `maxTokens`
+ * leaves the summary item room for its line of recall handles), `call` doing the request (src/llm's
+ * `requestSummary`), with the activity's retry policy: {@link SUMMARY_ATTEMPTS} attempts, 1 s then
+ * 2 s apart or the provider's Retry-After. A failure the classification calls non-retryable is not
+ * retried: a context length exceeded is this request's (the replay rolls the compaction back), any
+ * other (a bad key, an unknown model) every call's, and stops the replay
+ * ({@link SummarizerFatalError}).
  */
 export function llmSummarizer(
   config: CompactionConfig,
   call: (messages: ReturnType<typeof planSummaryRequest>['messages'], maxTokens: number) => Promise<string>,
+  options: LlmSummarizerOptions = {},
 ): Summarizer {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)));
   return async (plan) => {
     const request = planSummaryRequest(plan, config, null);
-    let last: unknown;
-    for (let attempt = 1; attempt <= 3; attempt++) {
+    const maxTokens = plan.summaryBudget - summaryHandlesBudget(plan.summaryBudget);
+    for (let attempt = 1; ; attempt++) {
       try {
-        return { text: await call(request.messages, plan.summaryBudget), summarizer: 'llm' };
+        return { text: await call(request.messages, maxTokens), summarizer: 'llm' };
       } catch (err) {
-        last = err;
+        if (err instanceof LlmError && !err.retryable) {
+          if (err.type === 'LLM_CONTEXT_LENGTH_EXCEEDED') throw err;
+          throw new SummarizerFatalError(`${err.message} (${err.type}, not retried)`, { cause: err });
+        }
+        if (attempt >= SUMMARY_ATTEMPTS) {
+          const message = err instanceof Error ? err.message : String(err);
+          throw new Error(`${message} (after ${attempt} attempts)`, { cause: err });
+        }
+        const retryAfter = err instanceof LlmError ? err.details.retryAfterMs : undefined;
+        const delayMs =
+          retryAfter !== undefined
+            ? Math.min(retryAfter, SUMMARY_RETRY_AFTER_MAX_MS)
+            : SUMMARY_RETRY_INITIAL_MS * 2 ** (attempt - 1);
+        options.onRetry?.({ attempt, delayMs, error: err });
+        await sleep(delayMs);
       }
     }
-    throw last;
   };
 }
 
@@ -175,12 +217,20 @@ export async function runEval(options: EvalOptions): Promise<EvalRow[]> {
       const summarize =
         options.summarizer === 'extractive' ? extractiveSummarizer(options.tokenizer) : options.summarizer;
       const started = performance.now();
-      const replay: ReplayResult = await replaySession({
-        items: session.items,
-        config,
-        tokenizer: options.tokenizer,
-        summarize,
-      });
+      // A model's summaries take a while: say which replay the retries and waits belong to.
+      if (options.summarizer !== 'extractive') options.log?.(`eval ${session.name} @ ${window}: replaying…`);
+      let replay: ReplayResult;
+      try {
+        replay = await replaySession({
+          items: session.items,
+          config,
+          tokenizer: options.tokenizer,
+          summarize,
+        });
+      } catch (err) {
+        if (!(err instanceof SummarizerFatalError)) throw err;
+        throw new SummarizerFatalError(`eval ${session.name} @ ${window}: ${err.message}`, { cause: err });
+      }
       const judged = replay.compactions.map((c) => judgeCompaction(c, session.items, target));
       const committed = judged.filter((j) => j.status === 'committed');
       const points: PeerPoint[] =
@@ -200,7 +250,9 @@ export async function runEval(options: EvalOptions): Promise<EvalRow[]> {
         headerTokens: sum(splitSegments(session.items).header),
         requests: replay.requests.length,
         compactions: committed.length,
-        skipped: judged.length - committed.length + replay.skipped,
+        skipped: judged.filter((j) => j.status === 'skipped').length + replay.skipped,
+        summaryFailures: judged.filter((j) => j.summaryFailure === 'failed').length,
+        summariesNotAsked: judged.filter((j) => j.summaryFailure === 'not_asked').length,
         loopGuardPauses: replay.pauses,
         before: spread(committed.map((j) => j.tokensBefore / window)),
         after: spread(committed.map((j) => j.tokensAfter / window)),

@@ -83,7 +83,8 @@ const CONTEXT_LENGTH_CODES = new Set([
  * context length (400/413 with the code or wording) → `LLM_CONTEXT_LENGTH_EXCEEDED`;
  * 401/403 → `LLM_AUTH`; 429 `insufficient_quota` → `LLM_QUOTA_EXCEEDED`; other 429 →
  * `LLM_RATE_LIMITED` with Retry-After; 408 and client timeouts → `LLM_TIMEOUT`; 409 and 5xx →
- * `LLM_SERVER_ERROR`; other 4xx → `LLM_BAD_REQUEST`; no response → `LLM_CONNECTION`.
+ * `LLM_SERVER_ERROR`; other 4xx → `LLM_BAD_REQUEST`; no response → `LLM_CONNECTION`; a body that is
+ * not JSON → `LLM_INVALID_RESPONSE`.
  */
 export function classifyLlmError(err: unknown, options: ClassifyOptions = {}): LlmError {
   if (err instanceof LlmError) return err;
@@ -138,6 +139,14 @@ export function classifyLlmError(err: unknown, options: ClassifyOptions = {}): L
   }
   if (err instanceof OpenAIError) {
     return new LlmError('LLM_INVALID_RESPONSE', clean(`LLM response unusable: ${err.message}`), true);
+  }
+  // The SDK parses a 200's body with JSON.parse and lets its SyntaxError through (a body cut short).
+  if (err instanceof SyntaxError && /JSON/.test(err.message)) {
+    return new LlmError(
+      'LLM_INVALID_RESPONSE',
+      clean(`LLM response is not valid JSON: ${err.message}`),
+      true,
+    );
   }
   const message = err instanceof Error ? err.message : String(err);
   return new LlmError('LLM_UNEXPECTED', clean(`LLM call failed: ${message}`), true);

@@ -6,7 +6,9 @@
  * `recall` finds again (PostgreSQL: DATABASE_URL or an embedded one; `--no-recall` needs none). No
  * Temporal; an LLM only with `--summarizer llm`.
  *
- * Exit codes: 0 every invariant held; 4 an invariant broke (listed); 2 bad input; 1 a failure.
+ * Exit codes: 0 every invariant held; 4 an invariant broke (listed); 2 bad input; 1 a failure (a
+ * summary call failed: its compaction was rolled back and listed, the rest still measured; or one
+ * every call would repeat, such as a bad key, which stops the run).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,8 +18,9 @@ import { connectPostgres } from '../../infra/postgres';
 import { createLlmClient, requestSummary } from '../../llm';
 import { tokenCounterForModel } from '../../tokens';
 import { evalJson, evalSvg, markdownTable, textTable } from '../../eval/report';
-import { llmSummarizer, runEval, type EvalRow, type EvalSession } from '../../eval/run';
-import { action, printJson, UsageError } from '../client';
+import { MAX_SUMMARY_FAILURES_IN_A_ROW } from '../../eval/replay';
+import { llmSummarizer, runEval, SUMMARY_ATTEMPTS, type EvalRow, type EvalSession } from '../../eval/run';
+import { action, intArgument, printJson, UsageError } from '../client';
 import { DEFAULT_MODEL } from '../start-options';
 import { readSession } from './import';
 
@@ -42,6 +45,8 @@ export interface EvalCommandOptions {
    */
   recall?: boolean;
   log?: (line: string) => void;
+  /** Waits between summary attempts (tests). Default: a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Parses `--window 8000,16000`. */
@@ -80,15 +85,30 @@ export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> 
     if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) {
       throw new UsageError('--summarizer llm needs OPENAI_API_KEY and/or OPENAI_BASE_URL');
     }
+    // One call's time limit, as the worker reads it (activities/index.ts); else the client's 5 minutes.
+    const timeout = process.env.LLM_TIMEOUT_MS;
     const client = createLlmClient({
       apiKey: process.env.OPENAI_API_KEY || 'not-set',
       ...(process.env.OPENAI_BASE_URL ? { baseURL: process.env.OPENAI_BASE_URL } : {}),
+      ...(timeout ? { timeoutMs: intArgument('LLM_TIMEOUT_MS', timeout) } : {}),
     });
     const model = options.summaryModel ?? options.model;
-    summarizer = llmSummarizer(config(options.windows[0] ?? 8000), async (messages, maxTokens) => {
-      const outcome = await requestSummary(client, { model, messages, maxTokens });
-      return outcome.summary;
-    });
+    const log = options.log;
+    summarizer = llmSummarizer(
+      config(options.windows[0] ?? 8000),
+      async (messages, maxTokens) => {
+        const outcome = await requestSummary(client, { model, messages, maxTokens });
+        return outcome.summary;
+      },
+      {
+        ...(options.sleep ? { sleep: options.sleep } : {}),
+        onRetry: ({ attempt, delayMs, error }) =>
+          log?.(
+            `  summary call failed (attempt ${attempt} of ${SUMMARY_ATTEMPTS}), retrying in ${delayMs} ms: ` +
+              (error instanceof Error ? error.message : String(error)),
+          ),
+      },
+    );
   }
   const postgres = options.recall ? await connectPostgres({ poolSize: 2 }) : null;
   try {
@@ -129,7 +149,7 @@ export function registerEval(program: Command): void {
     .option('--window <tokens,...>', 'context windows to replay at', DEFAULT_EVAL_WINDOWS.join(','))
     .option(
       '--summarizer <kind>',
-      'extractive (no model call) or llm (OPENAI_API_KEY / OPENAI_BASE_URL)',
+      'extractive (no model call) or llm (OPENAI_API_KEY / OPENAI_BASE_URL; LLM_TIMEOUT_MS per call)',
       'extractive',
     )
     .option('--model <name>', `count tokens with this model's encoding (default ${DEFAULT_MODEL})`)
@@ -154,6 +174,10 @@ export function registerEval(program: Command): void {
         'orphaned, header items lost, touched files kept, carried state kept, ms per compaction, recall@3 (strings\n' +
         'only the compacted span held, searched the way a model would: a read file by its path, an error by its words,\n' +
         "a command's output by the command; found when a top-3 result holds them), and the peers.\n" +
+        'With --summarizer llm a summary call is retried as the summarize activity retries it (3 attempts, 1 s and\n' +
+        '2 s apart or the Retry-After); one that still fails rolls its compaction back, as the workflow does, and the\n' +
+        'replay goes on (after 3 in a row it stops asking). Each is listed, and the run exits 1. A failure every call\n' +
+        'would repeat (a bad key, an unknown model) stops the run at once.\n' +
         `Exit codes: 0 every invariant held, ${EVAL_VIOLATION_EXIT} an invariant broke (each is listed), 2 bad input, 1 failure.`,
     )
     .action(
@@ -189,13 +213,37 @@ export function registerEval(program: Command): void {
             log: (line) => console.error(line),
           });
           const violations = rows.flatMap((r) => r.violations.map((v) => `${r.session} @ ${r.window}: ${v}`));
+          const failed = rows.reduce((n, r) => n + r.summaryFailures, 0);
+          const rolledBack = rows.flatMap((r) => [
+            ...r.compactionDetails
+              .filter((j) => j.summaryFailure === 'failed')
+              .map(
+                (j) => `${r.session} @ ${r.window}: compaction #${j.seq} (${j.trigger}): ${j.reason ?? ''}`,
+              ),
+            ...(r.summariesNotAsked > 0
+              ? [
+                  `${r.session} @ ${r.window}: ${r.summariesNotAsked} later compaction(s) rolled back without asking ` +
+                    `(the replay stopped after ${MAX_SUMMARY_FAILURES_IN_A_ROW} failures in a row)`,
+                ]
+              : []),
+          ]);
           if (opts.json) printJson(evalJson(rows));
           else console.log(textTable(rows));
           if (opts.out) for (const file of writeEvalFiles(opts.out, rows)) console.error(`wrote ${file}`);
+          if (rolledBack.length > 0) {
+            console.error(
+              `\n${failed} summary call(s) failed, their compactions rolled back (the context stayed as it was, as the workflow leaves it):`,
+            );
+            for (const line of rolledBack.slice(0, 50)) console.error(`  ${line}`);
+          }
           if (violations.length > 0) {
             console.error(`\n${violations.length} broken invariant(s):`);
             for (const v of violations.slice(0, 50)) console.error(`  ${v}`);
             process.exit(EVAL_VIOLATION_EXIT);
+          }
+          if (rolledBack.length > 0) {
+            console.error('every invariant held, but not every summary was written (exit 1)');
+            process.exit(1);
           }
           if (!opts.json) console.error('every invariant held');
         },

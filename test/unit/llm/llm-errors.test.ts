@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -113,6 +115,28 @@ describe('classification of every fault the fake server injects', () => {
     expect(err).toBeInstanceOf(LlmError);
     expect(err.type).toBe('LLM_CONNECTION');
     expect(err.message).toMatch(/ECONNREFUSED/);
+  });
+
+  it('a 200 whose body is not JSON → LLM_INVALID_RESPONSE (retryable) saying so', async () => {
+    // A proxy cut the body short: the SDK's JSON.parse throws a bare SyntaxError.
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"id":"chatcmpl-x","choices":[{"message":{"role":"assistant","content":"<summ');
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const err = (await chatCompletion(
+        createLlmClient({ apiKey: KEY, baseURL: `http://127.0.0.1:${port}/v1`, timeoutMs: 2_000 }),
+        { model: 'm', messages },
+      ).catch((e: unknown) => e)) as LlmError;
+      expect(err).toBeInstanceOf(LlmError);
+      expect(err.type).toBe('LLM_INVALID_RESPONSE');
+      expect(err.retryable).toBe(true);
+      expect(err.message).toMatch(/^LLM response is not valid JSON: Unterminated string in JSON/);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
   });
 
   it('keeps the status, code and request id in small details', async () => {
