@@ -101,13 +101,19 @@ function sumTokens(items: readonly ContextItem[]): number {
   return items.reduce((n, i) => n + i.tokens, 0);
 }
 
-/** The summary's budget: `summaryMaxTokens`, at most `summaryRoomRatio` of what the header leaves. */
+/**
+ * The summary's budget: `summaryMaxTokens`, at most `summaryRoomRatio` of what the header leaves.
+ * With previous summaries to merge, room for them and something new — up to twice
+ * `summaryMaxTokens` and half the room: a summary that filled its budget would otherwise grow it by
+ * 200 tokens at every compaction, taking the room of what stays verbatim.
+ */
 export function summaryBudgetFor(config: CompactionConfig, room: number, previousTokens: number): number {
   const share = Math.floor(Math.max(0, room) * config.summaryRoomRatio);
   let budget = Math.min(config.summaryMaxTokens, Math.max(MIN_SUMMARY_TOKENS, share));
-  // The previous summaries are merged first and kept: room for them and something new.
-  if (previousTokens > 0)
-    budget = Math.max(budget, Math.min(previousTokens + MIN_SUMMARY_TOKENS, Math.floor(room / 2)));
+  if (previousTokens > 0) {
+    const merged = Math.min(previousTokens + MIN_SUMMARY_TOKENS, 2 * config.summaryMaxTokens);
+    budget = Math.max(budget, Math.min(merged, Math.floor(room / 2)));
+  }
   return Math.max(0, Math.min(budget, room));
 }
 
