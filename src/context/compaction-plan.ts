@@ -10,11 +10,14 @@
  *    per-type rules), the task type's strategy chain and then seed 001's fixed fallback order
  *    (`strategies.ts`), then the full summary keeping `keepRecentRounds` rounds, then fewer. The
  *    rounds trigger runs the full summary directly (seed 001). Each step works on what the
- *    previous one left.
+ *    previous one left. A context that started over the target and is still over the goal then
+ *    has the reasoning text of its replies cut, the last resort (`reasoningStep`).
  * 3. What the steps removed is summarized (seed 003: the summary always runs, here over only the
  *    oldest units it had to take); the summary merges the previous summaries and has a budget that
- *    leaves room for the header and the carried state: header + carried state + summary + kept
- *    items ≤ target.
+ *    leaves room for the header, the carried state and what no step may remove: header + carried
+ *    state + summary + kept items ≤ target.
+ * 4. The room the summary leaves goes back to what stays (`finishCompaction`): cut items grow back
+ *    newest first, then the newest removed units return, whole or as previews.
  *
  * The goal is the target (`targetRatio` × window). A compaction asked for when the context is
  * already under the target (manual, marker, rounds, events) halves the conversation instead.

@@ -4,8 +4,9 @@
  * `[TRUNCATED original~N tokens; recall #handle]`. A cut is decided on the stored counts and bounds
  * (a {@link PlannedCut} says its tokens); its text is written only when the context is read, so
  * deciding costs no tokenizing. A cut form's id is derived from the original's and the preview's
- * size, so planning again gives the same ids; a cut form is cut again only to another preview of
- * the same original.
+ * size, so planning again gives the same ids. Each field of an item is cut once — a result's text
+ * again only to another preview of the same original — and a form with one field cut may have the
+ * other cut (a reply's reasoning, then its arguments: `X~text200~cut200`).
  *
  * Pure module: the tokenizer is an argument.
  */
@@ -71,8 +72,9 @@ export function previewFitting(tokens: number): number {
 /**
  * The cut of an item whose tool arguments or result are over their threshold, decided on the
  * stored counts (the text is read only when the cut is written), or null: nothing over, or not
- * smaller. A cut form (`sourceId` set) is cut again only to a shorter preview of the same original
- * (its marker keeps the original's size), so cutting is idempotent.
+ * smaller. A result's cut form is cut again only to another preview of the same original (its
+ * marker keeps the original's size), and arguments already cut are not cut again, so cutting is
+ * idempotent.
  */
 export function planCut(
   item: ContextItem,

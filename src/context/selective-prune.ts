@@ -86,11 +86,12 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
 }
 
 /**
- * The last resort, after the full summary: the reasoning text of the kept messages that call tools
- * — the latest one too, whose results the model has not seen — cut to a preview, oldest first: the
- * seed's size, longer where the goal leaves room. Their calls stay whole, so a call waiting for its
- * result is never cut. Only a reply longer than the window allows comes this far (a replay at a
- * smaller window than the session's).
+ * The last resort, after the full summary, when the context started over the target and is still
+ * over the goal: the reasoning text of the kept messages that call tools — the latest one too,
+ * whose results the model has not seen — cut to a preview, oldest first: the seed's size, longer
+ * where the goal leaves room. Their calls stay whole, so a call waiting for its result is never
+ * cut; pinned content is never touched. Mostly a reply longer than the window allows comes this
+ * far (a session replayed at a smaller window than it was recorded at).
  */
 export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): Step {
   return (ctx, goal) => {
@@ -98,8 +99,8 @@ export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): S
       const total = ctx.total();
       if (total <= goal) return;
       const item = unit.originals[0] as ContextItem;
-      if (unit.removed || unit.kind !== 'block' || unit.cuts[0] || item.type !== 'ASSISTANT_MESSAGE')
-        continue;
+      if (unit.removed || unit.protection === 'pinned' || unit.kind !== 'block' || unit.cuts[0]) continue;
+      if (item.type !== 'ASSISTANT_MESSAGE') continue;
       // The size that reaches the goal, or else the seed's preview.
       const cut =
         planPreview(item, config, tokenizer, item.tokens - (total - goal), config.previewTokens) ??

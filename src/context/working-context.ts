@@ -17,8 +17,8 @@
  * the model has not seen yet (a call whose result is not in yet would get it with no call; a result
  * that just came in must reach the next request with its call); and the current round's user
  * message when it fits the window with the header (DESIGN.md §5 invariants). A latest tool call
- * whose results are all in may be cut (previews), last, when nothing else brings the context under
- * the goal; one still waiting for a result is never cut.
+ * whose results are all in may be cut (previews); one still waiting for a result never has its
+ * calls cut (the last resort may cut its reasoning text: `reasoningStep`, `selective-prune.ts`).
  *
  * Pure module.
  */

@@ -901,6 +901,33 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
   });
 
+  it('the last resort never cuts pinned content', () => {
+    const f = itemsFactory(o200k);
+    const [pinnedCall, pinnedResult] = f.block('edit', { path: 'keep.py', text: 'x' }, 'ok', {
+      text: words(1500, 'pinnedthought'),
+      pinned: true,
+    });
+    const [call, result] = f.block('edit', { path: 'a.py', text: words(100, 'code') }, 'ok', {
+      text: words(2500, 'thought'),
+    });
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('Fix a.py.', { id: 'task' }),
+      pinnedCall,
+      pinnedResult,
+      f.assistant(words(300, 'earlier'), { id: 'earlier' }),
+      f.user('Go on.', { id: 'now' }),
+      call,
+      result,
+    );
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 8000 }));
+    expect(p.strategy).toBe('reasoning');
+    const out = finishCompaction(p, summaryOf(20));
+    expect(out.find((i) => i.id === pinnedCall.id)).toMatchObject({ message: pinnedCall.message });
+    expect(out.some((i) => i.sourceId === pinnedCall.id)).toBe(false);
+    expect(out.find((i) => i.sourceId === call.id)?.id).toMatch(/~text\d+$/);
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
