@@ -31,6 +31,7 @@ import type { CompactionSummaryItem, ContextItem } from './items';
 import { longestCut, planCut, planPreview } from './item-cuts';
 import { emptyPruneStats, pruneSteps, reasoningStep, type PruneStats, type Step } from './selective-prune';
 import { strategyStep } from './strategies';
+import { headerRoles } from './segments';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
 import { countingOnce, type Tokenizer } from './tokenizer';
 import { isAutomatic, type TriggerKind } from './triggers';
@@ -120,6 +121,22 @@ export function summaryBudgetFor(config: CompactionConfig, room: number, previou
   return Math.max(0, Math.min(budget, room));
 }
 
+/**
+ * What the carried state may grow to keep every path and open error whole: `carriedStateMaxRatio`
+ * of the target, or of what the rest of the header leaves under it when that is less (a long
+ * system prompt leaves the conversation its room).
+ */
+function carriedLimit(items: readonly ContextItem[], config: CompactionConfig, target: number): number {
+  const roles = headerRoles(items);
+  let header = 0;
+  for (let i = 0; i < items.length; i++) {
+    const role = roles[i];
+    if (role !== undefined && role !== 'artifacts' && role !== 'errors' && role !== 'git')
+      header += (items[i] as ContextItem).tokens;
+  }
+  return Math.floor(config.carriedStateMaxRatio * Math.min(target, Math.max(0, target - header)));
+}
+
 /** The steps of a compaction, in order (see the module comment), each made when it is reached. */
 function* stepsFor(plan: {
   items: readonly ContextItem[];
@@ -155,7 +172,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     items: input.items,
     tokenizer,
     budgetTokens: Math.floor(config.carriedStateRatio * target),
-    limitTokens: Math.floor(config.carriedStateMaxRatio * target),
+    limitTokens: carriedLimit(input.items, config, target),
     idPrefix: input.compactionId,
     gitDiffStat: input.gitDiffStat,
   });

@@ -901,6 +901,36 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
   });
 
+  it('the carried state grows to keep paths whole only in the room the rest of the header leaves', () => {
+    // 90 files under a long root, at 8k: their paths alone are ~1,500 tokens.
+    const f = itemsFactory(o200k);
+    const reads = Array.from({ length: 90 }, (_, r) => [
+      f.user(`s${r}`),
+      ...f.block(
+        'read_file',
+        { path: `/home/user/projects/some-long-root/packages/module-${r % 5}/src/file_${r}.ts` },
+        'ok',
+      ),
+    ]);
+    const trailOf = (p: CompactionPlan) =>
+      p.carried.items.find((i) => i.type === 'ARTIFACT_TRAIL')?.tokens ?? 0;
+    for (const [system, grows] of [
+      [1000, true],
+      [2500, false],
+    ] as const) {
+      const items = conversation(
+        f.system(words(system, 'rules'), { id: 'sys' }),
+        f.user('task', { id: 'task' }),
+        reads,
+      );
+      const grown = plan(items, parseCompactionConfig({ maxContextTokens: 8000 }));
+      const share = plan(items, parseCompactionConfig({ maxContextTokens: 8000, carriedStateMaxRatio: 0.2 }));
+      expect(trailOf(grown) > trailOf(share), `system prompt ${system}`).toBe(grows);
+      expect(grown.impossible).toBeNull();
+      expect(grown.overTarget).toBe(false);
+    }
+  });
+
   it('the last resort never cuts pinned content', () => {
     const f = itemsFactory(o200k);
     const [pinnedCall, pinnedResult] = f.block('edit', { path: 'keep.py', text: 'x' }, 'ok', {
