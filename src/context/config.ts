@@ -154,11 +154,11 @@ const CompactionConfigSchema = z
      */
     carriedStateRatio: ratio('carriedStateRatio').default(0.2),
     /**
-     * The carried state may grow past `carriedStateRatio`, up to this share of the target, only as
-     * far as it must to keep every touched file's path and every open error's text written whole
-     * (a session that touched 60 files under a long absolute root, at an 8k window); past it the
-     * oldest directories collapse into counts and the oldest errors go. Never less than
-     * `carriedStateRatio`. Default 0.4.
+     * The carried state may grow past `carriedStateRatio` only as far as it must to keep every
+     * touched file's path and every open error's text written whole (a session that touched 60
+     * files under a long absolute root, at an 8k window), up to this share of what the rest of the
+     * header leaves under the target; past it the oldest directories collapse into counts and the
+     * oldest errors go. Never less than `carriedStateRatio`. Default 0.4.
      */
     carriedStateMaxRatio: ratio('carriedStateMaxRatio').default(0.4),
     /** Summary input over this many characters is cut to its head and tail (seed 000 MAX_SAFE_CHARS). Default 200,000. */
