@@ -223,13 +223,19 @@ function planArgumentsCut(
   const calls = item.message.tool_calls ?? [];
   // Arguments are cut once (a form whose reasoning alone was cut may have them cut).
   if (calls.some((call) => MARKER_AT_END.test(call.function.arguments))) return null;
-  // The arguments' tokens from the stored count: exact for one call; shared by length among
-  // several (the marker says "~").
+  // Each call's arguments' tokens: what the stored count leaves of one call, else as counted when
+  // the item was stored (or now, for an item stored before that).
+  const facts = item.facts?.calls;
   const framing =
     MESSAGE_OVERHEAD_TOKENS + framingTokensOf(item, tokenizer) + calls.length * TOOL_CALL_OVERHEAD_TOKENS;
-  const argTokens = Math.max(0, item.tokens - framing);
-  const argChars = calls.reduce((n, c) => n + c.function.arguments.length, 0) || 1;
-  const originals = calls.map((c) => Math.round((argTokens * c.function.arguments.length) / argChars));
+  const originals =
+    calls.length === 1
+      ? [Math.max(0, item.tokens - framing)]
+      : calls.map(
+          (c, i) =>
+            (facts?.length === calls.length ? facts[i]?.argumentTokens : undefined) ??
+            tokenizer.countText(c.function.arguments),
+        );
   const over = originals.map((n) => n > config.toolCallThreshold && n > previewTokens);
   const cutCount = over.filter(Boolean).length;
   if (cutCount === 0) return null;

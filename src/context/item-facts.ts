@@ -20,8 +20,8 @@ import type { Tokenizer } from './tokenizer';
 import { targetOf, toolCallEffect, toolResultError } from './tool-facts';
 import { pairToolCalls } from './tool-pairs';
 
-/** The facts of one tool call. */
-export function callFacts(call: ToolCall): CallFacts {
+/** The facts of one tool call (`tokenizer`: the conversation's, for the count of its arguments). */
+export function callFacts(call: ToolCall, tokenizer?: Tokenizer): CallFacts {
   const effect = toolCallEffect(call.function.name, call.function.arguments, null);
   return {
     touches: effect.touches,
@@ -29,6 +29,7 @@ export function callFacts(call: ToolCall): CallFacts {
     ...(effect.editsOpenFile ? { editsOpenFile: true as const } : {}),
     target: targetOf(effect),
     note: noteOfToolCall(call.function.name, call.function.arguments),
+    ...(tokenizer ? { argumentTokens: tokenizer.countText(call.function.arguments) } : {}),
   };
 }
 
@@ -36,7 +37,7 @@ export function callFacts(call: ToolCall): CallFacts {
 export function callFactsOf(item: AssistantMessageItem): CallFacts[] {
   const calls = item.message.tool_calls ?? [];
   const stored = item.facts?.calls;
-  return stored && stored.length === calls.length ? stored : calls.map(callFacts);
+  return stored && stored.length === calls.length ? stored : calls.map((call) => callFacts(call));
 }
 
 /** The error a tool result reports (`tool`: the name of the tool that produced it): stored, or worked out now. */
@@ -66,7 +67,7 @@ export function withFacts<T extends ContextItem>(item: T, toolName?: string, tok
   let facts: ItemFacts | null = null;
   if (item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 0) {
     facts = {
-      calls: (item.message.tool_calls ?? []).map(callFacts),
+      calls: (item.message.tool_calls ?? []).map((call) => callFacts(call, tokenizer)),
       ...(tokenizer ? { framingTokens: framingTokens(item, tokenizer) } : {}),
     };
   } else if (item.type === 'TOOL_RESULT') {

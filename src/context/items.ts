@@ -107,6 +107,11 @@ export interface CallFacts {
   target: string;
   /** The note it makes when it is a task-list, memory or pin tool, or null. */
   note: CallNote | null;
+  /**
+   * Tokens of its arguments, counted with the conversation's tokenizer when the item was stored
+   * (absent on items stored before: counted when a cut needs them).
+   */
+  argumentTokens?: number;
 }
 
 /** A task of a task list (`agent-notes.ts`). */

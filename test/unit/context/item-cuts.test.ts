@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCompactionConfig } from '../../../src/context/config';
 import { planCut, planPreview, planReasoning } from '../../../src/context/item-cuts';
-import { framingTokens } from '../../../src/context/item-facts';
+import { framingTokens, withFacts } from '../../../src/context/item-facts';
 import type { AssistantMessageItem, ContextItem } from '../../../src/context/items';
 import { messageText } from '../../../src/context/items';
 import { createTokenCounter } from '../../../src/tokens';
@@ -69,6 +69,37 @@ describe('a reply whose reasoning and arguments are both long', () => {
     expect(item.tokens).toBeGreaterThan(original.tokens - 1000 - 40);
     expect(item.message.tool_calls).toStrictEqual(original.message.tool_calls);
     expect(planPreview(original, config, o200k, original.tokens - 1990, 50)).toBeNull();
+  });
+});
+
+describe('a reply with several calls', () => {
+  // A sparse call (indentation) and a dense one (emoji): their characters say nothing of their tokens.
+  function twoCalls(f = itemsFactory(o200k)) {
+    return f.calls(
+      [
+        { name: 'write_file', args: { path: 'a.py', content: `${' '.repeat(60000)}x` }, id: 'A' },
+        { name: 'write_file', args: { path: 'b.txt', content: '🦀'.repeat(1200) }, id: 'B' },
+      ],
+      null,
+      { id: 'c' },
+    );
+  }
+
+  it('cuts each call by its own tokens (counted when it was stored): the written form is no larger than planned', () => {
+    const call = withFacts(twoCalls(), undefined, o200k);
+    expect(call.facts?.calls?.map((c) => c.argumentTokens)).toEqual(
+      call.message.tool_calls?.map((c) => o200k.countText(c.function.arguments)),
+    );
+    const cut = planCut(call, config, o200k);
+    const item = written(cut);
+    expect(item.tokens).toBeLessThan(call.tokens);
+  });
+
+  it('an item stored before the counts were kept is counted when cut', () => {
+    const old = twoCalls();
+    expect(old.facts?.calls).toBeUndefined();
+    const item = written(planCut(old, config, o200k));
+    expect(item.tokens).toBeLessThan(old.tokens);
   });
 });
 
