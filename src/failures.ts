@@ -109,6 +109,13 @@ export const NON_RETRYABLE_LLM_FAILURE_TYPES: readonly LlmFailureType[] = [
 export const NON_RETRYABLE_STORE_FAILURE_TYPES: readonly StoreFailureType[] = STORE_FAILURE_TYPES;
 
 /**
+ * The summary call's retries (seed 003: a summary retried twice): the summarize activity's retry
+ * policy, and what `eval` replays. Part of the command that schedules the activity, like
+ * {@link NOT_RETRIED}: they change only with a versioned change of the workflows.
+ */
+export const SUMMARY_RETRY = { attempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2 } as const;
+
+/**
  * What each retry policy does not retry (`nonRetryableErrorTypes`). Read by the option profiles in
  * workflows/; the activities raise these types. A retry policy is part of the command that
  * schedules an activity: these lists (and their order) are what recorded histories hold, so they

@@ -38,7 +38,7 @@ import {
 import { reviewProposal, SummaryReview } from './compaction-review';
 import { trackProgress } from './compaction-progress';
 import { summarizeInSteps, type SummaryTally } from './compaction-summary';
-import { applicationFailureIn, innermostCause, NOT_RETRIED } from '../src/failures';
+import { applicationFailureIn, innermostCause, NOT_RETRIED, SUMMARY_RETRY } from '../src/failures';
 
 /** Pruning is deterministic and cheap: retry it freely. */
 const pruneOptions: ActivityOptions = {
@@ -58,9 +58,9 @@ const summarizeOptions: ActivityOptions = {
   // The activity heartbeats during the call: a dead worker's summary is retried after 20 s.
   heartbeatTimeout: '20 seconds',
   retry: {
-    initialInterval: '1s',
-    backoffCoefficient: 2,
-    maximumAttempts: 3,
+    initialInterval: SUMMARY_RETRY.initialIntervalMs,
+    backoffCoefficient: SUMMARY_RETRY.backoffCoefficient,
+    maximumAttempts: SUMMARY_RETRY.attempts,
     nonRetryableErrorTypes: [...NOT_RETRIED.summaryCall],
   },
 };

@@ -145,8 +145,8 @@ function* stepsFor(plan: {
   trigger: TriggerKind;
   chain: StrategyName[];
   stats: PruneStats;
-  /** Whether the context is over the target: only then may the last resort cut the latest reply. */
-  overTarget: boolean;
+  /** Whether the context started over the target: only then may the last resort cut the latest reply. */
+  startedOverTarget: boolean;
 }): Generator<{ name: string; run: Step; prune: boolean; lastResort?: true }> {
   const { config } = plan;
   if (plan.trigger !== 'rounds') {
@@ -157,7 +157,7 @@ function* stepsFor(plan: {
   for (let k = config.keepRecentRounds; k >= 0; k--) {
     yield { name: `full(keep ${k})`, run: strategyStep('full', config, k), prune: false };
   }
-  if (plan.overTarget) {
+  if (plan.startedOverTarget) {
     yield { name: 'reasoning', run: reasoningStep(config, plan.tokenizer), prune: false, lastResort: true };
   }
 }
@@ -217,7 +217,6 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const chain = fullStrategyChain(taskType);
   const stats = emptyPruneStats();
   const steps: PlanStep[] = [];
-  const overTarget = !underAlready;
   for (const step of stepsFor({
     items,
     config,
@@ -225,10 +224,9 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     trigger: input.trigger,
     chain,
     stats,
-    overTarget,
+    startedOverTarget: !underAlready,
   })) {
     if (work.reached(goal)) break;
-    work.removing = step.prune ? 'prune' : 'strategy';
     const before = work.total();
     step.run(work, goal);
     // The last resort is named only where it cut something.

@@ -53,15 +53,15 @@ export function collectOpenErrors(
 /** The first line of the open-errors item's text. */
 export const OPEN_ERRORS_HEADING = '[Open errors] Reported by a tool and not seen resolved since';
 
+/** One open error as a line of the item's text. */
+function errorLine(error: OpenError): string {
+  return `- round ${error.round}, ${error.tool}${error.target ? ` ${error.target}` : ''}: ${error.text}`;
+}
+
 /** The open errors as text, one line each, newest first ('' when none). */
 export function renderOpenErrors(errors: readonly OpenError[]): string {
   if (errors.length === 0) return '';
-  return [
-    OPEN_ERRORS_HEADING,
-    ...[...errors]
-      .reverse()
-      .map((e) => `- round ${e.round}, ${e.tool}${e.target ? ` ${e.target}` : ''}: ${e.text}`),
-  ].join('\n');
+  return [OPEN_ERRORS_HEADING, ...[...errors].reverse().map(errorLine)].join('\n');
 }
 
 /** Errors that report the same text, newest first (a group's position is its newest error's). */
@@ -84,7 +84,7 @@ function groupByText(errors: readonly OpenError[]): ErrorGroup[] {
 function groupLine(group: ErrorGroup, targets: boolean): string {
   const newest = group.errors[0] as OpenError;
   if (group.errors.length === 1 && targets) {
-    return `- round ${newest.round}, ${newest.tool}${newest.target ? ` ${newest.target}` : ''}: ${newest.text}`;
+    return errorLine(newest);
   }
   const tools = [...new Set(group.errors.map((e) => e.tool))].join(', ');
   const head = `- ${group.text} (${tools}, ${group.errors.length}×, latest round ${newest.round})`;

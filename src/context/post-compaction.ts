@@ -133,7 +133,7 @@ export function dropOldestRounds(
   const newest = Math.max(...work.units.map((u) => u.round), 0);
   for (const round of [...byRound.keys()].sort((a, b) => a - b)) {
     if (work.total() <= targetTokens || round === newest) break;
-    for (const unit of byRound.get(round) ?? []) work.remove(unit);
+    for (const unit of byRound.get(round) ?? []) work.remove(unit, 'strategy');
   }
   const dropped = new Set(work.removedUnits().flatMap((u) => u.originals));
   return items.filter((item) => !dropped.has(item));

@@ -121,7 +121,7 @@ function removeOldest(
   const removable = candidates.slice(0, Math.max(0, candidates.length - keep));
   for (const unit of removable) {
     if (ctx.reached(goal)) return;
-    ctx.remove(unit);
+    ctx.remove(unit, 'prune');
     countRemoval(unit, stats);
   }
 }

@@ -175,7 +175,7 @@ export function strategyStep(
     for (const group of strategyGroups(strategy, kept, config, keepRecentRounds)) {
       if (ctx.reached(goal)) return;
       for (const unit of group) {
-        ctx.remove(unit);
+        ctx.remove(unit, 'strategy');
       }
     }
   };

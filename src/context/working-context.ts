@@ -235,14 +235,11 @@ export class WorkingContext {
     return this.units.filter((u) => !u.removed && (!u.protected || u.protection === 'fresh_results'));
   }
 
-  /** The kind of step removing units now (see {@link WorkingUnit.removedBy}). */
-  removing: 'prune' | 'strategy' = 'prune';
-
-  /** Removes a unit (no-op for a protected or removed one). */
-  remove(unit: WorkingUnit): void {
+  /** Removes a unit (no-op for a protected or removed one); `by`: the kind of step removing it. */
+  remove(unit: WorkingUnit, by: 'prune' | 'strategy'): void {
     if (unit.removed || unit.protected) return;
     unit.removed = true;
-    unit.removedBy = this.removing;
+    unit.removedBy = by;
     this.keptTokens -= unit.tokens;
     this.keptItems -= unit.originals.length;
     this.removedCount++;

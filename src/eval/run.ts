@@ -15,6 +15,7 @@ import { judgeCompaction, type CompactionJudgement } from './metrics';
 import { scoreRecall, type RecallScore } from './recall-eval';
 import { peersAt, type PeerPoint } from './peers';
 import { LlmError } from '../llm/errors';
+import { SUMMARY_RETRY } from '../failures';
 import { replaySession, SummarizerFatalError, type ReplayResult, type Summarizer } from './replay';
 
 export interface EvalSession {
@@ -119,10 +120,10 @@ export function extractiveSummarizer(tokenizer: Tokenizer): Summarizer {
   return async (plan) => ({ text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' });
 }
 
-/** Attempts of a summary call: the summarize activity's retry policy (workflows/compaction.ts). */
-export const SUMMARY_ATTEMPTS = 3;
-/** Its first backoff, doubled each attempt (1 s, 2 s). */
-export const SUMMARY_RETRY_INITIAL_MS = 1000;
+/** Attempts of a summary call: the summarize activity's retry policy (`SUMMARY_RETRY`). */
+export const SUMMARY_ATTEMPTS = SUMMARY_RETRY.attempts;
+/** Its first backoff, multiplied each attempt (1 s, 2 s). */
+export const SUMMARY_RETRY_INITIAL_MS = SUMMARY_RETRY.initialIntervalMs;
 /** The longest Retry-After a replay waits (the activity takes any). */
 export const SUMMARY_RETRY_AFTER_MAX_MS = 60_000;
 
@@ -167,7 +168,7 @@ export function llmSummarizer(
         const delayMs =
           retryAfter !== undefined
             ? Math.min(retryAfter, SUMMARY_RETRY_AFTER_MAX_MS)
-            : SUMMARY_RETRY_INITIAL_MS * 2 ** (attempt - 1);
+            : SUMMARY_RETRY_INITIAL_MS * SUMMARY_RETRY.backoffCoefficient ** (attempt - 1);
         options.onRetry?.({ attempt, delayMs, error: err });
         await sleep(delayMs);
       }
