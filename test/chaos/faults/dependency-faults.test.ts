@@ -129,7 +129,7 @@ describe('PostgreSQL stopped during a commit', () => {
     const archive = await store.getArchive(conversationId);
     expect(
       archive
-        .filter((i) => i.type === 'USER_MESSAGE')
+        .filter((i) => i.type === 'USER_MESSAGE' && !i.sourceId)
         .map((i) => (i.type === 'USER_MESSAGE' ? i.message.content : '')),
     ).toEqual(sent);
     const next = await handle.executeUpdate(sendMessageUpdate, { args: ['after the restart'] });

@@ -185,10 +185,10 @@ async function activeIds(conv: Conversation): Promise<string[]> {
   return (await conv.activeContext()).items.map((i) => i.id);
 }
 
-/** The user messages in the archive, in order. */
+/** The user messages in the archive, in order (not the previews a compaction made of them). */
 async function userTexts(conv: Conversation): Promise<string[]> {
   return (await conv.archive())
-    .filter((i) => i.type === 'USER_MESSAGE')
+    .filter((i) => i.type === 'USER_MESSAGE' && !i.sourceId)
     .map((i) => (i.type === 'USER_MESSAGE' ? String(i.message.content) : ''));
 }
 
