@@ -27,9 +27,28 @@ const children: ChildProcessWithoutNullStreams[] = [];
 /** The key `up` is given: it must reach the LLM and nothing the user sees (issue 8). */
 const UP_API_KEY = `sk-up-${randomUUID().replace(/-/g, '')}`;
 
-/** `up` in a process of its own, chatting with the fake (node itself, so that SIGINT reaches it). */
+/**
+ * `up` in a process of its own, chatting with the fake (node itself, so that SIGINT reaches it),
+ * once it is ready. Its ports are free when chosen; another test's server can take one before the
+ * dev server binds it (the run's files start servers in parallel): that start is tried again on
+ * other ports, at most twice.
+ */
 async function startUp(): Promise<RunningUp> {
-  const running = spawnUp(
+  for (let attempt = 1; ; attempt++) {
+    const running = await spawnOnFreePorts();
+    children.push(running.child);
+    try {
+      await running.waitFor(/^chat with (\S+) · \/help for commands$/m, 150_000);
+      return running;
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test(running.output())) throw err;
+      await running.exited;
+    }
+  }
+}
+
+async function spawnOnFreePorts(): Promise<RunningUp> {
+  return spawnUp(
     [
       '--data-dir',
       dataDir,
@@ -47,8 +66,6 @@ async function startUp(): Promise<RunningUp> {
       TEMPORAL_UI_PORT: String(await freePort()),
     },
   );
-  children.push(running.child);
-  return running;
 }
 
 /** Another shell's CLI command, with the variables `up` printed. */
