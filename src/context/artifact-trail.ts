@@ -41,11 +41,13 @@ export function collectArtifactTrail(
   previous: ArtifactTrail = emptyTrail(),
   pairs: PairIndex = indexPairs(items),
 ): ArtifactTrail {
-  const files = new Map<string, FileTouch>();
-  for (const file of previous.files) files.set(file.path, { ...file, ops: [...file.ops] });
-  // The item recall reads for each file's last touch here (issue 24): the call's result, else the
-  // call; hashed into its handle once, at the end.
-  const handleSources = new Map<string, string>();
+  // Each file's touch, the position of its last touch (files are ordered by it at the end) and
+  // the item recall reads for that touch (issue 24): the call's result, else the call; hashed into
+  // its handle once, at the end.
+  const files = new Map<string, { touch: FileTouch; last: number; source: string | null }>();
+  let touches = 0;
+  for (const file of previous.files)
+    files.set(file.path, { touch: { ...file, ops: [...file.ops] }, last: touches++, source: null });
   const commands = [...previous.commands];
   let openFile: string | null = null;
   for (let position = 0; position < items.length; position++) {
@@ -55,31 +57,31 @@ export function collectArtifactTrail(
     const first = pairs.firstCall[position] as number;
     for (let i = 0; i < facts.length; i++) {
       const effect = facts[i] as CallFacts;
-      const touches: readonly { path: string; op: string }[] =
+      const touched: readonly { path: string; op: string }[] =
         effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
-      if (touches.length > 0) {
+      if (touched.length > 0) {
         const at = pairs.callResult[first + i] ?? -1;
         const result = at === -1 ? item : (items[at] as ContextItem);
         const source = result.sourceId ?? result.id;
-        for (const { path, op } of touches) {
+        for (const { path, op } of touched) {
           const known = files.get(path);
           if (known) {
-            files.delete(path);
-            if (!known.ops.includes(op)) known.ops.push(op);
-            known.lastRound = Math.max(item.round, known.lastRound);
-            files.set(path, known);
+            if (!known.touch.ops.includes(op)) known.touch.ops.push(op);
+            known.touch.lastRound = Math.max(item.round, known.touch.lastRound);
+            known.last = touches++;
+            known.source = source;
           } else {
-            files.set(path, { path, ops: [op], lastRound: item.round });
+            files.set(path, { touch: { path, ops: [op], lastRound: item.round }, last: touches++, source });
           }
-          handleSources.set(path, source);
           if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
         }
       }
       if (effect.command !== null) commands.push({ command: effect.command, round: item.round });
     }
   }
-  for (const [path, source] of handleSources) (files.get(path) as FileTouch).handle = handleOf(source);
-  return { files: [...files.values()], commands: commands.slice(-MAX_COMMANDS) };
+  const ordered = [...files.values()].sort((a, b) => a.last - b.last);
+  for (const file of ordered) if (file.source !== null) file.touch.handle = handleOf(file.source);
+  return { files: ordered.map((f) => f.touch), commands: commands.slice(-MAX_COMMANDS) };
 }
 
 const OP_WORDS: Record<string, string> = {

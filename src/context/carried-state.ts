@@ -102,10 +102,9 @@ function noteText(item: ContextItem): string {
 
 /** The text cut to `budget` tokens with a marker, or itself when it fits. */
 function fit(text: string, budget: number, tokenizer: Tokenizer): string {
-  if (maxTokens(text) <= budget) return text;
+  if (maxTokens(text) <= budget || tokenizer.countText(text) <= budget) return text;
   // Room for the marker is taken only when the text must be cut.
-  const cut = tokenizer.truncate(text, Math.max(0, budget - 8));
-  return cut.originalTokens <= budget ? text : `${cut.text}\n[… cut to fit the carried-state budget]`;
+  return `${tokenizer.prefix(text, Math.max(0, budget - 8))}\n[… cut to fit the carried-state budget]`;
 }
 
 /** The stat's first lines and its summary line, within `budget`. */

@@ -28,7 +28,7 @@ export function collectOpenErrors(
   previous: readonly OpenError[] = [],
   pairs: PairIndex = indexPairs(items),
 ): OpenError[] {
-  let open: OpenError[] = [...previous];
+  const open: OpenError[] = [...previous];
   for (let position = 0; position < items.length; position++) {
     const item = items[position] as ContextItem;
     if (item.type !== 'TOOL_RESULT') continue;
@@ -40,12 +40,12 @@ export function collectOpenErrors(
     const error = resultErrorOf(item, tool);
     if (error === null && !open.some((e) => e.tool === tool)) continue;
     const target = callItem ? (callFactsOf(callItem)[callIndex]?.target ?? '') : '';
-    if (error === null) {
-      open = open.filter((e) => !(e.tool === tool && e.target === target));
-    } else {
-      open = open.filter((e) => !(e.tool === tool && e.target === target && e.text === error));
-      open.push({ tool, target, round: item.round, text: error });
+    // A success resolves the tool's errors on the target; an error replaces the same one there.
+    for (let i = open.length - 1; i >= 0; i--) {
+      const e = open[i] as OpenError;
+      if (e.tool === tool && e.target === target && (error === null || e.text === error)) open.splice(i, 1);
     }
+    if (error !== null) open.push({ tool, target, round: item.round, text: error });
   }
   return open.slice(-OPEN_ERRORS_LIMIT);
 }

@@ -145,7 +145,12 @@ export function toolBlocksStep(config: CompactionConfig, stats: PruneStats): Ste
 export function protectedRoundSet(items: readonly ContextItem[], protectedRounds: number): Set<number> {
   if (protectedRounds <= 0) return new Set();
   const distinct = new Set<number>();
-  for (const item of items) if (item.round > 0) distinct.add(item.round);
+  // Items of a round are mostly consecutive: each run of one round is added once.
+  let previous = 0;
+  for (const item of items) {
+    if (item.round !== previous && item.round > 0) distinct.add(item.round);
+    previous = item.round;
+  }
   const rounds = [...distinct].sort((a, b) => a - b);
   return new Set(rounds.slice(-protectedRounds));
 }

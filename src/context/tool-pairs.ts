@@ -55,12 +55,10 @@ export interface PairIndex {
 
 /** Pairs every tool call in the items with its result, by position (see the module comment for the rule). */
 export function indexPairs(items: readonly ContextItem[]): PairIndex {
-  let count = 0;
-  for (const item of items)
-    if (item.type === 'ASSISTANT_MESSAGE') count += item.message.tool_calls?.length ?? 0;
-  const callIds = new Array<string>(count);
-  const callItem = new Int32Array(count);
-  const callResult = new Int32Array(count).fill(-1);
+  // Calls are counted as they come: most items hold at most one, so the arrays grow rarely.
+  const callIds: string[] = [];
+  let callItem = new Int32Array(Math.max(16, items.length));
+  let callResult = new Int32Array(callItem.length);
   const firstCall = new Int32Array(items.length).fill(-1);
   const resultCall = new Int32Array(items.length).fill(-1);
   // The latest assistant item's calls [latestStart, next): most results answer one of them.
@@ -81,11 +79,17 @@ export function indexPairs(items: readonly ContextItem[]): PairIndex {
         if (waiting) waiting.push(c);
         else open.set(id, [c]);
       }
+      if (next + calls.length > callItem.length) {
+        const size = Math.max(2 * callItem.length, next + calls.length);
+        callItem = grown(callItem, size);
+        callResult = grown(callResult, size);
+      }
       latestStart = next;
       firstCall[i] = next;
       for (const call of calls) {
-        callIds[next] = call.id;
+        callIds.push(call.id);
         callItem[next] = i;
+        callResult[next] = -1;
         next++;
       }
     } else if (item.type === 'TOOL_RESULT') {
@@ -104,7 +108,20 @@ export function indexPairs(items: readonly ContextItem[]): PairIndex {
       }
     }
   }
-  return { callIds, callItem, callResult, firstCall, resultCall };
+  return {
+    callIds,
+    callItem: callItem.subarray(0, next),
+    callResult: callResult.subarray(0, next),
+    firstCall,
+    resultCall,
+  };
+}
+
+/** A copy of `array` with room for `size` numbers. */
+function grown(array: Int32Array, size: number): Int32Array<ArrayBuffer> {
+  const copy = new Int32Array(size);
+  copy.set(array);
+  return copy;
 }
 
 /**

@@ -80,6 +80,13 @@ const COUNTED_PIECE_CHARS = 12;
  */
 const COUNTED_PIECE_BITS = 17;
 
+/** The table slot of the piece `text[start, end)`: FNV-1a over its UTF-16 units, the top bits. */
+function pieceSlot(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> (32 - COUNTED_PIECE_BITS);
+}
+
 export class LinearEncoder {
   /** Pieces seen lately, by slot, and their token counts (see {@link COUNTED_PIECE_CHARS}). */
   private readonly pieceKeys: (string | undefined)[] = new Array<string | undefined>(1 << COUNTED_PIECE_BITS);
@@ -101,10 +108,41 @@ export class LinearEncoder {
 
   /** Tokens of `text`. */
   count(text: string): number {
+    const pieceEnd = this.asciiPieceEnd;
+    if (pieceEnd === null) {
+      let total = 0;
+      this.forEachChunk(text, (chunk) => {
+        total += this.countChunk(chunk);
+      });
+      return total;
+    }
+    // forEachChunk's walk written out: a remembered piece is found in place, with no slice of it
+    // made (most pieces of ordinary text are remembered).
+    const length = text.length;
     let total = 0;
-    this.forEachChunk(text, (chunk) => {
-      total += this.countChunk(chunk);
-    });
+    let wide = nonAsciiFrom(text, 0);
+    for (let start = 0; start < length;) {
+      let end = start < wide ? pieceEnd(text, start, wide) : -1;
+      if (end <= start) {
+        this.sticky.lastIndex = start;
+        end = start + (this.sticky.exec(text)?.[0].length ?? 1);
+      }
+      const size = end - start;
+      if (size <= COUNTED_PIECE_CHARS) {
+        const slot = pieceSlot(text, start, end);
+        const key = this.pieceKeys[slot];
+        total +=
+          key !== undefined && key.length === size && text.startsWith(key, start)
+            ? (this.pieceTokens[slot] as number)
+            : this.countChunk(text.slice(start, end));
+      } else {
+        this.visitPiece(text.slice(start, end), start, (chunk) => {
+          total += this.countChunk(chunk);
+        });
+      }
+      start = end;
+      if (start > wide) wide = nonAsciiFrom(text, start);
+    }
     return total;
   }
 
@@ -204,10 +242,7 @@ export class LinearEncoder {
 
   private countChunk(chunk: string): number {
     if (chunk.length <= COUNTED_PIECE_CHARS) {
-      // FNV-1a over the UTF-16 units, its top bits the slot.
-      let hash = 0x811c9dc5;
-      for (let i = 0; i < chunk.length; i++) hash = Math.imul(hash ^ chunk.charCodeAt(i), 0x01000193);
-      const slot = hash >>> (32 - COUNTED_PIECE_BITS);
+      const slot = pieceSlot(chunk, 0, chunk.length);
       if (this.pieceKeys[slot] === chunk) return this.pieceTokens[slot] as number;
       const tokens = this.merger.count(toBytes(chunk));
       this.pieceKeys[slot] = chunk;
