@@ -232,6 +232,29 @@ function convertEntry(entry: PiEntry, isContextCompaction: boolean): PiConverted
   }
 }
 
+/**
+ * Refuses lines of objects with a `type` that are no pi session at all — no `session` header and
+ * no `message` entry, as another agent's JSONL (Claude Code's `user` and `assistant` lines, Codex's
+ * `response_item`s) — naming the types seen, instead of importing nothing.
+ */
+function refuseOtherAgents(entries: readonly PiEntry[]): void {
+  if (entries.length === 0 || entries.some((e) => e.value.type === 'session' || e.value.type === 'message'))
+    return;
+  const counts = new Map<string, number>();
+  for (const { value } of entries)
+    counts.set(value.type as string, (counts.get(value.type as string) ?? 0) + 1);
+  const seen = [...counts]
+    .slice(0, 8)
+    .map(([type, n]) => `${JSON.stringify(type).slice(0, 40)} ×${n}`)
+    .join(', ');
+  const more = counts.size > 8 ? `, and ${counts.size - 8} more` : '';
+  throw new ImportError(
+    `not a pi session: no line has type "session" or "message" (types seen: ${seen}${more}); ` +
+      'the formats read are pi session JSONL, OpenAI chat messages (JSON or JSONL) and SWE-agent trajectories',
+    { line: (entries[0] as PiEntry).line },
+  );
+}
+
 /** Import from parsed JSONL lines. */
 export function piFromLines(
   lines: readonly JsonLine[],
@@ -246,6 +269,7 @@ export function piFromLines(
     }
     return { index, line, value };
   });
+  refuseOtherAgents(entries);
   const { entries: context, compaction } = contextEntries(activePath(entries), options.wholeHistory === true);
   const items: ContextItem[] = [];
   const itemIds = new Map<number, string>();

@@ -153,6 +153,13 @@ describe('not a session, or an empty one', () => {
       /: it holds no messages$/,
     ],
     ['an empty SWE-agent history', 'empty.traj', '{"history": [], "info": {}}', /: it holds no messages$/],
+    [
+      "another agent's JSONL (Claude Code's lines)",
+      'claude.jsonl',
+      '{"type":"user","message":{"role":"user","content":"Hi"}}\n' +
+        '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Hello"}]}}\n',
+      /: line 1: not a pi session: no line has type "session" or "message" \(types seen: "user" ×1, "assistant" ×1\)/,
+    ],
   ])('%s is refused', async (_what, name, text, message) => {
     await expectImportRefused(name, text, message);
   });

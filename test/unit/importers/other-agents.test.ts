@@ -1,0 +1,73 @@
+/**
+ * JSONL of another agent (objects with a `type`, as pi's lines have) is refused with the types it
+ * holds and the formats that are read, not imported as an empty session. The lines are made up in
+ * the shape of Claude Code's and Codex's session files.
+ */
+import { describe, expect, it } from 'vitest';
+import { ImportError, importSession } from '../../../src/importers';
+import { fakeTokenizer } from '../../support/items-factory';
+
+const jsonl = (lines: readonly unknown[]): string => lines.map((l) => JSON.stringify(l)).join('\n');
+
+const claudeCodeLike = jsonl([
+  { type: 'summary', summary: 'Fixing a bug', leafUuid: 'a1' },
+  { type: 'user', uuid: 'u1', parentUuid: null, message: { role: 'user', content: 'Fix a.py' } },
+  {
+    type: 'assistant',
+    uuid: 'a1',
+    parentUuid: 'u1',
+    message: {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: '/x/a.py' } }],
+    },
+  },
+  {
+    type: 'user',
+    uuid: 'u2',
+    parentUuid: 'a1',
+    message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x = 1' }] },
+  },
+]);
+
+const codexLike = jsonl([
+  { timestamp: '2025-01-01T00:00:00Z', type: 'session_meta', payload: { id: 's' } },
+  { timestamp: '2025-01-01T00:00:01Z', type: 'response_item', payload: { type: 'message', role: 'user' } },
+]);
+
+function refusal(text: string): ImportError {
+  try {
+    importSession(text, { tokenizer: fakeTokenizer });
+  } catch (err) {
+    if (err instanceof ImportError) return err;
+    throw err;
+  }
+  throw new Error('imported');
+}
+
+describe('JSONL of another agent', () => {
+  it('is refused, naming the types it holds and the formats that are read', () => {
+    const err = refusal(claudeCodeLike);
+    expect(err.message).toContain('not a pi session');
+    expect(err.message).toContain('"user" ×2');
+    expect(err.message).toContain('"assistant" ×1');
+    expect(err.message).toContain('"summary" ×1');
+    expect(err.message).toContain('SWE-agent');
+    expect(refusal(codexLike).message).toContain('"response_item" ×1');
+  });
+
+  it('names at most eight types', () => {
+    const err = refusal(jsonl(Array.from({ length: 12 }, (_, i) => ({ type: `kind-${i}` }))));
+    expect(err.message).toContain('"kind-7" ×1');
+    expect(err.message).not.toContain('"kind-8"');
+    expect(err.message).toContain('and 4 more');
+  });
+
+  it('leaves a pi session without its header line readable', () => {
+    const session = importSession(
+      jsonl([{ type: 'message', id: 'u1', parentId: null, message: { role: 'user', content: 'Hello' } }]),
+      { tokenizer: fakeTokenizer },
+    );
+    expect(session.format).toBe('pi');
+    expect(session.items.map((i) => i.type)).toEqual(['USER_MESSAGE']);
+  });
+});
