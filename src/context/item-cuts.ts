@@ -48,8 +48,21 @@ function cutText(
   return `${tokenizer.prefix(text, previewTokens)}\n${truncationMarker(originalTokens, handleOf(originalId))}`;
 }
 
-/** The original size a cut form's marker states, or null when the text ends with no marker (with or without a handle). */
+/** A cut form's marker at the end of a text (with or without a handle); the original size it states. */
 const MARKER_AT_END = /\n\[TRUNCATED original~(\d+) tokens(?:; recall #[0-9a-f]+)?\]$/;
+/** Longer than any marker {@link truncationMarker} writes, with its line break. */
+const MARKER_MAX_CHARS = 128;
+
+/**
+ * Where the marker a text ends with starts, and the original size it states; null when the text
+ * ends with none. Only the text's end is read: arguments of 100,000 characters are checked at
+ * every preview size a cut tries.
+ */
+function endMarker(text: string): { index: number; original: number } | null {
+  const from = Math.max(0, text.length - MARKER_MAX_CHARS);
+  const match = MARKER_AT_END.exec(from === 0 ? text : text.slice(from));
+  return match ? { index: from + match.index, original: Number(match[1]) } : null;
+}
 
 /**
  * Tokens a cut form's count may exceed its plan by: the preview counted alone can split a token
@@ -122,10 +135,10 @@ function planTextCut(
   anySize: boolean,
 ): (PlannedCut & { calls: number; results: number }) | null {
   const content = messageText(item.message);
-  const recut = item.sourceId !== undefined ? MARKER_AT_END.exec(content) : null;
+  const recut = item.sourceId !== undefined ? endMarker(content) : null;
   if (item.sourceId !== undefined && !recut) return null;
   // The stored count is the content's plus the message framing (no name: see isTextItem).
-  const original = recut ? Number(recut[1]) : item.tokens - MESSAGE_OVERHEAD_TOKENS;
+  const original = recut ? recut.original : item.tokens - MESSAGE_OVERHEAD_TOKENS;
   if ((!anySize && original <= config.toolResultThreshold) || original <= previewTokens) return null;
   const tokens = MESSAGE_OVERHEAD_TOKENS + previewTokens + markerTokens() + cutMargin(previewTokens);
   if (tokens >= item.tokens) return null;
@@ -173,7 +186,7 @@ export function planPreview(
 /** Tokens of the text of a message that calls tools (0: none, or already cut: a text is cut once). */
 function reasoningTokens(item: AssistantMessageItem, tokenizer: Tokenizer): number {
   const text = item.message.content;
-  if (typeof text !== 'string' || text.length === 0 || MARKER_AT_END.test(text)) return 0;
+  if (typeof text !== 'string' || text.length === 0 || endMarker(text) !== null) return 0;
   let names = 0;
   for (const call of item.message.tool_calls ?? []) names += tokenizer.countText(call.function.name);
   return framingTokensOf(item, tokenizer) - names;
@@ -222,7 +235,7 @@ function planArgumentsCut(
 ): (PlannedCut & { calls: number; results: number }) | null {
   const calls = item.message.tool_calls ?? [];
   // Arguments are cut once (a form whose reasoning alone was cut may have them cut).
-  if (calls.some((call) => MARKER_AT_END.test(call.function.arguments))) return null;
+  if (calls.some((call) => endMarker(call.function.arguments) !== null)) return null;
   // Each call's arguments' tokens: what the stored count leaves of one call, else as counted when
   // the item was stored (or now, for an item stored before that).
   const facts = item.facts?.calls;

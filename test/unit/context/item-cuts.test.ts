@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parseCompactionConfig } from '../../../src/context/config';
 import { planCut, planPreview, planReasoning } from '../../../src/context/item-cuts';
 import { framingTokens, withFacts } from '../../../src/context/item-facts';
-import type { AssistantMessageItem, ContextItem } from '../../../src/context/items';
+import type { AssistantMessageItem, ContextItem, ToolResultItem } from '../../../src/context/items';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../../src/context/token-accounting';
 import { messageText } from '../../../src/context/items';
 import { createTokenCounter } from '../../../src/tokens';
 import { itemsFactory, words } from '../../support/items-factory';
@@ -137,5 +138,21 @@ describe('previews of a message’s text', () => {
       tokens: 2003,
     };
     expect(planPreview(item, config, o200k, 400, 50)).toBeNull();
+  });
+});
+
+describe("a result's cut form", () => {
+  it('cut again is a shorter preview of the original, its marker read off the end of a long text', () => {
+    const output = words(3000, 'output');
+    const result = itemsFactory(o200k).result('call-1', output, { id: 'res' });
+    const first = planCut(result, config, o200k, 1000)?.write() as ToolResultItem;
+    expect(first).toMatchObject({ id: 'res~cut1000', sourceId: 'res' });
+    const again = planCut(first, config, o200k, 200)?.write() as ToolResultItem;
+    expect(again).toMatchObject({ id: 'res~cut200', sourceId: 'res' });
+    const text = messageText(again.message);
+    // One marker, stating the original's size, after a preview of the original's text.
+    expect(text.match(/\[TRUNCATED/g)).toHaveLength(1);
+    expect(text).toContain(`original~${result.tokens - MESSAGE_OVERHEAD_TOKENS} tokens`);
+    expect(output.startsWith(text.slice(0, text.indexOf('\n[TRUNCATED')))).toBe(true);
   });
 });
