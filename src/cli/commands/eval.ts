@@ -45,6 +45,11 @@ export interface EvalCommandOptions {
    */
   recall?: boolean;
   log?: (line: string) => void;
+  /**
+   * Called for each file that cannot be read or imported, which is then left out; without it such
+   * a file refuses the whole run. Every file refused refuses the run either way.
+   */
+  onRefused?: (file: string, reason: string) => void;
   /** Waits between summary attempts (tests). Default: a timer. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -74,12 +79,25 @@ export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> 
     });
   // Bad configuration fails before any replay.
   config(options.windows[0] ?? 8000);
-  const sessions: EvalSession[] = options.files.map((file) => {
-    // What the agent did, whole: a pi session's own compactions are left out (ours replace them).
-    const session = readSession(file, { conversationId: 'eval', model: options.model, wholeHistory: true });
-    if (session.items.length === 0) throw new UsageError(`${file} holds no messages`);
-    return { name: file.split('/').pop() ?? file, items: session.items };
-  });
+  const sessions: EvalSession[] = [];
+  const refused: string[] = [];
+  for (const file of options.files) {
+    try {
+      // What the agent did, whole: a pi session's own compactions are left out (ours replace them).
+      const session = readSession(file, { conversationId: 'eval', model: options.model, wholeHistory: true });
+      if (session.items.length === 0) throw new UsageError(`${file} holds no messages`);
+      sessions.push({ name: file.split('/').pop() ?? file, items: session.items });
+    } catch (err) {
+      if (!(err instanceof UsageError) || !options.onRefused) throw err;
+      refused.push(err.message);
+      options.onRefused(file, err.message);
+    }
+  }
+  if (sessions.length === 0) {
+    throw new UsageError(
+      refused.length === 1 ? (refused[0] as string) : `no file could be read:\n  ${refused.join('\n  ')}`,
+    );
+  }
   let summarizer: Parameters<typeof runEval>[0]['summarizer'] = 'extractive';
   if (options.summarizer === 'llm') {
     if (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL) {
@@ -178,6 +196,7 @@ export function registerEval(program: Command): void {
         '2 s apart or the Retry-After); one that still fails rolls its compaction back, as the workflow does, and the\n' +
         'replay goes on (after 3 in a row it stops asking). Each is listed, and the run exits 1. A failure every call\n' +
         'would repeat (a bad key, an unknown model) stops the run at once.\n' +
+        'A file that cannot be read or imported is left out (listed, and the run exits 2); the others are replayed.\n' +
         `Exit codes: 0 every invariant held, ${EVAL_VIOLATION_EXIT} an invariant broke (each is listed), 2 bad input, 1 failure.`,
     )
     .action(
@@ -201,6 +220,7 @@ export function registerEval(program: Command): void {
               `--summarizer must be extractive or llm (got ${JSON.stringify(opts.summarizer)})`,
             );
           }
+          const refused: string[] = [];
           const rows = await evaluate({
             files,
             windows: parseWindows(opts.window),
@@ -211,6 +231,7 @@ export function registerEval(program: Command): void {
             peers: opts.peers,
             recall: opts.recall,
             log: (line) => console.error(line),
+            onRefused: (_file, reason) => refused.push(reason),
           });
           const violations = rows.flatMap((r) => r.violations.map((v) => `${r.session} @ ${r.window}: ${v}`));
           const failed = rows.reduce((n, r) => n + r.summaryFailures, 0);
@@ -236,11 +257,16 @@ export function registerEval(program: Command): void {
             );
             for (const line of rolledBack.slice(0, 50)) console.error(`  ${line}`);
           }
+          if (refused.length > 0) {
+            console.error(`\n${refused.length} file(s) left out, the others replayed:`);
+            for (const reason of refused.slice(0, 50)) console.error(`  ${reason}`);
+          }
           if (violations.length > 0) {
             console.error(`\n${violations.length} broken invariant(s):`);
             for (const v of violations.slice(0, 50)) console.error(`  ${v}`);
             process.exit(EVAL_VIOLATION_EXIT);
           }
+          if (refused.length > 0) process.exit(2);
           if (rolledBack.length > 0) {
             console.error('every invariant held, but not every summary was written (exit 1)');
             process.exit(1);

@@ -327,6 +327,25 @@ describe('the eval command as a user runs it', () => {
     expect(JSON.parse(r.stdout)).toHaveLength(1);
   });
 
+  it('leaves out a file it cannot read, replays the others, lists it and exits 2', () => {
+    const good = join(dir, 'good.json');
+    writeFileSync(good, chatSession(12));
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"messages": [');
+    const r = run([bad, good, join(dir, 'missing.jsonl'), '--window', '3000', '--no-peers']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain('good.json');
+    expect(r.stdout).not.toContain('bad.json');
+    expect(r.stderr).toContain('2 file(s) left out, the others replayed:');
+    expect(r.stderr).toContain(`cannot import ${bad}: `);
+    expect(r.stderr).toContain(`cannot read ${join(dir, 'missing.jsonl')} (ENOENT)`);
+    // Every file refused: the run is.
+    const none = run([bad, join(dir, 'missing.jsonl')]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toContain('no file could be read:');
+  });
+
   it('exits 2 with one line for bad input', () => {
     const r = run(['/nonexistent.jsonl']);
     expect(r.code).toBe(2);
