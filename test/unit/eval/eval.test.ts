@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { finishCompaction } from '../../../src/context/compaction-plan';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
 import { parseCompactionConfig, targetTokens } from '../../../src/context/config';
@@ -204,21 +204,18 @@ function chatSession(rounds: number, tail: unknown[] = []): string {
 
 describe('eval with an LLM summarizer', () => {
   let llm: FakeOpenAI;
-  const saved = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_URL };
   beforeAll(async () => {
     llm = await startFakeOpenAI();
-    process.env.OPENAI_API_KEY = 'sk-eval-test-0000';
-    process.env.OPENAI_BASE_URL = llm.url;
   });
   afterAll(async () => {
     await llm.close();
-    for (const [name, value] of [
-      ['OPENAI_API_KEY', saved.key],
-      ['OPENAI_BASE_URL', saved.url],
-    ] as const) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+  });
+  beforeEach(() => {
+    vi.stubEnv('OPENAI_API_KEY', 'sk-eval-test-0000');
+    vi.stubEnv('OPENAI_BASE_URL', llm.url);
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
   });
 
   it('sends the plan’s summary request to the summary model, once per compaction that summarizes', async () => {
@@ -244,26 +241,19 @@ describe('eval with an LLM summarizer', () => {
   });
 
   it('without an endpoint, refuses --summarizer llm before replaying anything', async () => {
-    const url = process.env.OPENAI_BASE_URL;
-    const key = process.env.OPENAI_API_KEY;
-    delete process.env.OPENAI_BASE_URL;
-    delete process.env.OPENAI_API_KEY;
+    vi.stubEnv('OPENAI_BASE_URL', undefined);
+    vi.stubEnv('OPENAI_API_KEY', undefined);
     const file = join(mkdtempSync(join(tmpdir(), 'dc-eval-')), 'session.json');
     writeFileSync(file, chatSession(12));
-    try {
-      await expect(
-        evaluate({
-          files: [file],
-          windows: [8000],
-          summarizer: 'llm',
-          model: 'gpt-4o',
-          peers: false,
-        }),
-      ).rejects.toThrow(/--summarizer llm needs OPENAI_API_KEY and\/or OPENAI_BASE_URL/);
-    } finally {
-      process.env.OPENAI_BASE_URL = url;
-      process.env.OPENAI_API_KEY = key;
-    }
+    await expect(
+      evaluate({
+        files: [file],
+        windows: [8000],
+        summarizer: 'llm',
+        model: 'gpt-4o',
+        peers: false,
+      }),
+    ).rejects.toThrow(/--summarizer llm needs OPENAI_API_KEY and\/or OPENAI_BASE_URL/);
   });
 });
 

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { evaluate } from '../../../src/cli/commands/eval';
 import type { CompactionPlan } from '../../../src/context/compaction-plan';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
@@ -229,38 +229,30 @@ describe('eval --summarizer llm against a summarizer that fails', () => {
     await llm.close();
   });
   beforeEach(() => llm.reset());
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
 
   it('an empty summary every time: the rows still come back, each failed compaction rolled back', async () => {
-    const saved = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_URL };
-    process.env.OPENAI_API_KEY = 'sk-eval-fail-0000';
-    process.env.OPENAI_BASE_URL = llm.url;
+    vi.stubEnv('OPENAI_API_KEY', 'sk-eval-fail-0000');
+    vi.stubEnv('OPENAI_BASE_URL', llm.url);
     llm.when((r) => isSummaryRequest(r)).setDefault(step.emptyContent());
-    try {
-      const rows = await evaluate({
-        files: [file],
-        windows: [3000, 6000],
-        summarizer: 'llm',
-        model: 'gpt-4o',
-        peers: false,
-        sleep: async () => undefined,
-      });
-      expect(rows).toHaveLength(2);
-      expect(rows[0]?.summaryFailures).toBe(MAX_SUMMARY_FAILURES_IN_A_ROW);
-      expect(rows[0]?.summariesNotAsked).toBeGreaterThan(0);
-      expect(rows[0]?.compactionDetails.find((j) => j.status === 'rolled_back')?.reason).toBe(
-        'summary failed: summary invalid: empty_summary: the model returned empty content (after 3 attempts)',
-      );
-      // Three attempts for each of the first three compactions of each replay that summarize, no more.
-      expect(llm.chatRequests().filter((r) => isSummaryRequest(r)).length).toBeLessThanOrEqual(2 * 3 * 3);
-    } finally {
-      for (const [name, value] of [
-        ['OPENAI_API_KEY', saved.key],
-        ['OPENAI_BASE_URL', saved.url],
-      ] as const) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
-    }
+    const rows = await evaluate({
+      files: [file],
+      windows: [3000, 6000],
+      summarizer: 'llm',
+      model: 'gpt-4o',
+      peers: false,
+      sleep: async () => undefined,
+    });
+    expect(rows).toHaveLength(2);
+    expect(rows[0]?.summaryFailures).toBe(MAX_SUMMARY_FAILURES_IN_A_ROW);
+    expect(rows[0]?.summariesNotAsked).toBeGreaterThan(0);
+    expect(rows[0]?.compactionDetails.find((j) => j.status === 'rolled_back')?.reason).toBe(
+      'summary failed: summary invalid: empty_summary: the model returned empty content (after 3 attempts)',
+    );
+    // Three attempts for each of the first three compactions of each replay that summarize, no more.
+    expect(llm.chatRequests().filter((r) => isSummaryRequest(r)).length).toBeLessThanOrEqual(2 * 3 * 3);
   });
 
   it('prints the table and the rolled-back compactions, and exits 1', async () => {
