@@ -135,15 +135,24 @@ export class LinearEncoder {
           key !== undefined && key.length === size && text.startsWith(key, start)
             ? (this.pieceTokens[slot] as number)
             : this.countChunk(text.slice(start, end));
-      } else {
-        this.visitPiece(text.slice(start, end), start, (chunk) => {
-          total += this.countChunk(chunk);
-        });
-      }
+      } else total += this.countPiece(text.slice(start, end));
       start = end;
       if (start > wide) wide = nonAsciiFrom(text, start);
     }
     return total;
+  }
+
+  /**
+   * Tokens of a piece too long to be remembered, in chunks when it is over
+   * {@link MAX_PIECE_CHARS} (apart from {@link count}'s loop: a closure there would keep its
+   * running total off the registers).
+   */
+  private countPiece(piece: string): number {
+    let tokens = 0;
+    this.visitPiece(piece, 0, (chunk) => {
+      tokens += this.countChunk(chunk);
+    });
+    return tokens;
   }
 
   /** The first `maxTokens` tokens of `text` as a prefix of it, and the tokens of the whole text. */
