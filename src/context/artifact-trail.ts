@@ -11,8 +11,8 @@
  *
  * Pure module.
  */
-import type { CallFacts, ContextItem, FileTouch } from './items';
-import { maxTokens, type Tokenizer } from './tokenizer';
+import type { CallFacts, ContextItem, FileTouch, TrailCommand } from './items';
+import { maxTokens, PartCounter, type Tokenizer } from './tokenizer';
 import { callFactsOf } from './item-facts';
 import { handleOf } from './recall-handle';
 import { indexPairs, type PairIndex } from './tool-pairs';
@@ -23,7 +23,7 @@ const MAX_COMMANDS = 30;
 /** The trail's data: files in order of their last touch (oldest first), the commands run. */
 export interface ArtifactTrail {
   files: FileTouch[];
-  commands: { command: string; round: number }[];
+  commands: TrailCommand[];
 }
 
 /** A trail with nothing in it. */
@@ -80,7 +80,12 @@ export function collectArtifactTrail(
     }
   }
   const ordered = [...files.values()].sort((a, b) => a.last - b.last);
-  for (const file of ordered) if (file.source !== null) file.touch.handle = handleOf(file.source);
+  // A file touched here has a new line in the text: its count, if it had one, is no longer it.
+  for (const file of ordered)
+    if (file.source !== null) {
+      const { path, ops, lastRound } = file.touch;
+      file.touch = { path, ops, lastRound, handle: handleOf(file.source) };
+    }
   return { files: ordered.map((f) => f.touch), commands: commands.slice(-MAX_COMMANDS) };
 }
 
@@ -125,106 +130,204 @@ export function renderArtifactTrail(
   return renderTrailCounted(trail, budgetTokens, tokenizer).text;
 }
 
+/** The start of the tier-3 line listing older paths bare. */
+const BARE_HEADING = 'Also touched, older:';
+/** The start of the line of commands. */
+const COMMANDS_HEADING = 'Commands run, latest first:';
+
+/** A trail rendered: its text, its tokens when counted, and the trail with the counts it learned. */
+export interface RenderedTrail {
+  text: string;
+  /** Tokens of the text, when they were counted on the way. */
+  tokens?: number;
+  /**
+   * The trail rendered, its files and commands carrying the tokens of their parts of the text
+   * where they were counted (`FileTouch.tokens`, `TrailCommand.tokens`): a later compaction
+   * renders them without counting again.
+   */
+  trail: ArtifactTrail;
+}
+
 /**
  * {@link renderArtifactTrail}, with the text's tokens when they were counted on the way.
  * `pathBudgetTokens`: what the trail may grow to (from `budgetTokens`) when every path written
  * whole, with no details, does not fit `budgetTokens`: tier 3 with no file in detail takes up to
  * it before tier 4 collapses any directory.
+ *
+ * The text is assembled from parts that meet at breaks (`PartCounter`): the heading and each file
+ * line with its line break, each command and its round, the bare list's entries each with its
+ * comma. Each part is counted once however many tiers try it, or not at all when the trail
+ * carries its count, and a tier's tokens are the sum of its parts (exact where the tokenizer's
+ * counts add up at breaks; elsewhere the sums only choose the tier, and the text returned is
+ * counted whole).
  */
 export function renderTrailCounted(
   trail: ArtifactTrail,
   budgetTokens: number,
   tokenizer: Tokenizer,
   pathBudgetTokens = budgetTokens,
-): { text: string; tokens?: number } {
-  if (trail.files.length === 0 && trail.commands.length === 0) return { text: '' };
+): RenderedTrail {
+  if (trail.files.length === 0 && trail.commands.length === 0) return { text: '', trail };
+  const counter = new PartCounter(tokenizer);
   const newestFirst = [...trail.files].reverse();
-  const commandLine = (n: number): string | null => {
-    // `slice(-0)` would be every command.
-    const latest = n === 0 ? [] : trail.commands.slice(-n).reverse();
-    return latest.length === 0
-      ? null
-      : `Commands run, latest first: ${latest.map((c) => `\`${c.command}\` (round ${c.round})`).join('; ')}`;
-  };
+  const count = newestFirst.length;
   const lines = newestFirst.map(fileLine);
-  const render = (detailCount: number, bare: string | null, commands: string | null): string =>
-    [
-      ARTIFACT_TRAIL_HEADING,
-      ...lines.slice(0, detailCount),
-      ...(bare ? [bare] : []),
-      ...(commands ? [commands] : []),
-    ].join('\n');
+  // Each file line followed by another line, with its line break; its tokens when known.
+  const detailed = lines.map((line) => `${line}\n`);
+  const lineTokens = newestFirst.map((file) => storedCount(file.tokens));
+  const lineCost = (i: number): number => (lineTokens[i] ??= tokenizer.countText(detailed[i] as string));
+  // The latest commands, newest first, each as the text writes it followed by another ('; ').
+  const latest = trail.commands.slice(-10).reverse();
+  const entries = latest.map((c) => ` \`${c.command}\` (round ${c.round});`);
+  const entryTokens = latest.map((c) => storedCount(c.tokens));
+  const entryCost = (i: number): number => (entryTokens[i] ??= tokenizer.countText(entries[i] as string));
+  const heading = `${ARTIFACT_TRAIL_HEADING}\n`;
+  const shownCommands = (n: number): number => Math.min(n, latest.length);
+  /** The parts of the heading, the newest `detailCount` files in detail, then the last line's parts. */
+  const partsOf = (detailCount: number, last: readonly string[]): string[] => {
+    const parts = [heading, ...detailed.slice(0, detailCount)];
+    if (last.length > 0) parts.push(...last);
+    // Nothing after the last line in detail (or the heading): it ends without a line break.
+    else
+      parts[parts.length - 1] = detailCount > 0 ? (lines[detailCount - 1] as string) : ARTIFACT_TRAIL_HEADING;
+    return parts;
+  };
+  const commandParts = (n: number): string[] => {
+    const shown = shownCommands(n);
+    if (shown === 0) return [];
+    // The last command shown has no separator after it.
+    return [COMMANDS_HEADING, ...entries.slice(0, shown - 1), (entries[shown - 1] as string).slice(0, -1)];
+  };
+  /** The rendering, with the trail carrying the counts learned. */
+  const rendered = (parts: readonly string[], tokens?: number, text = parts.join('')): RenderedTrail => ({
+    text,
+    ...(tokens === undefined ? {} : { tokens }),
+    trail: {
+      files: trail.files.map((file, i) => {
+        const tokens = lineTokens[count - 1 - i];
+        if (tokens === undefined || tokens === file.tokens) return file;
+        const { path, ops, lastRound, handle } = file;
+        return handle === undefined
+          ? { path, ops, lastRound, tokens }
+          : { path, ops, lastRound, handle, tokens };
+      }),
+      commands: trail.commands.map((command, i) => {
+        const tokens = entryTokens[trail.commands.length - 1 - i];
+        return tokens === undefined || tokens === command.tokens
+          ? command
+          : { command: command.command, round: command.round, tokens };
+      }),
+    },
+  });
   // A trail that fits whatever it holds is not counted here.
-  const whole = render(lines.length, null, commandLine(10));
-  if (maxTokens(whole) <= budgetTokens) return { text: whole };
-  // Tiers 1 and 2: every file in detail, with fewer commands; the whole text counted.
+  const whole = partsOf(count, commandParts(10));
+  const wholeText = whole.join('');
+  if (maxTokens(wholeText) <= budgetTokens) return rendered(whole, undefined, wholeText);
+  // Tiers 1 and 2: every file in detail, with fewer commands. Lines and commands meet at breaks:
+  // their counts add up, each counted once (or carried by the trail).
+  const additive = tokenizer.additiveAtBreaks === true;
+  let files = 0;
+  for (let i = 0; i < count - 1; i++) files += lineCost(i);
   for (const n of [10, 5, 0]) {
-    const text = n === 10 ? whole : render(lines.length, null, commandLine(n));
-    const tokens = tokenizer.countText(text);
-    if (tokens <= budgetTokens) return { text, tokens };
+    const shown = shownCommands(n);
+    if (n !== 10 && shown === shownCommands(10) && n !== 0) continue;
+    const parts = n === 10 ? whole : partsOf(count, commandParts(n));
+    let tokens: number;
+    if (!additive) tokens = tokenizer.countText(n === 10 ? wholeText : parts.join(''));
+    else if (shown === 0)
+      tokens =
+        count === 0
+          ? tokenizer.countText(ARTIFACT_TRAIL_HEADING)
+          : counter.part(heading) + files + counter.part(lines[count - 1] as string);
+    else {
+      tokens =
+        counter.part(heading) +
+        files +
+        (count > 0 ? lineCost(count - 1) : 0) +
+        counter.part(COMMANDS_HEADING);
+      for (let i = 0; i < shown - 1; i++) tokens += entryCost(i);
+      tokens += counter.part((entries[shown - 1] as string).slice(0, -1));
+    }
+    if (tokens <= budgetTokens) return rendered(parts, tokens, n === 10 ? wholeText : undefined);
   }
-  const lineCost = (line: string): number => tokenizer.countText(line) + 1;
-  const heading = lineCost(ARTIFACT_TRAIL_HEADING);
-  const detailed = lines.map((line) => ({ line, cost: lineCost(line) }));
-  // Tier 3: the newest `keep` files in detail, the older ones by path only.
-  const bareLine = (paths: readonly string[]): string | null =>
-    paths.length === 0 ? null : `Also touched, older: ${paths.join(', ')}`;
-  let detailCost = heading;
+  // Tier 3: the newest `keep` files in detail, the older ones by path only, on one line:
+  // `Also touched, older: a, b, c` is the heading, then ' a,', ' b,' and ' c' (the last, no comma).
+  const listed = newestFirst.map((file) => ` ${file.path},`);
+  const oldest = ` ${(newestFirst[count - 1] as FileTouch).path}`;
+  // The bare list's tokens from each file on (suffix sums; none past the last file).
+  const bareFrom = new Array<number>(count + 1).fill(0);
+  if (count > 0) {
+    bareFrom[count - 1] = counter.part(BARE_HEADING) + counter.part(oldest);
+    for (let i = count - 2; i >= 0; i--)
+      bareFrom[i] = (bareFrom[i + 1] as number) + counter.part(listed[i] as string);
+  }
+  const bareParts = (from: number): string[] => [BARE_HEADING, ...listed.slice(from, count - 1), oldest];
+  let detailCost = counter.part(heading);
   let keep = 0;
-  // The bare list's cost from each file on: each path counted once (suffix sums).
-  const pathCostFrom: number[] = new Array<number>(newestFirst.length + 1).fill(0);
-  for (let i = newestFirst.length - 1; i >= 0; i--)
-    pathCostFrom[i] =
-      (pathCostFrom[i + 1] as number) + tokenizer.countText((newestFirst[i] as { path: string }).path) + 1;
-  const olderPathsCost = (from: number): number => (pathCostFrom[from] as number) + 4;
-  // The detail lines that fit beside the bare list of the rest, newest first.
-  while (keep < detailed.length) {
-    const next = detailed[keep] as { cost: number };
-    if (detailCost + next.cost + olderPathsCost(keep + 1) > budgetTokens) break;
-    detailCost += next.cost;
+  // The detail lines that fit beside the bare list of the rest, newest first (every file in
+  // detail is tier 2, which did not fit).
+  while (keep < count - 1) {
+    const next = lineCost(keep);
+    if (detailCost + next + (bareFrom[keep + 1] as number) > budgetTokens) break;
+    detailCost += next;
     keep++;
   }
-  if (detailCost + olderPathsCost(keep) <= budgetTokens)
-    return { text: render(keep, bareLine(newestFirst.slice(keep).map((f) => f.path)), null) };
+  /** The text of tiers 3 and 4, the newest `keep` files in detail and the bare list's parts. */
+  const listing = (bare: readonly string[], bareTokens: number): RenderedTrail => {
+    const parts = partsOf(keep, bare);
+    return rendered(parts, additive ? detailCost + bareTokens : tokenizer.countText(parts.join('')));
+  };
+  if (detailCost + (bareFrom[keep] as number) <= budgetTokens)
+    return listing(bareParts(keep), bareFrom[keep] as number);
   // Every path whole, in no detail, in the room the trail may grow to.
-  if (heading + olderPathsCost(0) <= pathBudgetTokens) {
+  if (counter.part(heading) + (bareFrom[0] as number) <= pathBudgetTokens) {
     keep = 0;
-    detailCost = heading;
+    detailCost = counter.part(heading);
   }
-  const older = newestFirst.slice(keep).map((f) => f.path);
-  if (detailCost + olderPathsCost(keep) <= pathBudgetTokens)
-    return { text: render(keep, bareLine(older), null) };
+  if (detailCost + (bareFrom[keep] as number) <= pathBudgetTokens)
+    return listing(bareParts(keep), bareFrom[keep] as number);
   // Tier 4: collapse the oldest directories into counts until the line fits.
-  const groups = new Map<string, string[]>();
-  for (const path of [...older].reverse()) {
-    const dir = dirOf(path);
-    const list = groups.get(dir);
-    if (list) list.push(path);
-    else groups.set(dir, [path]);
+  const older = newestFirst.slice(keep).map((f) => f.path);
+  const groups = new Map<string, { paths: number; entry: string }>();
+  for (let i = older.length - 1; i >= 0; i--) {
+    const dir = dirOf(older[i] as string);
+    const group = groups.get(dir);
+    if (group) group.paths++;
+    else groups.set(dir, { paths: 1, entry: '' });
   }
+  for (const [dir, group] of groups)
+    group.entry = ` ${dir}/ (${group.paths} file${group.paths === 1 ? '' : 's'})`;
   const collapsed = new Set<string>();
-  const line = (): string => {
-    const parts: string[] = [];
+  const collapsedParts = (): string[] => {
+    const parts = [BARE_HEADING];
     const seen = new Set<string>();
-    for (const path of older) {
-      const dir = dirOf(path);
-      if (!collapsed.has(dir)) parts.push(path);
+    for (let i = 0; i < older.length; i++) {
+      const dir = dirOf(older[i] as string);
+      if (!collapsed.has(dir)) parts.push(listed[keep + i] as string);
       else if (!seen.has(dir)) {
         seen.add(dir);
-        const n = groups.get(dir)?.length ?? 0;
-        parts.push(`${dir}/ (${n} file${n === 1 ? '' : 's'})`);
+        parts.push(`${(groups.get(dir) as { entry: string }).entry},`);
       }
     }
-    return `Also touched, older: ${parts.join(', ')}`;
+    // The last entry has no comma.
+    parts[parts.length - 1] = (parts[parts.length - 1] as string).slice(0, -1);
+    return parts;
   };
+  let bare = collapsedParts();
   for (const dir of groups.keys()) {
-    if (detailCost + lineCost(line()) <= Math.max(budgetTokens, pathBudgetTokens)) break;
+    if (detailCost + counter.count(bare) <= Math.max(budgetTokens, pathBudgetTokens)) break;
     collapsed.add(dir);
+    bare = collapsedParts();
   }
-  return { text: render(keep, line(), null) };
+  return listing(bare, counter.count(bare));
 }
 
 /** Every path in a trail (for tests and the eval's probes). */
 export function trailPaths(trail: ArtifactTrail): string[] {
   return trail.files.map((f) => f.path);
+}
+
+/** A count stored with the trail, when it is one (a whole number of tokens). */
+function storedCount(tokens: unknown): number | undefined {
+  return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 0 ? tokens : undefined;
 }

@@ -100,9 +100,9 @@ function noteText(item: ContextItem): string {
   return item.type === 'TOOL_DEFINITIONS' ? '' : messageText(item.message);
 }
 
-/** The text cut to `budget` tokens with a marker, or itself when it fits. */
-function fit(text: string, budget: number, tokenizer: Tokenizer): string {
-  if (maxTokens(text) <= budget || tokenizer.countText(text) <= budget) return text;
+/** The text cut to `budget` tokens with a marker, or itself when it fits (`tokens`: its count, when known). */
+function fit(text: string, budget: number, tokenizer: Tokenizer, tokens?: number): string {
+  if (maxTokens(text) <= budget || (tokens ?? tokenizer.countText(text)) <= budget) return text;
   // Room for the marker is taken only when the text must be cut.
   return `${tokenizer.prefix(text, Math.max(0, budget - 8))}\n[… cut to fit the carried-state budget]`;
 }
@@ -113,12 +113,18 @@ function fitStat(stat: string, budget: number, tokenizer: Tokenizer): string {
   const summary = lines.length > 1 ? (lines[lines.length - 1] as string) : '';
   let body = lines.slice(0, summary ? -1 : undefined);
   const render = (): string => [GIT_DIFF_STAT_HEADING, ...body, ...(summary ? [summary] : [])].join('\n');
-  const over = (text: string): boolean => maxTokens(text) > budget && tokenizer.countText(text) > budget;
-  while (body.length > 0 && over(render())) {
+  // The text's count, when its bytes alone do not say it fits.
+  const counted = (text: string): number | undefined =>
+    maxTokens(text) <= budget ? undefined : tokenizer.countText(text);
+  let text = render();
+  let tokens = counted(text);
+  while (body.length > 0 && tokens !== undefined && tokens > budget) {
     body = body.slice(0, Math.max(0, body.length - Math.max(1, Math.floor(body.length / 4))));
     if (body.length > 0) body = [...body.slice(0, -1), '…'];
+    text = render();
+    tokens = counted(text);
   }
-  return fit(render(), budget, tokenizer);
+  return fit(text, budget, tokenizer, tokens);
 }
 
 interface NoteSource {
@@ -278,10 +284,14 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
       errorBudget = Math.max(errorBudget, Math.floor(limit / 4));
       rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
     }
-    const item = note('OPEN_ERRORS', 'open-errors', fit(rendered.text, errorBudget, tokenizer), {
-      kind: 'open_errors',
-      errors: openErrors,
-    });
+    const fitted = fit(rendered.text, errorBudget, tokenizer, rendered.tokens);
+    const item = note(
+      'OPEN_ERRORS',
+      'open-errors',
+      fitted,
+      { kind: 'open_errors', errors: openErrors },
+      fitted === rendered.text ? rendered.tokens : undefined,
+    );
     carried.push(item);
     used += item.tokens;
   }
@@ -300,6 +310,7 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     carried.push(item);
     used += item.tokens;
   }
+  let counted = trail;
   if (trail.files.length > 0 || trail.commands.length > 0) {
     const rendered = renderTrailCounted(
       trail,
@@ -307,12 +318,14 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
       tokenizer,
       Math.max(limit - used, budget - used, 60),
     );
+    // The trail keeps the counts of its lines, for the next compaction.
+    counted = rendered.trail;
     carried.unshift(
       note(
         'ARTIFACT_TRAIL',
         'artifact-trail',
         rendered.text,
-        { kind: 'artifact_trail', ...trail },
+        { kind: 'artifact_trail', ...counted },
         rendered.tokens,
       ),
     );
@@ -337,5 +350,5 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   }
   out.push(...carried);
   const added = [...notes.map((n) => n.item), ...carried.filter((c) => c !== previousStat)];
-  return { items: out, added, trail, openErrors, pairs: movePairs(pairs, moved, out.length) };
+  return { items: out, added, trail: counted, openErrors, pairs: movePairs(pairs, moved, out.length) };
 }

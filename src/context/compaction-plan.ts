@@ -170,7 +170,8 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const target = targetTokens(config);
   const carried = buildCarriedState({
     items: input.items,
-    tokenizer,
+    // Its texts are new to this plan, each counted once by its own means.
+    tokenizer: input.tokenizer,
     budgetTokens: Math.floor(config.carriedStateRatio * target),
     limitTokens: carriedLimit(input.items, config, target),
     idPrefix: input.compactionId,

@@ -203,6 +203,23 @@ export interface FileTouch {
   lastRound: number;
   /** The recall handle of that call's result (issue 24); absent in trails written before recall. */
   handle?: string;
+  /**
+   * Tokens of its line in the trail's text with the line break after it, counted with the
+   * conversation's tokenizer by the compaction that wrote the trail; later compactions reuse it
+   * while the file is not touched again (absent: counted when needed).
+   */
+  tokens?: number;
+}
+
+/** A shell command the conversation ran, as the artifact trail keeps it (`artifact-trail.ts`). */
+export interface TrailCommand {
+  command: string;
+  round: number;
+  /**
+   * Tokens of its entry in the trail's line of commands when another follows it
+   * (`` `npm test` (round 4);`` after a space), counted like {@link FileTouch.tokens}.
+   */
+  tokens?: number;
 }
 
 /** An error a tool reported that no later step resolved (`open-errors.ts`). */
@@ -218,7 +235,7 @@ export interface OpenError {
 
 /** Structured carried state, by kind. */
 export type CarriedData =
-  | { kind: 'artifact_trail'; files: FileTouch[]; commands: { command: string; round: number }[] }
+  | { kind: 'artifact_trail'; files: FileTouch[]; commands: TrailCommand[] }
   | { kind: 'open_errors'; errors: OpenError[] };
 
 export type ContextItem =

@@ -100,25 +100,38 @@ function groupLine(group: ErrorGroup, targets: boolean): string {
  * 2. errors reporting the same text on one line, with what each was applied to;
  * 3. those lines without the targets (the tools, the count, the latest round);
  * 4. the oldest lines dropped; the newest always shows.
- * `complete`: every error's text is in the text.
+ * `complete`: every error's text is in the text; `tokens`: its count, when it was counted on the way.
  */
 export function renderOpenErrorsWithin(
   errors: readonly OpenError[],
   budgetTokens: number,
   tokenizer: Tokenizer,
-): { text: string; complete: boolean } {
-  if (errors.length === 0) return { text: '', complete: true };
-  const fits = (text: string): boolean =>
-    maxTokens(text) <= budgetTokens || tokenizer.countText(text) <= budgetTokens;
+): { text: string; complete: boolean; tokens?: number } {
+  if (errors.length === 0) return { text: '', complete: true, tokens: 0 };
+  let tokens: number | undefined;
+  /** Whether the text fits; `tokens` is its count when it had to be counted. */
+  const fits = (text: string): boolean => {
+    tokens = maxTokens(text) <= budgetTokens ? undefined : tokenizer.countText(text);
+    return tokens === undefined || tokens <= budgetTokens;
+  };
   const each = renderOpenErrors(errors);
-  if (fits(each)) return { text: each, complete: true };
+  if (fits(each)) return { text: each, complete: true, ...(tokens === undefined ? {} : { tokens }) };
   const groups = groupByText(errors);
   for (const targets of [true, false]) {
     const text = [OPEN_ERRORS_HEADING, ...groups.map((g) => groupLine(g, targets))].join('\n');
-    if (fits(text)) return { text, complete: true };
+    if (fits(text)) return { text, complete: true, ...(tokens === undefined ? {} : { tokens }) };
   }
   let lines = groups.map((g) => groupLine(g, false));
-  while (lines.length > 1 && !fits([OPEN_ERRORS_HEADING, ...lines].join('\n'))) lines = lines.slice(0, -1);
-  const text = [OPEN_ERRORS_HEADING, ...lines].join('\n');
-  return { text, complete: lines.length === groups.length && fits(text) };
+  let text = [OPEN_ERRORS_HEADING, ...lines].join('\n');
+  let fitting = fits(text);
+  while (lines.length > 1 && !fitting) {
+    lines = lines.slice(0, -1);
+    text = [OPEN_ERRORS_HEADING, ...lines].join('\n');
+    fitting = fits(text);
+  }
+  return {
+    text,
+    complete: lines.length === groups.length && fitting,
+    ...(tokens === undefined ? {} : { tokens }),
+  };
 }

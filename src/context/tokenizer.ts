@@ -31,6 +31,19 @@ export interface Tokenizer {
    * the cost of the prefix, not of the whole text.
    */
   prefix(text: string, maxTokens: number): string;
+  /**
+   * Set when counts add up across a *break*: for texts `a` and `b` joined at a break,
+   * `countText(a + b) === countText(a) + countText(b)`. A break is a line break ('\n') followed
+   * by a character that is neither whitespace nor '/', or any other character but whitespace
+   * followed by a space. True of the regex pre-split BPE encodings (o200k_base, cl100k_base): no
+   * piece of their patterns runs across a break (a piece that ends in a line break takes only
+   * more line breaks or a '/', and only whitespace pieces take a space after anything else), and
+   * pieces are merged one by one. Lets a text assembled in several ways (a trail with fewer
+   * details, a list with directories collapsed) be counted a part at a time, each part once
+   * (`PartCounter`), and a part's count be kept with the data it is written from. Default false:
+   * texts are counted whole.
+   */
+  readonly additiveAtBreaks?: boolean;
 }
 
 /**
@@ -50,7 +63,60 @@ export function countingOnce(tokenizer: Tokenizer): Tokenizer {
     },
     truncate: (text, maxTokens) => tokenizer.truncate(text, maxTokens),
     prefix: (text, maxTokens) => tokenizer.prefix(text, maxTokens),
+    ...(tokenizer.additiveAtBreaks ? { additiveAtBreaks: true } : {}),
   };
+}
+
+/** Whether a UTF-16 unit is whitespace as the encodings' patterns read it (`\s`). */
+function isSpace(code: number): boolean {
+  return code <= 0x20
+    ? code >= 0x09 && (code <= 0x0d || code === 0x20)
+    : code > 0x7f && /\s/u.test(String.fromCharCode(code));
+}
+
+/** Whether the end of `before` and the start of `after` meet at a break (see `additiveAtBreaks`). */
+export function meetAtBreak(before: string, after: string): boolean {
+  const last = before.charCodeAt(before.length - 1);
+  const first = after.charCodeAt(0);
+  if (last === 0x0a) return first !== 0x2f && !isSpace(first);
+  // Half a surrogate pair never ends a part that meets another at a break.
+  return first === 0x20 && !isSpace(last) && !(last >= 0xd800 && last <= 0xdbff);
+}
+
+/**
+ * Counts texts made of parts, each distinct part once, when the tokenizer's counts add up at
+ * breaks (`additiveAtBreaks`) and every join is one; else it counts the joined text. Either way
+ * `count(parts)` is exactly `countText(parts.join(''))`. For one text assembled in several ways:
+ * it holds on to every part it counted.
+ */
+export class PartCounter {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly tokenizer: Tokenizer) {}
+
+  /** Tokens of one part on its own. */
+  part(text: string): number {
+    let tokens = this.counts.get(text);
+    if (tokens === undefined) {
+      tokens = this.tokenizer.countText(text);
+      this.counts.set(text, tokens);
+    }
+    return tokens;
+  }
+
+  /** Tokens of `parts.join('')`. */
+  count(parts: readonly string[]): number {
+    if (!this.tokenizer.additiveAtBreaks) return this.tokenizer.countText(parts.join(''));
+    let total = 0;
+    let before = '';
+    for (const part of parts) {
+      if (part.length === 0) continue;
+      if (before.length > 0 && !meetAtBreak(before, part)) return this.tokenizer.countText(parts.join(''));
+      total += this.part(part);
+      before = part;
+    }
+    return total;
+  }
 }
 
 /**

@@ -55,6 +55,7 @@ export function createTokenCounter(options: TokenCounterOptions): TokenCounter {
   const text = (): LinearEncoder => (encoder ??= new LinearEncoder(loadEncoding(encoding)));
   const counter: TokenCounter = {
     encoding,
+    additiveAtBreaks: true,
     countText: (value) => text().count(value),
     truncate: (value, maxTokens) => text().truncate(value, maxTokens),
     prefix: (value, maxTokens) => text().prefix(value, maxTokens),

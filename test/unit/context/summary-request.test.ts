@@ -4,6 +4,7 @@ import {
   ARTIFACT_TRAIL_HEADING,
   collectArtifactTrail,
   renderArtifactTrail,
+  renderTrailCounted,
   type ArtifactTrail,
 } from '../../../src/context/artifact-trail';
 import { toolCallEffect, type CallEffect } from '../../../src/context/tool-facts';
@@ -32,7 +33,7 @@ import {
   type SummaryRequestInput,
 } from '../../../src/context/summary-request';
 import { createTokenCounter } from '../../../src/tokens';
-import { conversation, itemsFactory } from '../../support/items-factory';
+import { conversation, fakeTokenizer, itemsFactory } from '../../support/items-factory';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
 const DEFAULTS = parseCompactionConfig({});
@@ -420,6 +421,24 @@ describe('collectArtifactTrail', () => {
     });
   });
 
+  it('keeps the count of a file it does not touch again, and drops the count of one it does', () => {
+    const f = itemsFactory();
+    const previous: ArtifactTrail = {
+      files: [
+        { path: 'kept.ts', ops: ['read'], lastRound: 1, handle: '#aaaaaa', tokens: 11 },
+        { path: 'again.ts', ops: ['read'], lastRound: 1, handle: '#bbbbbb', tokens: 12 },
+      ],
+      commands: [{ command: 'npm test', round: 1, tokens: 5 }],
+    };
+    const edit = f.block('edit_file', { path: 'again.ts' }, '');
+    const trail = collectArtifactTrail(conversation(f.user('next'), edit), previous);
+    expect(trail.files).toStrictEqual([
+      { path: 'kept.ts', ops: ['read'], lastRound: 1, handle: '#aaaaaa', tokens: 11 },
+      { path: 'again.ts', ops: ['read', 'edit'], lastRound: 1, handle: handleOf(edit[1].id) },
+    ]);
+    expect(trail.commands).toStrictEqual([{ command: 'npm test', round: 1, tokens: 5 }]);
+  });
+
   it('a SWE-agent edit applies to the file opened last', () => {
     const f = itemsFactory();
     const editM = f.block('edit', { start_line: 3, end_line: 4, replacement: 'y' }, 'ok');
@@ -548,16 +567,28 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
     ['5 commands, still', 130, text(...detail, commands(5))],
     ['no commands', 129, text(...detail)],
     ['no commands, still', 74, text(...detail)],
-    // Past the whole text, the detail lines are priced one by one (with their line breaks): the
-    // tiers below are chosen on that estimate, which is never under the count.
+    // Past the whole text each line and each listed path is counted on its own, and the tiers
+    // below are chosen on their exact sums: 71 tokens for four files in detail, 64 for three, 48
+    // for one, 41 for none.
+    ['the oldest file by path only', 73, text(...detail.slice(0, 4), 'Also touched, older: lib/old/a.ts')],
+    [
+      'the oldest file by path only, at its count',
+      71,
+      text(...detail.slice(0, 4), 'Also touched, older: lib/old/a.ts'),
+    ],
     [
       'the two oldest files by path only',
-      73,
+      70,
       text(...detail.slice(0, 3), 'Also touched, older: lib/old/b.ts, lib/old/a.ts'),
     ],
     [
-      'every file by path only',
+      'all but the newest file by path only',
       48,
+      text(detail[0] as string, 'Also touched, older: src/d.ts, lib/util/c.ts, lib/old/b.ts, lib/old/a.ts'),
+    ],
+    [
+      'every file by path only',
+      47,
       text('Also touched, older: src/e.ts, src/d.ts, lib/util/c.ts, lib/old/b.ts, lib/old/a.ts'),
     ],
     [
@@ -574,7 +605,7 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
     expect(renderArtifactTrail(trail, budget, o200k)).toBe(expected);
   });
 
-  it.each([300, 180, 129, 74, 60, 48, 42, 41])(
+  it.each([300, 180, 129, 74, 73, 71, 70, 64, 60, 48, 47, 42, 41])(
     'budget %d: every path is in the text, within the budget',
     (budget) => {
       const rendered = renderArtifactTrail(trail, budget, o200k);
@@ -582,6 +613,75 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
       expect(o200k.countText(rendered)).toBeLessThanOrEqual(budget);
     },
   );
+
+  // Tokens summed part by part are the text's count; a tokenizer whose counts do not add up at
+  // breaks (characters / 4, rounded up) has the text counted whole.
+  it.each([
+    ['o200k_base', o200k],
+    ['characters / 4', fakeTokenizer],
+  ] as const)('the tokens it states are the count of its text, at every tier (%s)', (_, tokenizer) => {
+    for (const [budget, grown] of [
+      [300, 300],
+      [179, 179],
+      [100, 100],
+      [73, 73],
+      [60, 60],
+      [41, 41],
+      [41, 60],
+      [30, 38],
+      [10, 10],
+    ]) {
+      const rendered = renderTrailCounted(trail, budget as number, tokenizer, grown);
+      if (rendered.tokens !== undefined) expect(rendered.tokens).toBe(tokenizer.countText(rendered.text));
+    }
+  });
+
+  it('carries the counts of its lines and commands: rendered again, the same text and tokens, counting no line', () => {
+    const first = renderTrailCounted(trail, 129, o200k);
+    expect(first.tokens).toBe(o200k.countText(first.text));
+    expect(first.trail.files.every((file) => typeof file.tokens === 'number')).toBe(true);
+    // The ten latest commands were tried: each is counted as it is written followed by another
+    // (the last one shown has nothing after it, so the tenth newest has no such count yet).
+    expect(first.trail.commands.map((c) => c.tokens !== undefined)).toEqual([
+      false,
+      false,
+      false,
+      ...new Array<boolean>(9).fill(true),
+    ]);
+    const counted: string[] = [];
+    const watching = {
+      ...o200k,
+      countText: (text: string) => {
+        counted.push(text);
+        return o200k.countText(text);
+      },
+    };
+    const again = renderTrailCounted(first.trail, 129, watching);
+    expect([again.text, again.tokens]).toEqual([first.text, first.tokens]);
+    // No line is counted with its line break (the last line, with none after it, is).
+    expect(counted.filter((text) => text.startsWith('- ') && text.endsWith('\n'))).toEqual([]);
+    expect(counted.filter((text) => text.startsWith('- ')).length).toBe(1);
+    // Rendered with nothing carried, every line is.
+    counted.length = 0;
+    renderTrailCounted(trail, 129, watching);
+    expect(counted.filter((text) => text.startsWith('- ') && text.endsWith('\n')).length).toBe(5);
+  });
+
+  it('counts a line again whose stored count is not a whole number of tokens', () => {
+    const first = renderTrailCounted(trail, 129, o200k);
+    const spoiled: ArtifactTrail = {
+      ...first.trail,
+      files: first.trail.files.map((file, i) => ({
+        ...file,
+        tokens: [-1, 2.5, Number.NaN, undefined, '7'][i] as number,
+      })),
+    };
+    const again = renderTrailCounted(spoiled, 129, o200k);
+    expect([again.text, again.tokens]).toEqual([first.text, first.tokens]);
+    expect(again.trail.files.map((file) => file.tokens)).toEqual(
+      first.trail.files.map((file) => file.tokens),
+    );
+  });
 
   it('an empty trail renders as nothing', () => {
     expect(renderArtifactTrail({ files: [], commands: [] }, 100, o200k)).toBe('');

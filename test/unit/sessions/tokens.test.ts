@@ -16,6 +16,7 @@ import {
   tokenCounterForModel,
   type EncodingName,
 } from '../../../src/tokens';
+import { meetAtBreak, PartCounter } from '../../../src/context/tokenizer';
 import { needsSharedSessions, readSession, SHARED_SESSIONS } from '../../support/sessions';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
@@ -148,6 +149,54 @@ describe('countText agrees with js-tiktoken', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  // The contract of `additiveAtBreaks`, checked against js-tiktoken: parts ending in a line break
+  // or another character, each followed by a part that starts as a break requires.
+  const parts = fc.array(
+    fc.tuple(
+      texts,
+      fc.constantFrom('\n', ',', ')', ':', '\n\n', ' \n', 'a', 'Z', '9', 'é', '中', '🙂', "'", '\u0301', '/'),
+      fc.constantFrom('x', '-', 'É', '[', '中', '1'),
+    ),
+    { minLength: 1, maxLength: 6 },
+  );
+  it.each(['o200k_base', 'cl100k_base'] as const)('counts add up across breaks (%s)', (encoding) => {
+    const counter = encoding === 'o200k_base' ? o200k : cl100k;
+    expect(counter.additiveAtBreaks).toBe(true);
+    fc.assert(
+      fc.property(parts, texts, (list, tail) => {
+        // After a line break a break needs no whitespace and no '/'; after anything else, a space.
+        const opening = (end: string, start: string): string => (end.endsWith('\n') ? start : ` ${start}`);
+        const pieces: string[] = [];
+        let end = '\n';
+        for (const [text, ending, start] of list) {
+          pieces.push(`${opening(end, start)}${text}${ending}`);
+          end = ending;
+        }
+        pieces.push(`${opening(end, 'x')}${tail}`);
+        const joined = pieces.join('');
+        for (let i = 1; i < pieces.length; i++)
+          expect(meetAtBreak(pieces[i - 1] as string, pieces[i] as string)).toBe(true);
+        const sum = pieces.reduce((n, piece) => n + plainCount(encoding, piece), 0);
+        expect(sum).toBe(plainCount(encoding, joined));
+        expect(new PartCounter(counter).count(pieces)).toBe(plainCount(encoding, joined));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('counts parts that do not meet at a break as one text', () => {
+    // 'a\n' + ' b': the line break and the space are one piece; 'x,' + 'y': no space after the comma.
+    for (const pieces of [
+      ['a\n', ' b'],
+      ['x,', 'y'],
+      ['see\n', '/usr'],
+      ['ab', 'cd'],
+    ]) {
+      expect(meetAtBreak(pieces[0] as string, pieces[1] as string)).toBe(false);
+      expect(new PartCounter(o200k).count(pieces)).toBe(plainCount('o200k_base', pieces.join('')));
+    }
   });
 
   it('counts special-token text as ordinary text instead of throwing', () => {
