@@ -1,13 +1,22 @@
 /**
- * `npx tsx bench/decide-time.ts [runs]`: the time to decide a compaction of pi-large-session taken
- * whole, ours (`planCompaction`, as figure 5 calls it) and pi's `prepareCompaction`, at 16k, 32k and
- * 64k, the two approaches alternating call by call in one process (figure 5 times each approach's
- * runs in a row), so both see the same machine state. Prints the median and the fastest of the
- * runs after the first 100 of each. A figure, not a test.
+ * `npx tsx bench/decide-time.ts [runs]`: the time to decide a compaction, ours (`planCompaction`)
+ * and pi's `prepareCompaction`, the two approaches alternating call by call in one process (figure
+ * 5 times each approach's runs in a row), so both see the same machine state. Two inputs:
+ *
+ * 1. pi-large-session taken whole at 16k, 32k and 64k (figure 5's input): a first compaction of a
+ *    session 2–8 times the window. Median and fastest of the runs after the first 100.
+ * 2. The contexts pi-large's own replay compacts (`eval`'s replay with the extractive summarizer)
+ *    at 8k, 16k, 32k and 64k, each decided by both with the same trigger: what the workflow
+ *    decides on, at the trigger and carrying what earlier compactions left. The median over the
+ *    points of each point's median (`runs` / 4 after 50), and the slowest point's.
+ *
+ * A figure, not a test.
  */
-import { parseCompactionConfig } from '../src/context/config';
+import { parseCompactionConfig, targetTokens } from '../src/context/config';
 import { planCompaction } from '../src/context/compaction-plan';
 import { loadPrepareCompaction, toPiEntries } from '../src/eval/peer-adapters';
+import { replaySession } from '../src/eval/replay';
+import { extractiveSummarizer } from '../src/eval/run';
 import { runMain } from '../src/infra/errors';
 import { tokenCounterForModel } from '../src/tokens';
 import { loadSession } from './fixtures';
@@ -46,6 +55,54 @@ runMain(async () => {
     console.log(
       `${String(window / 1000).padStart(4)}k   ${o.toFixed(3)} / ${Math.min(...ours).toFixed(3)}              ` +
         `${p.toFixed(3)} / ${Math.min(...pi).toFixed(3)}            ×${(o / p).toFixed(1)}`,
+    );
+  }
+
+  console.log('\nat the compaction points of its replay (median of the points / slowest point, ms)');
+  console.log('window  points  items (median)  ours            pi              ours ÷ pi');
+  const pointRuns = Math.max(20, Math.floor(runs / 4));
+  for (const window of [8_000, 16_000, 32_000, 64_000]) {
+    const config = parseCompactionConfig({ maxContextTokens: window });
+    const target = targetTokens(config);
+    const replay = await replaySession({
+      items,
+      config,
+      tokenizer,
+      summarize: extractiveSummarizer(tokenizer),
+    });
+    const points = replay.compactions.filter((c) => c.status === 'committed');
+    const ours: number[] = [];
+    const pi: number[] = [];
+    for (const point of points) {
+      const pointEntries = toPiEntries(point.before);
+      const o: number[] = [];
+      const p: number[] = [];
+      for (let r = 0; r < pointRuns + 50; r++) {
+        let started = now();
+        planCompaction({
+          items: point.before,
+          config,
+          tokenizer,
+          trigger: point.trigger,
+          compactionId: 'bench',
+        });
+        if (r >= 50) o.push(now() - started);
+        started = now();
+        prepare(pointEntries, {
+          enabled: true,
+          reserveTokens: window - target,
+          keepRecentTokens: target - SUMMARY_TOKENS,
+        });
+        if (r >= 50) p.push(now() - started);
+      }
+      ours.push(median(o));
+      pi.push(median(p));
+    }
+    const [o, p] = [median(ours), median(pi)];
+    const itemsMedian = median(points.map((c) => c.before.length));
+    console.log(
+      `${String(window / 1000).padStart(4)}k   ${String(points.length).padStart(6)}  ${String(itemsMedian).padStart(14)}  ` +
+        `${o.toFixed(3)} / ${Math.max(...ours).toFixed(3)}   ${p.toFixed(3)} / ${Math.max(...pi).toFixed(3)}   ×${(o / p).toFixed(1)}`,
     );
   }
 });
