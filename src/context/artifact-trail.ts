@@ -12,7 +12,7 @@
  * Pure module.
  */
 import type { CallFacts, ContextItem, FileTouch, TrailCommand } from './items';
-import { maxTokens, PartCounter, type Tokenizer } from './tokenizer';
+import { fixedTextTokens, maxTokens, PartCounter, type Tokenizer } from './tokenizer';
 import { callFactsOf } from './item-facts';
 import { handleOf } from './recall-handle';
 import { indexPairs, type PairIndex } from './tool-pairs';
@@ -130,6 +130,8 @@ export function renderArtifactTrail(
   return renderTrailCounted(trail, budgetTokens, tokenizer).text;
 }
 
+/** The heading with the line break after it (the text's first part). */
+const HEADING_LINE = `${ARTIFACT_TRAIL_HEADING}\n`;
 /** The start of the tier-3 line listing older paths bare. */
 const BARE_HEADING = 'Also touched, older:';
 /** The start of the line of commands. */
@@ -181,11 +183,10 @@ export function renderTrailCounted(
   const entries = latest.map((c) => ` \`${c.command}\` (round ${c.round});`);
   const entryTokens = latest.map((c) => storedCount(c.tokens));
   const entryCost = (i: number): number => (entryTokens[i] ??= tokenizer.countText(entries[i] as string));
-  const heading = `${ARTIFACT_TRAIL_HEADING}\n`;
   const shownCommands = (n: number): number => Math.min(n, latest.length);
   /** The parts of the heading, the newest `detailCount` files in detail, then the last line's parts. */
   const partsOf = (detailCount: number, last: readonly string[]): string[] => {
-    const parts = [heading, ...detailed.slice(0, detailCount)];
+    const parts = [HEADING_LINE, ...detailed.slice(0, detailCount)];
     if (last.length > 0) parts.push(...last);
     // Nothing after the last line in detail (or the heading): it ends without a line break.
     else
@@ -237,14 +238,14 @@ export function renderTrailCounted(
     else if (shown === 0)
       tokens =
         count === 0
-          ? tokenizer.countText(ARTIFACT_TRAIL_HEADING)
-          : counter.part(heading) + files + counter.part(lines[count - 1] as string);
+          ? fixedTextTokens(ARTIFACT_TRAIL_HEADING, tokenizer)
+          : fixedTextTokens(HEADING_LINE, tokenizer) + files + counter.part(lines[count - 1] as string);
     else {
       tokens =
-        counter.part(heading) +
+        fixedTextTokens(HEADING_LINE, tokenizer) +
         files +
         (count > 0 ? lineCost(count - 1) : 0) +
-        counter.part(COMMANDS_HEADING);
+        fixedTextTokens(COMMANDS_HEADING, tokenizer);
       for (let i = 0; i < shown - 1; i++) tokens += entryCost(i);
       tokens += counter.part((entries[shown - 1] as string).slice(0, -1));
     }
@@ -257,12 +258,12 @@ export function renderTrailCounted(
   // The bare list's tokens from each file on (suffix sums; none past the last file).
   const bareFrom = new Array<number>(count + 1).fill(0);
   if (count > 0) {
-    bareFrom[count - 1] = counter.part(BARE_HEADING) + counter.part(oldest);
+    bareFrom[count - 1] = fixedTextTokens(BARE_HEADING, tokenizer) + counter.part(oldest);
     for (let i = count - 2; i >= 0; i--)
       bareFrom[i] = (bareFrom[i + 1] as number) + counter.part(listed[i] as string);
   }
   const bareParts = (from: number): string[] => [BARE_HEADING, ...listed.slice(from, count - 1), oldest];
-  let detailCost = counter.part(heading);
+  let detailCost = fixedTextTokens(HEADING_LINE, tokenizer);
   let keep = 0;
   // The detail lines that fit beside the bare list of the rest, newest first (every file in
   // detail is tier 2, which did not fit).
@@ -280,9 +281,9 @@ export function renderTrailCounted(
   if (detailCost + (bareFrom[keep] as number) <= budgetTokens)
     return listing(bareParts(keep), bareFrom[keep] as number);
   // Every path whole, in no detail, in the room the trail may grow to.
-  if (counter.part(heading) + (bareFrom[0] as number) <= pathBudgetTokens) {
+  if (fixedTextTokens(HEADING_LINE, tokenizer) + (bareFrom[0] as number) <= pathBudgetTokens) {
     keep = 0;
-    detailCost = counter.part(heading);
+    detailCost = fixedTextTokens(HEADING_LINE, tokenizer);
   }
   if (detailCost + (bareFrom[keep] as number) <= pathBudgetTokens)
     return listing(bareParts(keep), bareFrom[keep] as number);

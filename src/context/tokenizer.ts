@@ -83,6 +83,22 @@ export function meetAtBreak(before: string, after: string): boolean {
   return first === 0x20 && !isSpace(last) && !(last >= 0xd800 && last <= 0xdbff);
 }
 
+/** Counts of the policy's fixed texts, by tokenizer (see {@link fixedTextTokens}). */
+const fixedCounts = new WeakMap<Tokenizer, Map<string, number>>();
+
+/**
+ * Tokens of a fixed text of the policy (a heading every compaction writes), counted once per
+ * tokenizer. Only for the policy's own constants: a text that comes from a conversation is
+ * counted where it is used.
+ */
+export function fixedTextTokens(text: string, tokenizer: Tokenizer): number {
+  let counts = fixedCounts.get(tokenizer);
+  if (!counts) fixedCounts.set(tokenizer, (counts = new Map()));
+  let tokens = counts.get(text);
+  if (tokens === undefined) counts.set(text, (tokens = tokenizer.countText(text)));
+  return tokens;
+}
+
 /**
  * Counts texts made of parts, each distinct part once, when the tokenizer's counts add up at
  * breaks (`additiveAtBreaks`) and every join is one; else it counts the joined text. Either way
