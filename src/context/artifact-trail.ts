@@ -176,12 +176,12 @@ export function renderTrailCounted(
   const lines = newestFirst.map(fileLine);
   // Each file line followed by another line, with its line break; its tokens when known.
   const detailed = lines.map((line) => `${line}\n`);
-  const lineTokens = newestFirst.map((file) => storedCount(file.tokens));
+  const lineTokens = newestFirst.map((file, i) => storedCount(file.tokens, detailed[i] as string));
   const lineCost = (i: number): number => (lineTokens[i] ??= tokenizer.countText(detailed[i] as string));
   // The latest commands, newest first, each as the text writes it followed by another ('; ').
   const latest = trail.commands.slice(-10).reverse();
   const entries = latest.map((c) => ` \`${c.command}\` (round ${c.round});`);
-  const entryTokens = latest.map((c) => storedCount(c.tokens));
+  const entryTokens = latest.map((c, i) => storedCount(c.tokens, entries[i] as string));
   const entryCost = (i: number): number => (entryTokens[i] ??= tokenizer.countText(entries[i] as string));
   const shownCommands = (n: number): number => Math.min(n, latest.length);
   /** The parts of the heading, the newest `detailCount` files in detail, then the last line's parts. */
@@ -328,7 +328,14 @@ export function trailPaths(trail: ArtifactTrail): string[] {
   return trail.files.map((f) => f.path);
 }
 
-/** A count stored with the trail, when it is one (a whole number of tokens). */
-function storedCount(tokens: unknown): number | undefined {
-  return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 0 ? tokens : undefined;
+/**
+ * A count stored with the trail for `text`, when it can be one: a whole number of tokens, at least
+ * one and at most the text's bytes. Anything else (a row edited by hand, another encoding's count
+ * far off) is counted again rather than trusted: a huge count would make the trail look too large
+ * for any budget.
+ */
+function storedCount(tokens: unknown, text: string): number | undefined {
+  return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 1 && tokens <= maxTokens(text)
+    ? tokens
+    : undefined;
 }

@@ -667,13 +667,13 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
     expect(counted.filter((text) => text.startsWith('- ') && text.endsWith('\n')).length).toBe(5);
   });
 
-  it('counts a line again whose stored count is not a whole number of tokens', () => {
+  it('counts a line again whose stored count cannot be its count (not a whole number, more than its bytes)', () => {
     const first = renderTrailCounted(trail, 129, o200k);
     const spoiled: ArtifactTrail = {
       ...first.trail,
       files: first.trail.files.map((file, i) => ({
         ...file,
-        tokens: [-1, 2.5, Number.NaN, undefined, '7'][i] as number,
+        tokens: [-1, 2.5, Number.NaN, 1e9, '7'][i] as number,
       })),
     };
     const again = renderTrailCounted(spoiled, 129, o200k);
