@@ -189,6 +189,10 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
     return { touches: patchTouches(text ?? ''), command: null };
   }
   if (!args) return { touches, command };
+  // Codex's shell runs `apply_patch` as a command of its own: `["apply_patch", "*** Begin Patch…"]`.
+  const argv = Array.isArray(args.command) ? args.command : null;
+  if (SHELL_TOOL.test(tool) && argv?.[0] === 'apply_patch' && typeof argv[1] === 'string')
+    return { touches: patchTouches(argv[1]), command: null };
   const editor = EDITOR_TOOL.test(tool) && typeof args.command === 'string';
   const op = editor ? opOfEditorCommand(String(args.command)) : opOfName(tool);
   for (const key of PATH_KEYS) {

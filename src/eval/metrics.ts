@@ -54,6 +54,8 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
   const command = args.command;
   if (!Array.isArray(command)) return [];
   const argv = command.filter((w): w is string => typeof w === 'string');
+  if (argv[0] === 'apply_patch')
+    return [...(argv[1] ?? '').matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim());
   const script = argv.length === 3 && /-\w*c$/.test(argv[1] as string) ? argv[2] : argv.join(' ');
   return script ? [...script.matchAll(PRINTED_FILE)].map((m) => m[1] as string) : [];
 }
