@@ -239,16 +239,19 @@ function addAssistant(line: ClaudeLine, open: Pending | undefined): Pending | un
   };
 }
 
-/**
- * Refuses lines that hold no Claude Code message at all, naming the line and field at fault in a
- * message line. (Detection sends here only files with `user` or `assistant` lines.)
- */
+/** The lines as objects with a string `type`; a `user` or `assistant` line must hold a message object. */
 function readLines(lines: readonly JsonLine[]): ClaudeLine[] {
   return lines.map(({ line, value }, index) => {
     if (!isRecord(value))
       throw new ImportError(`expected a session line object, got ${describe(value)}`, { line });
     if (typeof value.type !== 'string') {
       throw new ImportError(`expected a string, got ${describe(value.type)}`, { line, field: 'type' });
+    }
+    if ((value.type === 'user' || value.type === 'assistant') && !isRecord(value.message)) {
+      throw new ImportError(`expected a message object, got ${describe(value.message)}`, {
+        line,
+        field: 'message',
+      });
     }
     return { index, line, value };
   });
