@@ -112,6 +112,66 @@ function patchTouches(text: string): { path: string; op: FileOp }[] {
   return out;
 }
 
+/** A shell program that runs its `-c` argument (Codex's `["bash", "-lc", "…"]`). */
+const SHELL_PROGRAM = /^(?:\/\S*\/)?(bash|sh|zsh|dash)$/;
+/** Programs that print a file given as an argument, so running them reads it. */
+const FILE_PRINTER = /^(cat|nl|head|tail|sed|less|bat)$/;
+
+/**
+ * A command argument as one line of shell: a string, or an argv list (a shell's `-c` script is
+ * the command itself; other lists are joined with spaces). Null when there is none.
+ */
+function commandText(value: unknown): string | null {
+  if (Array.isArray(value)) {
+    const argv = value.filter((v): v is string => typeof v === 'string');
+    const script = argv[2];
+    if (
+      argv.length === 3 &&
+      SHELL_PROGRAM.test(argv[0] as string) &&
+      /^-\w*c$/.test(argv[1] as string) &&
+      script
+    )
+      return script.trim().length > 0 ? script : null;
+    const joined = argv.join(' ');
+    return joined.trim().length > 0 ? joined : null;
+  }
+  return typeof value === 'string' && value.trim().length > 0 ? value : null;
+}
+
+/**
+ * Files a shell command reads by printing them (`cat a.ts`, `sed -n 1,80p a.ts`, `nl -ba a.ts`,
+ * `head -n 40 a.ts`; `sed -i` edits), in each simple command of a pipeline or list: the arguments that are not
+ * options, `sed`'s script or a number, and look like a path (no globs, quotes or variables).
+ */
+export function shellReads(command: string): { path: string; op: FileOp }[] {
+  const out: { path: string; op: FileOp }[] = [];
+  for (const part of command.split(/\s*(?:\|\||&&|\||;|\n)\s*/)) {
+    const words = part.trim().split(/\s+/);
+    const program = words[0] ?? '';
+    if (!FILE_PRINTER.test(program)) continue;
+    // `sed -i` edits the file in place.
+    const op: FileOp = program === 'sed' && words.some((w) => /^-[a-zA-Z]*i/.test(w)) ? 'edit' : 'read';
+    let scriptSeen = program !== 'sed';
+    for (let i = 1; i < words.length; i++) {
+      const word = words[i] as string;
+      if (word.startsWith('-')) {
+        // `-n 40` (head, tail) takes a value; sed's `-n` does not.
+        if (program !== 'sed' && /^-[nc]$/.test(word)) i++;
+        continue;
+      }
+      if (!scriptSeen) {
+        scriptSeen = true;
+        continue;
+      }
+      const path = word.replace(/^(["'])(.*)\1$/, '$2');
+      if (/^[\w.~/-][\w./@+~-]*$/.test(path) && /[./]/.test(path) && !/^\d+(,\d+)?p?$/.test(path)) {
+        out.push({ path, op });
+      }
+    }
+  }
+  return out;
+}
+
 /**
  * What a tool call does: the files it touches (with the operation its tool name or editor command
  * implies) and the shell command it runs. `openFile` is the file an earlier call opened: an edit
@@ -129,6 +189,10 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
     return { touches: patchTouches(text ?? ''), command: null };
   }
   if (!args) return { touches, command };
+  // Codex's shell runs `apply_patch` as a command of its own: `["apply_patch", "*** Begin Patch…"]`.
+  const argv = Array.isArray(args.command) ? args.command : null;
+  if (SHELL_TOOL.test(tool) && argv?.[0] === 'apply_patch' && typeof argv[1] === 'string')
+    return { touches: patchTouches(argv[1]), command: null };
   const editor = EDITOR_TOOL.test(tool) && typeof args.command === 'string';
   const op = editor ? opOfEditorCommand(String(args.command)) : opOfName(tool);
   for (const key of PATH_KEYS) {
@@ -151,11 +215,12 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
   if (editsOpenFile && openFile) touches.push({ path: openFile, op });
   if (!editor && (SHELL_TOOL.test(tool) || touches.length === 0)) {
     for (const key of COMMAND_KEYS) {
-      const value = args[key];
-      const text = Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(' ') : value;
-      if (typeof text === 'string' && text.trim().length > 0) {
+      const text = commandText(args[key]);
+      if (text !== null) {
         const line = text.trim().replace(/\s+/g, ' ');
         command = line.length > MAX_COMMAND_CHARS ? `${line.slice(0, MAX_COMMAND_CHARS)}…` : line;
+        // An argv list is Codex's shell: reads by printing are its way to read files.
+        if (SHELL_TOOL.test(tool) && Array.isArray(args[key])) touches.push(...shellReads(text));
         break;
       }
     }
@@ -188,11 +253,16 @@ function oneLine(text: string): string {
   return line.length > MAX_ERROR_CHARS ? `${line.slice(0, MAX_ERROR_CHARS)}…` : line;
 }
 
-/** Whether the source format flagged this result as an error (pi's `isError`). */
+/**
+ * Whether the source format flagged this result as an error: pi's `isError` (kept with its message),
+ * or an importer's `isError` side field (Claude Code's `is_error`, a Codex command's exit code).
+ */
 function flaggedError(item: ToolResultItem): boolean {
-  const message = item.origin?.fields?.message;
+  const fields = item.origin?.fields;
+  const message = fields?.message;
   return (
-    typeof message === 'object' && message !== null && (message as { isError?: unknown }).isError === true
+    fields?.isError === true ||
+    (typeof message === 'object' && message !== null && (message as { isError?: unknown }).isError === true)
   );
 }
 

@@ -2,8 +2,9 @@
  * What `eval` judges after each compaction of a replay (`replay.ts`), from the session's own items:
  *
  * - touched files: every path a read, write or edit tool call of the session named so far (read off
- *   the raw tool calls here, independently of the artifact trail module) must appear in the
- *   compacted context's text;
+ *   the raw tool calls here, independently of the artifact trail module and of `tool-facts.ts`:
+ *   file tools' path arguments, the files of an `apply_patch`, the files a shell command prints
+ *   with cat, nl, head, tail or `sed -n`) must appear in the compacted context's text;
  * - header kept: every header item before is still there after, or replaced by a newer one of its
  *   kind (a later task list, the new carried state, memories beyond the last 10), or, for the open
  *   errors, gone with the last of them (no error is open any more);
@@ -33,6 +34,31 @@ const REPLACEABLE = new Set(['task_list', 'artifacts', 'errors', 'git']);
 
 const FILE_TOOL = /(read|write|edit|create|open|view|replace|patch|insert|cat|str_replace)/i;
 const PATH_ARGS = ['path', 'file_path', 'filePath', 'filename', 'file', 'target_file', 'notebook_path'];
+/** Shell tools whose argv command may print a file (Codex's `shell` with `["bash", "-lc", "…"]`). */
+const SHELL_TOOL = /^(shell|local_shell|bash|exec_command|run_terminal_cmd)$/i;
+/** A file printed by a simple command: `cat f`, `nl -ba f`, `head -n 9 f`, `sed -n 1,80p f`. */
+const PRINTED_FILE =
+  /(?:^|[;&|]\s*)(?:cat|nl(?: -\w+)*|head(?: -n \d+| -\d+)?|tail(?: -n \d+| -\d+)?|sed -n '?[\d,]+p'?)\s+([\w./-]+\.\w+)(?=\s|$|[;&|])/gm;
+/** Files an `apply_patch` patch names. */
+const PATCH_FILE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm;
+
+/** The files a call that is no file tool touches: its patch's files, its shell command's printed files. */
+function otherPaths(name: string, args: Record<string, unknown> | null, raw: string): string[] {
+  if (/apply_patch/i.test(name)) {
+    const patch =
+      typeof args?.input === 'string' ? args.input : typeof args?.patch === 'string' ? args.patch : raw;
+    return [...patch.matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim());
+  }
+  if (!SHELL_TOOL.test(name) || !args) return [];
+  // Only an argv list (Codex's shell): a string command (pi's, Claude Code's bash) is not read here.
+  const command = args.command;
+  if (!Array.isArray(command)) return [];
+  const argv = command.filter((w): w is string => typeof w === 'string');
+  if (argv[0] === 'apply_patch')
+    return [...(argv[1] ?? '').matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim());
+  const script = argv.length === 3 && /-\w*c$/.test(argv[1] as string) ? argv[2] : argv.join(' ');
+  return script ? [...script.matchAll(PRINTED_FILE)].map((m) => m[1] as string) : [];
+}
 
 /** Paths read, written or edited by the tool calls of `items`, in first-seen order. */
 export function touchedPaths(items: readonly ContextItem[]): string[] {
@@ -40,14 +66,15 @@ export function touchedPaths(items: readonly ContextItem[]): string[] {
   for (const item of items) {
     if (item.type !== 'ASSISTANT_MESSAGE') continue;
     for (const call of item.message.tool_calls ?? []) {
-      if (!FILE_TOOL.test(call.function.name)) continue;
       let args: unknown;
       try {
         args = JSON.parse(call.function.arguments);
       } catch {
-        continue;
+        args = null;
       }
-      if (typeof args !== 'object' || args === null) continue;
+      const object = typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : null;
+      for (const path of otherPaths(call.function.name, object, call.function.arguments)) paths.add(path);
+      if (!FILE_TOOL.test(call.function.name) || !object) continue;
       for (const key of PATH_ARGS) {
         const value = (args as Record<string, unknown>)[key];
         if (typeof value === 'string' && value.trim() && !value.includes('\n')) paths.add(value.trim());

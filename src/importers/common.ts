@@ -18,6 +18,7 @@ import { assignRounds } from '../context/segments';
 import { withTokenCount } from '../context/token-accounting';
 import type { Tokenizer } from '../context/tokenizer';
 import { contentHash, type JsonObject } from './json';
+import type { LineSlot } from './line-slots';
 
 export interface ImportOptions {
   /** Counts each item's tokens (content + per-message overhead, see `token-accounting.ts`). */
@@ -29,9 +30,10 @@ export interface ImportOptions {
    */
   idPrefix?: string;
   /**
-   * A pi session's whole active path, its own compactions left out (replaying what the agent did,
-   * as `eval` does), instead of the context pi would send at the leaf (its latest summary and what
-   * it kept). Other formats have no compactions of their own. Default false.
+   * A session's whole history, the agent's own compactions left out (replaying what the agent did,
+   * as `eval` does), instead of the context the agent would send next (its latest summary and what
+   * it kept): pi's active path, Claude Code's chain through its compact boundaries, every item of a
+   * Codex rollout. OpenAI chat lists and SWE-agent trajectories have no compactions. Default false.
    */
   wholeHistory?: boolean;
 }
@@ -65,6 +67,12 @@ export type SessionDocument =
       format: 'pi';
       /** Every entry of the file in order. */
       slots: PiSlot[];
+    }
+  | {
+      /** Claude Code session JSONL, Codex rollout JSONL (`line-slots.ts`). */
+      format: 'claude-code' | 'codex';
+      /** Every line of the file in order. */
+      slots: LineSlot[];
     };
 
 export interface ImportedSession {

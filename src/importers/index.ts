@@ -1,8 +1,13 @@
 /**
  * Importers and exporters of agent sessions (OpenAI chat lists, SWE-agent trajectories, pi
- * sessions): text in, items out, and back. Pure: file reading happens in the caller.
+ * sessions, Claude Code sessions, Codex rollouts): text in, items out, and back. Pure: file reading
+ * happens in the caller.
  */
 export type { ImportedSession, ImportOptions, OpenAILayout, PiSlot, SessionDocument } from './common';
+export { exportClaudeCodeSession } from './claude-code-export';
+export { importClaudeCodeSession } from './claude-code-import';
+export { exportCodexRollout } from './codex-export';
+export { importCodexRollout } from './codex-import';
 export { ImportError } from './errors';
 export { exportOpenAIChat, exportOpenAIDocument } from './openai-chat-export';
 export { importOpenAIChat } from './openai-chat-import';

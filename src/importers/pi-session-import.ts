@@ -234,8 +234,8 @@ function convertEntry(entry: PiEntry, isContextCompaction: boolean): PiConverted
 
 /**
  * Refuses lines of objects with a `type` that are no pi session at all — no `session` header and
- * no `message` entry, as another agent's JSONL (Claude Code's `user` and `assistant` lines, Codex's
- * `response_item`s) — naming the types seen, instead of importing nothing.
+ * no `message` entry, as the JSONL of an agent not read here (Claude Code's and Codex's are
+ * detected before) — naming the types seen, instead of importing nothing.
  */
 function refuseOtherAgents(entries: readonly PiEntry[]): void {
   if (entries.length === 0 || entries.some((e) => e.value.type === 'session' || e.value.type === 'message'))
@@ -250,7 +250,8 @@ function refuseOtherAgents(entries: readonly PiEntry[]): void {
   const more = counts.size > 8 ? `, and ${counts.size - 8} more` : '';
   throw new ImportError(
     `not a pi session: no line has type "session" or "message" (types seen: ${seen}${more}); ` +
-      'the formats read are pi session JSONL, OpenAI chat messages (JSON or JSONL) and SWE-agent trajectories',
+      'the formats read are pi session JSONL, Claude Code session JSONL, Codex rollout JSONL, ' +
+      'OpenAI chat messages (JSON or JSONL) and SWE-agent trajectories',
     { line: (entries[0] as PiEntry).line },
   );
 }

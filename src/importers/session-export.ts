@@ -3,6 +3,8 @@
  */
 import type { ImportedSession } from './common';
 import { exportOpenAIDocument } from './openai-chat-export';
+import { exportClaudeCodeSession } from './claude-code-export';
+import { exportCodexRollout } from './codex-export';
 import { exportPiSession } from './pi-session-export';
 import { exportSweAgentTraj } from './swe-agent-export';
 
@@ -20,5 +22,9 @@ export function exportSession(session: Pick<ImportedSession, 'items' | 'document
       return exportSweAgentTraj(items, document);
     case 'pi':
       return exportPiSession(items, document);
+    case 'claude-code':
+      return exportClaudeCodeSession(items, document);
+    case 'codex':
+      return exportCodexRollout(items, document);
   }
 }

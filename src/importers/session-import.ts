@@ -6,6 +6,8 @@ import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAIL
 import { ImportError } from './errors';
 import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
+import { claudeCodeFromLines, importClaudeCodeSession } from './claude-code-import';
+import { codexFromLines, importCodexRollout, RESPONSE_ITEM_TYPES, ROLLOUT_LINE_TYPES } from './codex-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
 
@@ -42,15 +44,51 @@ function parse(text: string, fileName: string | undefined): Parsed {
   return { kind: 'value', value };
 }
 
-/** A JSONL file's kind, from its first entry: pi entries have `type`, chat messages `role`. */
+/** A Claude Code line: a `user` or `assistant` event holding an API `message`. */
+function isClaudeCodeLine(value: unknown): boolean {
+  return isRecord(value) && (value.type === 'user' || value.type === 'assistant') && isRecord(value.message);
+}
+
+/** A Codex rollout line: `{ type, payload }` of a rollout line type. */
+function isCodexLine(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    typeof value.type === 'string' &&
+    ROLLOUT_LINE_TYPES.has(value.type) &&
+    'payload' in value
+  );
+}
+
+/** An older Codex rollout: a header (`id`, `timestamp`, no `type`), then bare Responses API items. */
+function isOlderCodex(lines: readonly JsonLine[]): boolean {
+  const [head, next] = lines;
+  return (
+    isRecord(head?.value) &&
+    head.value.type === undefined &&
+    head.value.role === undefined &&
+    typeof head.value.id === 'string' &&
+    typeof head.value.timestamp === 'string' &&
+    (next === undefined ||
+      (isRecord(next.value) &&
+        (typeof next.value.record_type === 'string' ||
+          (typeof next.value.type === 'string' && RESPONSE_ITEM_TYPES.has(next.value.type)))))
+  );
+}
+
+/**
+ * A JSONL file's kind: chat messages have `role` (on the first line); Claude Code and Codex are
+ * told by their lines' shapes (any line); an older Codex rollout by its header; pi entries have `type`.
+ */
 function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
   const first = lines[0];
   if (!first) throw new ImportError('the input has no entries');
   if (isRecord(first.value) && typeof first.value.role === 'string')
     return { format: 'openai', layout: 'jsonl' };
+  if (lines.some((l) => isClaudeCodeLine(l.value))) return { format: 'claude-code' };
+  if (lines.some((l) => isCodexLine(l.value)) || isOlderCodex(lines)) return { format: 'codex' };
   if (isRecord(first.value) && typeof first.value.type === 'string') return { format: 'pi' };
   throw new ImportError(
-    `expected a chat message (with "role") or a pi session entry (with "type"), got ${describe(first.value)}`,
+    `expected a chat message (with "role"), a pi session entry, a Claude Code line or a Codex rollout line (with "type"), got ${describe(first.value)}`,
     { line: first.line },
   );
 }
@@ -62,10 +100,13 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   if (isRecord(value) && Array.isArray(value.messages)) return { format: 'openai', layout: 'object' };
   // A one-line JSONL file.
   if (isRecord(value) && typeof value.role === 'string') return { format: 'openai', layout: 'jsonl' };
+  if (isClaudeCodeLine(value)) return { format: 'claude-code' };
+  if (isCodexLine(value)) return { format: 'codex' };
   if (isRecord(value) && typeof value.type === 'string') return { format: 'pi' };
   throw new ImportError(
     'not a session: expected an OpenAI chat list (an array, or an object with "messages"), ' +
-      'a SWE-agent trajectory (an object with "history") or a pi session (JSONL entries with "type"), ' +
+      'a SWE-agent trajectory (an object with "history"), a pi session (JSONL entries with "type"), ' +
+      'a Claude Code session or a Codex rollout (JSONL), ' +
       `got ${describe(value)}`,
   );
 }
@@ -81,13 +122,16 @@ const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) =>
   openai: importOpenAIChat,
   'swe-agent': importSweAgentTraj,
   pi: importPiSession,
+  'claude-code': importClaudeCodeSession,
+  codex: importCodexRollout,
 };
 
 /**
  * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
- * SWE-agent trajectory, or a pi session. The format is detected from the content (and the file
- * name's extension when given), unless `format` names it: then that format's importer reads the
- * text (`importOpenAIChat`, `importSweAgentTraj`, `importPiSession`) and `fileName` is not used.
+ * SWE-agent trajectory, a pi session, a Claude Code session or a Codex rollout. The format is
+ * detected from the content (and the file name's extension when given), unless `format` names it:
+ * then that format's importer reads the text (`importOpenAIChat`, `importSweAgentTraj`,
+ * `importPiSession`, `importClaudeCodeSession`, `importCodexRollout`) and `fileName` is not used.
  * @throws ImportError naming the line (JSONL) or field of malformed input
  */
 export function importSession(
@@ -99,9 +143,16 @@ export function importSession(
   if (parsed.kind === 'lines') {
     const { format } = linesFormat(parsed.lines);
     const prefix = options.idPrefix ?? defaultIdPrefix(format, text);
-    return format === 'pi'
-      ? piFromLines(parsed.lines, options, prefix)
-      : openAIFromLines(parsed.lines, options, prefix);
+    switch (format) {
+      case 'pi':
+        return piFromLines(parsed.lines, options, prefix);
+      case 'claude-code':
+        return claudeCodeFromLines(parsed.lines, options, prefix);
+      case 'codex':
+        return codexFromLines(parsed.lines, options, prefix);
+      default:
+        return openAIFromLines(parsed.lines, options, prefix);
+    }
   }
   const { format, layout } = valueFormat(parsed.value, options.fileName);
   const prefix = options.idPrefix ?? defaultIdPrefix(format, text);
@@ -110,6 +161,10 @@ export function importSession(
       return sweAgentFromValue(parsed.value, options, prefix);
     case 'pi':
       return piFromLines([{ line: 1, value: parsed.value }], options, prefix);
+    case 'claude-code':
+      return claudeCodeFromLines([{ line: 1, value: parsed.value }], options, prefix);
+    case 'codex':
+      return codexFromLines([{ line: 1, value: parsed.value }], options, prefix);
     case 'openai':
       return layout === 'jsonl'
         ? openAIFromLines([{ line: 1, value: parsed.value }], options, prefix)

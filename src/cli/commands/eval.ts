@@ -163,7 +163,10 @@ export function registerEval(program: Command): void {
     .description(
       'replay recorded sessions through the compaction policy at several windows and report what survives (no servers needed)',
     )
-    .argument('<files...>', 'session files: OpenAI chat JSON/JSONL, SWE-agent .traj, pi JSONL')
+    .argument(
+      '<files...>',
+      'session files: OpenAI chat JSON/JSONL, SWE-agent .traj, pi, Claude Code or Codex JSONL',
+    )
     .option('--window <tokens,...>', 'context windows to replay at', DEFAULT_EVAL_WINDOWS.join(','))
     .option(
       '--summarizer <kind>',

@@ -44,7 +44,7 @@ async function expectImportRefused(name: string, text: string, message: RegExp):
 }
 
 const SESSION_KINDS =
-  /not a session: expected an OpenAI chat list .*, a SWE-agent trajectory .* or a pi session .*, got /;
+  /not a session: expected an OpenAI chat list .*, a SWE-agent trajectory .*, a pi session .*, a Claude Code session or a Codex rollout \(JSONL\), got /;
 
 describe('unknown item types', () => {
   it.each([
@@ -154,11 +154,36 @@ describe('not a session, or an empty one', () => {
     ],
     ['an empty SWE-agent history', 'empty.traj', '{"history": [], "info": {}}', /: it holds no messages$/],
     [
-      "another agent's JSONL (Claude Code's lines)",
-      'claude.jsonl',
-      '{"type":"user","message":{"role":"user","content":"Hi"}}\n' +
-        '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Hello"}]}}\n',
-      /: line 1: not a pi session: no line has type "session" or "message" \(types seen: "user" ×1, "assistant" ×1\)/,
+      'JSONL of an agent that is not read (made-up lines with a type)',
+      'other-agent.jsonl',
+      '{"type":"prompt","text":"Hi"}\n{"type":"reply","text":"Hello"}\n',
+      /: line 1: not a pi session: no line has type "session" or "message" \(types seen: "prompt" ×1, "reply" ×1\)/,
+    ],
+    [
+      'a Claude Code user line without a message object',
+      'claude-no-message.jsonl',
+      '{"type":"user","uuid":"u1","parentUuid":null}\n' +
+        '{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"role":"assistant","content":[]}}\n',
+      /: line 1, message: expected a message object, got missing$/,
+    ],
+    [
+      'a Claude Code session with only its title',
+      'claude-title.jsonl',
+      '{"type":"summary","summary":"A title","leafUuid":"x"}\n{"type":"user","isSidechain":true,"message":{"role":"user","content":[]}}\n',
+      /: it holds no messages$/,
+    ],
+    [
+      'a Codex rollout with only its session meta',
+      'rollout-meta.jsonl',
+      '{"timestamp":"2025-09-01T00:00:00Z","type":"session_meta","payload":{"id":"s"}}\n',
+      /: it holds no messages$/,
+    ],
+    [
+      'a Codex function call without a name',
+      'rollout-call.jsonl',
+      '{"timestamp":"2025-09-01T00:00:00Z","type":"session_meta","payload":{"id":"s"}}\n' +
+        '{"timestamp":"2025-09-01T00:00:01Z","type":"response_item","payload":{"type":"function_call","arguments":"{}","call_id":"c"}}\n',
+      /: line 2, payload\.name: expected a string, got missing$/,
     ],
   ])('%s is refused', async (_what, name, text, message) => {
     await expectImportRefused(name, text, message);

@@ -260,7 +260,11 @@ describe('arguments', () => {
   });
 
   it.each([
-    ['--format', () => parseSessionFormat('csv'), /--format must be one of openai, swe-agent, pi/],
+    [
+      '--format',
+      () => parseSessionFormat('csv'),
+      /--format must be one of openai, swe-agent, pi, claude-code, codex \(got "csv"\)/,
+    ],
     ['--format', () => parseExportFormat('xml'), /--format must be json or jsonl/],
   ])('%s is checked', (_flag, fn, message) => {
     expect(thrown(fn).message).toMatch(message);

@@ -1,7 +1,8 @@
 /**
- * JSONL of another agent (objects with a `type`, as pi's lines have) is refused with the types it
- * holds and the formats that are read, not imported as an empty session. The lines are made up in
- * the shape of Claude Code's and Codex's session files.
+ * Claude Code's and Codex's JSONL are told apart from pi's and imported; JSONL of yet another agent
+ * (objects with a `type`, as pi's lines have) is refused with the types it holds and the formats
+ * that are read, not imported as an empty session. The lines are made up in the shape of each
+ * agent's session files.
  */
 import { describe, expect, it } from 'vitest';
 import { ImportError, importSession } from '../../../src/importers';
@@ -31,7 +32,19 @@ const claudeCodeLike = jsonl([
 
 const codexLike = jsonl([
   { timestamp: '2025-01-01T00:00:00Z', type: 'session_meta', payload: { id: 's' } },
-  { timestamp: '2025-01-01T00:00:01Z', type: 'response_item', payload: { type: 'message', role: 'user' } },
+  {
+    timestamp: '2025-01-01T00:00:01Z',
+    type: 'response_item',
+    payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Fix a.py' }] },
+  },
+]);
+
+/** Lines in the shape of an agent that is not read (a made-up "event log"). */
+const otherAgent = jsonl([
+  { type: 'session_start', id: 's', cwd: '/x' },
+  { type: 'prompt', text: 'Fix a.py' },
+  { type: 'tool', name: 'read', args: { path: 'a.py' } },
+  { type: 'prompt', text: 'Thanks' },
 ]);
 
 function refusal(text: string): ImportError {
@@ -45,14 +58,24 @@ function refusal(text: string): ImportError {
 }
 
 describe('JSONL of another agent', () => {
-  it('is refused, naming the types it holds and the formats that are read', () => {
-    const err = refusal(claudeCodeLike);
+  it("is imported when it is Claude Code's or Codex's", () => {
+    const claude = importSession(claudeCodeLike, { tokenizer: fakeTokenizer });
+    expect(claude.format).toBe('claude-code');
+    expect(claude.items.map((i) => i.type)).toEqual(['USER_MESSAGE', 'ASSISTANT_MESSAGE', 'TOOL_RESULT']);
+    const codex = importSession(codexLike, { tokenizer: fakeTokenizer });
+    expect(codex.format).toBe('codex');
+    expect(codex.items.map((i) => i.type)).toEqual(['USER_MESSAGE']);
+  });
+
+  it('is refused otherwise, naming the types it holds and the formats that are read', () => {
+    const err = refusal(otherAgent);
     expect(err.message).toContain('not a pi session');
-    expect(err.message).toContain('"user" ×2');
-    expect(err.message).toContain('"assistant" ×1');
-    expect(err.message).toContain('"summary" ×1');
+    expect(err.message).toContain('"prompt" ×2');
+    expect(err.message).toContain('"session_start" ×1');
+    expect(err.message).toContain('"tool" ×1');
+    expect(err.message).toContain('Claude Code session JSONL, Codex rollout JSONL');
     expect(err.message).toContain('SWE-agent');
-    expect(refusal(codexLike).message).toContain('"response_item" ×1');
+    expect(err.line).toBe(1);
   });
 
   it('names at most eight types', () => {

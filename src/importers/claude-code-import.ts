@@ -1,0 +1,345 @@
+/**
+ * Claude Code sessions (`~/.claude/projects/<project>/<session>.jsonl`, one line an event).
+ *
+ * The items are the conversation Claude Code would send next (the chain of `claude-code-path.ts`):
+ * - `user` lines: text content (a string, or text and image blocks) → a user message; meta when the
+ *   line is `isMeta` or the text is what Claude Code itself writes (a slash command's
+ *   `<command-name>` and `<local-command-stdout>`, `[Request interrupted by user]`); every
+ *   `tool_result` block → a tool message (`tool_use_id` → `tool_call_id`, text blocks joined,
+ *   `is_error` marked so the open errors see it); a line with `isCompactSummary` (Claude Code's own
+ *   compaction) → a COMPACTION_SUMMARY;
+ * - `assistant` lines: the lines of one API message (one `message.id`, often one line per block)
+ *   → one assistant message: text blocks → content, thinking → `reasoning_content`, `tool_use`
+ *   → `tool_calls` (`input` as JSON arguments); Claude Code's synthetic API-error messages are left
+ *   out, as they are never sent back.
+ * With `wholeHistory` (`eval`), the chain goes through Claude Code's compactions and their summaries
+ * are left out, so the whole history is replayed. Every other line (`summary`, `system`,
+ * `file-history-snapshot`, `queue-operation`, subagents' sidechains, lines off the chain, unknown
+ * types) is kept as it is in the document, so the exporter (`claude-code-export.ts`) writes the
+ * file back whole. The system prompt and tool definitions are not in these files. Pure.
+ */
+import type { ContentPart, ContextItem, ToolCall } from '../context/items';
+import { takeText } from './blocks';
+import { activeChain, type ClaudeLine } from './claude-code-path';
+import { claudeParts, TEXT_SEPARATOR } from './claude-code-export';
+import {
+  defaultIdPrefix,
+  finishItems,
+  makeItem,
+  rawFields,
+  type Converted,
+  type ImportedSession,
+  type ImportOptions,
+} from './common';
+import { ImportError } from './errors';
+import { describe, isRecord, jsonEqual, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import type { LineSlot, PartRef } from './line-slots';
+
+/**
+ * One line's share of an item (side fields): the line without its content (`message.content` a
+ * placeholder) when the item's part opens the line, else null; the item's blocks of the line with
+ * their texts taken out, or null when the content is the item's own (a string, a user's blocks).
+ */
+export interface ClaudePart {
+  line: JsonObject | null;
+  blocks: JsonObject[] | null;
+}
+
+/** Text Claude Code writes in a user message itself. */
+const AGENT_WRITTEN =
+  /^\s*(<command-name>|<command-message>|<local-command-stdout>|<local-command-stderr>|\[Request interrupted by user)/;
+
+function fail(detail: string, line: ClaudeLine, field?: string): never {
+  throw new ImportError(detail, field === undefined ? { line: line.line } : { line: line.line, field });
+}
+
+function messageOf(line: ClaudeLine): JsonObject {
+  const message = line.value.message;
+  if (!isRecord(message)) fail(`expected a message object, got ${describe(message)}`, line, 'message');
+  return message;
+}
+
+function blocksOf(content: unknown, line: ClaudeLine): JsonObject[] {
+  if (!Array.isArray(content)) {
+    fail(`expected a string or a list of content blocks, got ${describe(content)}`, line, 'message.content');
+  }
+  return content.map((block, i) => {
+    if (!isRecord(block) || typeof block.type !== 'string') {
+      fail(
+        `expected a content block with a string type, got ${describe(block)}`,
+        line,
+        `message.content[${i}]`,
+      );
+    }
+    return block;
+  });
+}
+
+/** The line without its content: `message.content` a placeholder, to keep the keys' order. */
+function lineShell(line: ClaudeLine): JsonObject {
+  return { ...line.value, message: { ...messageOf(line), content: 0 } };
+}
+
+/** An item in the making: what it converts to and its parts, one per line it came from. */
+interface Pending {
+  converted: Converted;
+  isMeta: boolean;
+  parts: ClaudePart[];
+  isError?: boolean;
+  /** The assistant message's id, to merge the lines of one API message. */
+  messageId?: string;
+  lines: ClaudeLine[];
+}
+
+function textOfUser(content: string | ContentPart[]): string {
+  return typeof content === 'string'
+    ? content
+    : content.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
+}
+
+function userItem(content: string | ContentPart[], line: ClaudeLine, opens: boolean): Pending {
+  const summary = line.value.isCompactSummary === true;
+  return {
+    converted: summary
+      ? { type: 'COMPACTION_SUMMARY', message: { role: 'user', content } }
+      : { type: 'USER_MESSAGE', message: { role: 'user', content } },
+    isMeta: summary || line.value.isMeta === true || AGENT_WRITTEN.test(textOfUser(content)),
+    parts: [{ line: opens ? lineShell(line) : null, blocks: null }],
+    lines: [line],
+  };
+}
+
+function toolResultItem(block: JsonObject, line: ClaudeLine, field: string, opens: boolean): Pending {
+  if (typeof block.tool_use_id !== 'string') {
+    fail(`expected a string, got ${describe(block.tool_use_id)}`, line, `${field}.tool_use_id`);
+  }
+  let text: string;
+  let layout: unknown;
+  if (typeof block.content === 'string') {
+    text = block.content;
+    layout = 0;
+  } else if (block.content === undefined) {
+    text = '';
+    layout = undefined;
+  } else {
+    const taken = takeText(blocksOf(block.content, line), 'text', 'text', TEXT_SEPARATOR);
+    text = taken.text ?? '';
+    layout = taken.layout;
+  }
+  return {
+    converted: {
+      type: 'TOOL_RESULT',
+      message: { role: 'tool', content: text, tool_call_id: block.tool_use_id },
+    },
+    isMeta: false,
+    parts: [
+      {
+        line: opens ? lineShell(line) : null,
+        blocks: [layout === undefined ? { ...block } : { ...block, content: layout }],
+      },
+    ],
+    ...(block.is_error === true ? { isError: true } : {}),
+    lines: [line],
+  };
+}
+
+/** A user line: its tool results, and a user message of the other blocks (in the blocks' order). */
+function userItems(line: ClaudeLine): Pending[] {
+  const content = messageOf(line).content;
+  if (typeof content === 'string') return [userItem(content, line, true)];
+  const out: Pending[] = [];
+  let run: ContentPart[] = [];
+  const flush = (): void => {
+    if (run.length === 0) return;
+    out.push(userItem(run, line, out.length === 0));
+    run = [];
+  };
+  blocksOf(content, line).forEach((block, i) => {
+    if (block.type !== 'tool_result') {
+      run.push(block as ContentPart);
+      return;
+    }
+    flush();
+    out.push(toolResultItem(block, line, `message.content[${i}]`, out.length === 0));
+  });
+  flush();
+  return out;
+}
+
+/** An assistant line's blocks: its text, thinking and tool calls, and their layout. */
+function assistantShare(line: ClaudeLine): {
+  text: string | null;
+  thinking: string | null;
+  calls: ToolCall[];
+  layout: JsonObject[];
+} {
+  const content = messageOf(line).content;
+  const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : blocksOf(content, line);
+  const text = takeText(blocks, 'text', 'text', TEXT_SEPARATOR);
+  const thinking = takeText(text.layout, 'thinking', 'thinking', TEXT_SEPARATOR);
+  const calls: ToolCall[] = [];
+  const layout = thinking.layout.map((block, i) => {
+    if (block.type !== 'tool_use') return block;
+    const field = `message.content[${i}]`;
+    if (typeof block.id !== 'string')
+      fail(`expected a string, got ${describe(block.id)}`, line, `${field}.id`);
+    if (typeof block.name !== 'string') {
+      fail(`expected a string, got ${describe(block.name)}`, line, `${field}.name`);
+    }
+    calls.push({
+      id: block.id,
+      type: 'function',
+      function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+    });
+    return { ...block, id: 0, name: 0, input: 0 };
+  });
+  return { text: text.text, thinking: thinking.text, calls, layout };
+}
+
+const join = (a: string | null | undefined, b: string | null): string | null =>
+  a == null ? b : b === null ? a : `${a}${TEXT_SEPARATOR}${b}`;
+
+/** Adds an assistant line to the open assistant message of its API message, or starts one. */
+function addAssistant(line: ClaudeLine, open: Pending | undefined): Pending | undefined {
+  const share = assistantShare(line);
+  const messageId = messageOf(line).id;
+  const part: ClaudePart = { line: lineShell(line), blocks: share.layout };
+  if (open && typeof messageId === 'string' && open.messageId === messageId) {
+    const message = open.converted.message as Extract<Converted, { type: 'ASSISTANT_MESSAGE' }>['message'];
+    const content = join(message.content, share.text);
+    const reasoning = join(message.reasoning_content, share.thinking);
+    const calls = [...(message.tool_calls ?? []), ...share.calls];
+    open.converted = {
+      type: 'ASSISTANT_MESSAGE',
+      message: {
+        role: 'assistant',
+        content,
+        ...(calls.length > 0 ? { tool_calls: calls } : {}),
+        ...(reasoning !== null ? { reasoning_content: reasoning } : {}),
+      },
+    };
+    open.parts.push(part);
+    open.lines.push(line);
+    return undefined;
+  }
+  return {
+    converted: {
+      type: 'ASSISTANT_MESSAGE',
+      message: {
+        role: 'assistant',
+        content: share.text,
+        ...(share.calls.length > 0 ? { tool_calls: share.calls } : {}),
+        ...(share.thinking !== null ? { reasoning_content: share.thinking } : {}),
+      },
+    },
+    isMeta: false,
+    parts: [part],
+    ...(typeof messageId === 'string' ? { messageId } : {}),
+    lines: [line],
+  };
+}
+
+/** The lines as objects with a string `type`; a `user` or `assistant` line must hold a message object. */
+function readLines(lines: readonly JsonLine[]): ClaudeLine[] {
+  return lines.map(({ line, value }, index) => {
+    if (!isRecord(value))
+      throw new ImportError(`expected a session line object, got ${describe(value)}`, { line });
+    if (typeof value.type !== 'string') {
+      throw new ImportError(`expected a string, got ${describe(value.type)}`, { line, field: 'type' });
+    }
+    if ((value.type === 'user' || value.type === 'assistant') && !isRecord(value.message)) {
+      throw new ImportError(`expected a message object, got ${describe(value.message)}`, {
+        line,
+        field: 'message',
+      });
+    }
+    return { index, line, value };
+  });
+}
+
+/** Import from parsed JSONL lines. */
+export function claudeCodeFromLines(
+  jsonLines: readonly JsonLine[],
+  options: ImportOptions,
+  idPrefix: string,
+): ImportedSession {
+  const lines = readLines(jsonLines);
+  const whole = options.wholeHistory === true;
+  const pending: Pending[] = [];
+  const partsOfLine = new Map<number, PartRef[]>();
+  let open: Pending | undefined;
+  for (const line of activeChain(lines, whole)) {
+    const { type } = line.value;
+    if (type === 'assistant') {
+      if (line.value.isApiErrorMessage === true) continue;
+      const started = addAssistant(line, open);
+      if (started) {
+        pending.push(started);
+        open = started;
+      }
+    } else if (type === 'user') {
+      if (whole && line.value.isCompactSummary === true) continue;
+      pending.push(...userItems(line));
+    }
+  }
+  const items: ContextItem[] = [];
+  const opened = new Map<number, number>();
+  for (const item of pending) {
+    const index = (item.lines[0] as ClaudeLine).index;
+    opened.set(index, (opened.get(index) ?? 0) + 1);
+  }
+  const seenOfLine = new Map<number, number>();
+  for (const item of pending) {
+    const first = item.lines[0] as ClaudeLine;
+    const nth = seenOfLine.get(first.index) ?? 0;
+    seenOfLine.set(first.index, nth + 1);
+    const id = `${idPrefix}${first.index}${nth > 0 ? `.${nth}` : ''}`;
+    item.lines.forEach((line, part) => {
+      partsOfLine.set(line.index, [...(partsOfLine.get(line.index) ?? []), { itemId: id, part }]);
+    });
+    let fields: JsonObject = { parts: item.parts as unknown as JsonObject[] };
+    // The mapping covers the shapes Claude Code writes; a line it does not rebuild is kept whole.
+    if (opened.get(first.index) === 1) {
+      const rebuilt = claudeParts(item.converted.message, fields);
+      if (!item.lines.every((line, i) => jsonEqual(rebuilt[i], line.value))) {
+        fields = rawFields(
+          item.lines.map((l) => l.value),
+          item.converted.message,
+        );
+      }
+    }
+    if (item.isError) fields = { ...fields, isError: true };
+    items.push(
+      makeItem(item.converted, {
+        id,
+        isMeta: item.isMeta,
+        origin: { format: 'claude-code', index: first.index, fields },
+      }),
+    );
+  }
+  const slots: LineSlot[] = lines.map((line) => {
+    const parts = partsOfLine.get(line.index);
+    if (!parts) return { entry: line.value };
+    const { uuid, parentUuid } = line.value;
+    return typeof uuid === 'string'
+      ? { parts, link: { id: uuid, parent: typeof parentUuid === 'string' ? parentUuid : null } }
+      : { parts };
+  });
+  return {
+    format: 'claude-code',
+    items: finishItems(items, options.tokenizer),
+    document: { format: 'claude-code', slots },
+  };
+}
+
+/**
+ * Imports a Claude Code session (JSONL).
+ * @throws ImportError naming the line and, for a bad message, the field
+ */
+export function importClaudeCodeSession(text: string, options: ImportOptions): ImportedSession {
+  return claudeCodeFromLines(
+    parseJsonLines(text),
+    options,
+    options.idPrefix ?? defaultIdPrefix('claude-code', text),
+  );
+}

@@ -1,0 +1,210 @@
+/**
+ * Claude Code sessions: the lines of one API message are one assistant message, the active chain
+ * is followed past a branch, sidechains and meta lines are told apart, Claude Code's compaction
+ * is its summary on import and the whole history for eval, an `is_error` result is an open error,
+ * and the file is written back line for line (and relinked when items change). The lines are made
+ * up in the shape Claude Code writes.
+ */
+import { describe, expect, it } from 'vitest';
+import { collectOpenErrors } from '../../../src/context/open-errors';
+import { messageText, type ContextItem } from '../../../src/context/items';
+import { callFactsOf } from '../../../src/context/item-facts';
+import { exportSession, ImportError, importSession } from '../../../src/importers';
+import { fakeTokenizer } from '../../support/items-factory';
+
+const env = { sessionId: 's-1', cwd: '/w', version: '2.1.0', isSidechain: false, userType: 'external' };
+const user = (uuid: string, parentUuid: string | null, content: unknown, extra: object = {}) => ({
+  parentUuid,
+  ...env,
+  type: 'user',
+  message: { role: 'user', content },
+  uuid,
+  timestamp: '2026-01-01T00:00:00Z',
+  ...extra,
+});
+const assistant = (uuid: string, parentUuid: string, id: string, content: unknown[]) => ({
+  parentUuid,
+  ...env,
+  message: { model: 'claude-x', id, type: 'message', role: 'assistant', content, stop_reason: null },
+  requestId: 'req_1',
+  type: 'assistant',
+  uuid,
+  timestamp: '2026-01-01T00:00:01Z',
+});
+const result = (id: string, content: unknown, extra: object = {}) => ({
+  tool_use_id: id,
+  type: 'tool_result',
+  content,
+  ...extra,
+});
+
+const lines = [
+  { type: 'summary', summary: 'Fix the parser', leafUuid: 'a4' },
+  user('u1', null, 'Fix the parser in src/parse.ts'),
+  assistant('a1', 'u1', 'msg_1', [{ type: 'thinking', thinking: 'Read it first.', signature: 'sig' }]),
+  assistant('a2', 'a1', 'msg_1', [
+    { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: '/w/src/parse.ts' } },
+  ]),
+  user('u2', 'a2', [result('toolu_1', '     1→export const parse = 1;')], {
+    toolUseResult: { type: 'text', file: { filePath: '/w/src/parse.ts' } },
+  }),
+  assistant('a3', 'u2', 'msg_2', [
+    { type: 'text', text: 'Editing and testing.' },
+    {
+      type: 'tool_use',
+      id: 'toolu_2',
+      name: 'Edit',
+      input: { file_path: '/w/src/parse.ts', old_string: '1', new_string: '2' },
+    },
+  ]),
+  user('u3', 'a3', [result('toolu_2', 'The file has been updated.')]),
+  assistant('a4', 'u3', 'msg_2', [
+    { type: 'tool_use', id: 'toolu_3', name: 'Bash', input: { command: 'npm test' } },
+  ]),
+  { type: 'file-history-snapshot', messageId: 'x', snapshot: {}, isSnapshotUpdate: false },
+  user('u4', 'a4', [
+    result('toolu_3', [{ type: 'text', text: 'FAIL test/parse.test.ts' }], { is_error: true }),
+  ]),
+  // A subagent's line: not the main conversation.
+  { ...user('s1', 'a4', 'subagent prompt'), isSidechain: true },
+  // A branch abandoned by a rewind: the chain ends at the last message line (a5).
+  assistant('b1', 'u4', 'msg_9', [{ type: 'text', text: 'Abandoned branch.' }]),
+  user('u5', 'u4', '[Request interrupted by user]'),
+  user('u6', 'u5', 'Caveat: local commands below.', { isMeta: true }),
+  assistant('a5', 'u6', 'msg_3', [{ type: 'text', text: 'The test still fails.' }]),
+];
+const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+const parse = (t: string) =>
+  t
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as unknown);
+
+function summary(items: readonly ContextItem[]): [string, boolean, string][] {
+  return items.map((i) => [i.type, i.isMeta, i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)]);
+}
+
+describe('a Claude Code session', () => {
+  const session = importSession(text, { tokenizer: fakeTokenizer });
+
+  it('is detected and read along the active chain, one item per API message', () => {
+    expect(session.format).toBe('claude-code');
+    expect(summary(session.items)).toEqual([
+      ['USER_MESSAGE', false, 'Fix the parser in src/parse.ts'],
+      ['ASSISTANT_MESSAGE', false, ''],
+      ['TOOL_RESULT', false, '     1→export const parse = 1;'],
+      ['ASSISTANT_MESSAGE', false, 'Editing and testing.'],
+      ['TOOL_RESULT', false, 'The file has been updated.'],
+      ['TOOL_RESULT', false, 'FAIL test/parse.test.ts'],
+      ['USER_MESSAGE', true, '[Request interrupted by user]'],
+      ['USER_MESSAGE', true, 'Caveat: local commands below.'],
+      ['ASSISTANT_MESSAGE', false, 'The test still fails.'],
+    ]);
+    const first = session.items[1] as Extract<ContextItem, { type: 'ASSISTANT_MESSAGE' }>;
+    expect(first.message.reasoning_content).toBe('Read it first.');
+    const merged = session.items[3] as Extract<ContextItem, { type: 'ASSISTANT_MESSAGE' }>;
+    expect(merged.message.tool_calls?.map((c) => [c.id, c.function.name])).toEqual([
+      ['toolu_2', 'Edit'],
+      ['toolu_3', 'Bash'],
+    ]);
+    expect(JSON.parse(merged.message.tool_calls?.[0]?.function.arguments ?? '')).toEqual({
+      file_path: '/w/src/parse.ts',
+      old_string: '1',
+      new_string: '2',
+    });
+    expect(session.items.filter((i) => i.round === 1)).toHaveLength(session.items.length);
+  });
+
+  it('gives the tools what they touch and the failed result as an open error', () => {
+    const calls = session.items.flatMap((i) => (i.type === 'ASSISTANT_MESSAGE' ? callFactsOf(i) : []));
+    expect(calls.map((c) => [c.touches, c.command])).toEqual([
+      [[{ path: '/w/src/parse.ts', op: 'read' }], null],
+      [[{ path: '/w/src/parse.ts', op: 'edit' }], null],
+      [[], 'npm test'],
+    ]);
+    expect(collectOpenErrors(session.items).map((e) => [e.tool, e.target, e.text])).toEqual([
+      ['Bash', 'npm test', 'FAIL test/parse.test.ts'],
+    ]);
+  });
+
+  it('writes back line for line when unchanged, in context and whole-history imports', () => {
+    expect(parse(exportSession(session))).toEqual(parse(text));
+    const whole = importSession(text, { tokenizer: fakeTokenizer, wholeHistory: true });
+    expect(parse(exportSession(whole))).toEqual(parse(text));
+  });
+
+  it('relinks the chain around a dropped item and links an appended one', () => {
+    const items = session.items.filter(
+      (i) => i.type !== 'TOOL_DEFINITIONS' && messageText(i.message) !== '[Request interrupted by user]',
+    );
+    const appended: ContextItem = {
+      ...(session.items[0] as ContextItem),
+      id: 'new-1',
+      origin: undefined,
+      message: { role: 'user', content: 'Now fix the test.' },
+    } as ContextItem;
+    const out = parse(exportSession({ items: [...items, appended], document: session.document }));
+    const byUuid = new Map(out.map((l) => [(l as { uuid?: string }).uuid, l as Record<string, unknown>]));
+    expect(byUuid.has('u5')).toBe(false);
+    expect(byUuid.get('u6')?.parentUuid).toBe('u4');
+    const last = out[out.length - 1] as Record<string, unknown>;
+    expect(last).toMatchObject({ type: 'user', parentUuid: 'a5', message: { content: 'Now fix the test.' } });
+    const again = importSession(out.map((l) => JSON.stringify(l)).join('\n'), { tokenizer: fakeTokenizer });
+    expect(summary(again.items).map((s) => s[2])).toEqual([
+      ...summary(items).map((s) => s[2]),
+      'Now fix the test.',
+    ]);
+  });
+
+  it('is its own compaction summary on import, and the whole history for eval', () => {
+    const compacted = [
+      ...lines.slice(0, 8),
+      {
+        parentUuid: null,
+        logicalParentUuid: 'a4',
+        ...env,
+        type: 'system',
+        subtype: 'compact_boundary',
+        content: 'Conversation compacted',
+        uuid: 'c0',
+      },
+      user('c1', 'c0', 'This session is being continued. Summary: the parser was edited.', {
+        isCompactSummary: true,
+      }),
+      assistant('c2', 'c1', 'msg_7', [{ type: 'text', text: 'Continuing.' }]),
+    ];
+    const t = compacted.map((l) => JSON.stringify(l)).join('\n');
+    const context = importSession(t, { tokenizer: fakeTokenizer });
+    expect(summary(context.items)).toEqual([
+      ['COMPACTION_SUMMARY', true, 'This session is being continued. Summary: the parser was edited.'],
+      ['ASSISTANT_MESSAGE', false, 'Continuing.'],
+    ]);
+    const whole = importSession(t, { tokenizer: fakeTokenizer, wholeHistory: true });
+    expect(whole.items.map((i) => i.type)).not.toContain('COMPACTION_SUMMARY');
+    expect(whole.items).toHaveLength(6);
+    expect(summary(whole.items)[0]?.[2]).toBe('Fix the parser in src/parse.ts');
+    expect(parse(exportSession(context))).toEqual(parse(t));
+  });
+
+  it.each([
+    [
+      'a message that is no object',
+      { type: 'user', uuid: 'x', message: 'hi' },
+      /^line 2, message: expected a message object, got a string$/,
+    ],
+    [
+      'a tool use without a name',
+      assistant('x', 'u1', 'm', [{ type: 'tool_use', id: 't' }]),
+      /^line 2, message\.content\[0\]\.name: expected a string, got missing$/,
+    ],
+    [
+      'a tool result without an id',
+      user('x', 'u1', [{ type: 'tool_result', content: 'x' }]),
+      /^line 2, message\.content\[0\]\.tool_use_id: expected a string, got missing$/,
+    ],
+  ])('refuses %s, naming the line and field', (_name, bad, message) => {
+    const t = [JSON.stringify(user('u1', null, 'hi')), JSON.stringify(bad)].join('\n');
+    expect(() => importSession(t, { tokenizer: fakeTokenizer })).toThrow(ImportError);
+    expect(() => importSession(t, { tokenizer: fakeTokenizer })).toThrow(message);
+  });
+});

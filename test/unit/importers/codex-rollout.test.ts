@@ -1,0 +1,235 @@
+/**
+ * Codex rollouts: developer and environment messages are header and meta, a message and the calls
+ * after it are one assistant message, a command's JSON output is read as its text and a non-zero
+ * exit code is an open error, `shell`, `apply_patch` and `update_plan` give what they touch and
+ * the task list, Codex's compaction is its summary on import and the whole history for eval, older
+ * rollouts (header, bare items) read the same, and the file is written back line for line. The
+ * lines are made up in the shape Codex writes.
+ */
+import { describe, expect, it } from 'vitest';
+import { callFactsOf } from '../../../src/context/item-facts';
+import { messageText, type ContextItem } from '../../../src/context/items';
+import { collectOpenErrors } from '../../../src/context/open-errors';
+import { touchedPaths } from '../../../src/eval/metrics';
+import { exportSession, ImportError, importSession } from '../../../src/importers';
+import { fakeTokenizer } from '../../support/items-factory';
+
+const at = '2025-09-01T10:00:00.000Z';
+const item = (payload: object) => ({ timestamp: at, type: 'response_item', payload });
+const input = (role: string, text: string) => ({
+  type: 'message',
+  role,
+  content: [{ type: 'input_text', text }],
+});
+const shell = (id: string, script: string) => ({
+  type: 'function_call',
+  name: 'shell',
+  arguments: JSON.stringify({ command: ['bash', '-lc', script], workdir: '/w' }),
+  call_id: id,
+});
+const output = (id: string, text: string, exitCode: number) => ({
+  type: 'function_call_output',
+  call_id: id,
+  output: JSON.stringify({ output: text, metadata: { exit_code: exitCode, duration_seconds: 0.5 } }),
+});
+const patch =
+  '*** Begin Patch\n*** Update File: src/a.ts\n@@\n-export const a = 1;\n+export const a = 2;\n*** End Patch\n';
+
+const lines = [
+  { timestamp: at, type: 'session_meta', payload: { id: 's-1', cwd: '/w', cli_version: '0.40.0' } },
+  item(input('developer', '<permissions instructions>workspace-write</permissions instructions>')),
+  item(input('user', '<environment_context>\n  <cwd>/w</cwd>\n</environment_context>')),
+  { timestamp: at, type: 'turn_context', payload: { cwd: '/w', model: 'gpt-5-codex' } },
+  item(input('user', 'Fix src/a.ts and run the tests')),
+  {
+    timestamp: at,
+    type: 'event_msg',
+    payload: { type: 'user_message', message: 'Fix src/a.ts and run the tests' },
+  },
+  item({ type: 'reasoning', summary: [], encrypted_content: 'gAAA' }),
+  item({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Reading it.' }] }),
+  item(shell('call_1', "sed -n '1,80p' src/a.ts")),
+  item(shell('call_2', 'nl -ba src/b.ts')),
+  item(output('call_1', 'export const a = 1;\n', 0)),
+  item(output('call_2', '     1\texport const b = 1;\n', 0)),
+  item({
+    type: 'custom_tool_call',
+    status: 'completed',
+    call_id: 'call_3',
+    name: 'apply_patch',
+    input: patch,
+  }),
+  item({
+    type: 'custom_tool_call_output',
+    call_id: 'call_3',
+    output: 'Success. Updated the following files:\nM src/a.ts\n',
+  }),
+  item(shell('call_4', 'npm test')),
+  item(output('call_4', 'FAIL test/a.test.ts\n1 failing', 1)),
+  item({
+    type: 'function_call',
+    name: 'update_plan',
+    arguments: JSON.stringify({
+      plan: [
+        { step: 'Fix src/a.ts', status: 'completed' },
+        { step: 'Make the tests pass', status: 'in_progress' },
+      ],
+    }),
+    call_id: 'call_5',
+  }),
+  item({ type: 'function_call_output', call_id: 'call_5', output: 'Plan updated' }),
+  item({
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'output_text', text: 'One test still fails.' }],
+  }),
+];
+const jsonl = (ls: readonly unknown[]) => ls.map((l) => JSON.stringify(l)).join('\n') + '\n';
+const text = jsonl(lines);
+const parse = (t: string) =>
+  t
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as unknown);
+const summary = (items: readonly ContextItem[]) =>
+  items.map((i) => [i.type, i.isMeta, i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)]);
+
+describe('a Codex rollout', () => {
+  const session = importSession(text, { tokenizer: fakeTokenizer });
+
+  it('is detected and read as the history Codex sends', () => {
+    expect(session.format).toBe('codex');
+    expect(summary(session.items)).toEqual([
+      ['SYSTEM_PROMPT', true, '<permissions instructions>workspace-write</permissions instructions>'],
+      ['USER_MESSAGE', true, '<environment_context>\n  <cwd>/w</cwd>\n</environment_context>'],
+      ['USER_MESSAGE', false, 'Fix src/a.ts and run the tests'],
+      ['ASSISTANT_MESSAGE', false, 'Reading it.'],
+      ['TOOL_RESULT', false, 'export const a = 1;\n'],
+      ['TOOL_RESULT', false, '     1\texport const b = 1;\n'],
+      ['ASSISTANT_MESSAGE', false, ''],
+      ['TOOL_RESULT', false, 'Success. Updated the following files:\nM src/a.ts\n'],
+      ['ASSISTANT_MESSAGE', false, ''],
+      ['TOOL_RESULT', false, 'FAIL test/a.test.ts\n1 failing'],
+      ['ASSISTANT_MESSAGE', false, ''],
+      ['TOOL_RESULT', false, 'Plan updated'],
+      ['ASSISTANT_MESSAGE', false, 'One test still fails.'],
+    ]);
+    const opening = session.items[3] as Extract<ContextItem, { type: 'ASSISTANT_MESSAGE' }>;
+    expect(opening.message.tool_calls?.map((c) => c.id)).toEqual(['call_1', 'call_2']);
+  });
+
+  it('gives what each tool touches, the task list and the failed command as an open error', () => {
+    const calls = session.items.flatMap((i) => (i.type === 'ASSISTANT_MESSAGE' ? callFactsOf(i) : []));
+    expect(calls.map((c) => [c.touches, c.command])).toEqual([
+      [[{ path: 'src/a.ts', op: 'read' }], "sed -n '1,80p' src/a.ts"],
+      [[{ path: 'src/b.ts', op: 'read' }], 'nl -ba src/b.ts'],
+      [[{ path: 'src/a.ts', op: 'edit' }], null],
+      [[], 'npm test'],
+      [[], null],
+    ]);
+    expect(calls[4]?.note).toEqual({
+      kind: 'task_list',
+      tasks: [
+        { title: 'Fix src/a.ts', status: 'completed' },
+        { title: 'Make the tests pass', status: 'in_progress' },
+      ],
+    });
+    expect(collectOpenErrors(session.items).map((e) => [e.tool, e.target])).toEqual([['shell', 'npm test']]);
+    // eval reads the same files on its own.
+    expect(touchedPaths(session.items)).toEqual(['src/a.ts', 'src/b.ts']);
+  });
+
+  it('writes back line for line when unchanged', () => {
+    expect(parse(exportSession(session))).toEqual(parse(text));
+  });
+
+  it('writes changed items in rollout shape: a cut output, an added call, a dropped turn', () => {
+    const items = session.items
+      .filter(
+        (i) =>
+          i.type !== 'TOOL_DEFINITIONS' &&
+          messageText(i.message) !== 'Plan updated' &&
+          !(i.type === 'ASSISTANT_MESSAGE' && i.facts?.calls?.[0]?.note),
+      )
+      .map((i) =>
+        i.type === 'TOOL_RESULT' && i.message.tool_call_id === 'call_4'
+          ? { ...i, id: 'cut-4', sourceId: i.id, message: { ...i.message, content: 'FAIL [cut]' } }
+          : i,
+      );
+    const out = parse(exportSession({ items, document: session.document })) as Record<string, unknown>[];
+    expect(out).toHaveLength(lines.length - 2);
+    const cut = out.find(
+      (l) =>
+        (l.payload as { call_id?: string }).call_id === 'call_4' && (l.payload as { output?: string }).output,
+    );
+    expect(JSON.parse((cut?.payload as { output: string }).output)).toEqual({
+      output: 'FAIL [cut]',
+      metadata: { exit_code: 1, duration_seconds: 0.5 },
+    });
+    const again = importSession(jsonl(out), { tokenizer: fakeTokenizer });
+    expect(summary(again.items)).toEqual(summary(items));
+  });
+
+  it('is its own compaction summary on import, and the whole history for eval', () => {
+    const compacted = [
+      ...lines.slice(0, 12),
+      { timestamp: at, type: 'compacted', payload: { message: 'Summary: a.ts read, b.ts read.' } },
+      ...lines.slice(12),
+    ];
+    const t = jsonl(compacted);
+    const context = importSession(t, { tokenizer: fakeTokenizer });
+    expect(summary(context.items).slice(0, 2)).toEqual([
+      ['COMPACTION_SUMMARY', true, 'Summary: a.ts read, b.ts read.'],
+      ['ASSISTANT_MESSAGE', false, ''],
+    ]);
+    expect(context.items).toHaveLength(8);
+    const whole = importSession(t, { tokenizer: fakeTokenizer, wholeHistory: true });
+    expect(summary(whole.items)).toEqual(summary(session.items));
+    expect(parse(exportSession(context))).toEqual(parse(t));
+  });
+
+  it('reads an older rollout (a header, then bare items) the same way', () => {
+    const older = [
+      { id: 's-0', timestamp: at, instructions: null },
+      { record_type: 'state' },
+      ...lines.filter((l) => l.type === 'response_item').map((l) => (l as { payload: object }).payload),
+    ];
+    const t = jsonl(older);
+    const read = importSession(t, { tokenizer: fakeTokenizer });
+    expect(read.format).toBe('codex');
+    expect(summary(read.items)).toEqual(summary(session.items));
+    expect(parse(exportSession(read))).toEqual(parse(t));
+    const shellPatch = {
+      ...shell('call_9', ''),
+      arguments: JSON.stringify({ command: ['apply_patch', patch] }),
+    };
+    const withPatch = importSession(jsonl([...older, shellPatch]), { tokenizer: fakeTokenizer });
+    const last = withPatch.items[withPatch.items.length - 1] as Extract<
+      ContextItem,
+      { type: 'ASSISTANT_MESSAGE' }
+    >;
+    expect(callFactsOf(last)[0]?.touches).toEqual([{ path: 'src/a.ts', op: 'edit' }]);
+  });
+
+  it.each([
+    [
+      'a response item without a type',
+      { timestamp: at, type: 'response_item', payload: { role: 'user' } },
+      /^line 2, payload\.type: expected a response item with a string type, got missing$/,
+    ],
+    [
+      'a function call without arguments',
+      item({ type: 'function_call', name: 'shell', call_id: 'c' }),
+      /^line 2, payload\.arguments: expected a string, got missing$/,
+    ],
+    [
+      'a message of an unknown role',
+      item(input('critic', 'x')),
+      /^line 2, payload\.role: expected one of user, assistant, developer, system, got "critic"$/,
+    ],
+  ])('refuses %s, naming the line and field', (_name, bad, message) => {
+    const t = jsonl([lines[0], bad]);
+    expect(() => importSession(t, { tokenizer: fakeTokenizer })).toThrow(ImportError);
+    expect(() => importSession(t, { tokenizer: fakeTokenizer })).toThrow(message);
+  });
+});
