@@ -138,22 +138,69 @@ function commandText(value: unknown): string | null {
   return typeof value === 'string' && value.trim().length > 0 ? value : null;
 }
 
+/** A here-document's start (`<<EOF`, `<< 'EOF'`, `<<-"EOF"`): the lines after it up to the word are data. */
+const HERE_DOCUMENT = /<<-?\s*(['"]?)([A-Za-z_][\w-]*)\1/;
+/** An output redirection and its target written together or apart (`> out.txt`, `>>log`, `2> err`). */
+const REDIRECT = /^(?:\d|&)?>>?\|?(.*)$/;
+/** A word that looks like a file path: no globs, quotes, variables or substitutions, with a `.` or `/`. */
+const PATH_WORD = /^[\w.~/-][\w./@+~-]*$/;
+
+function isPathWord(word: string): boolean {
+  return PATH_WORD.test(word) && /[./]/.test(word) && !/^\d+(,\d+)?p?$/.test(word) && word !== '/dev/null';
+}
+
+/** The command without the bodies of its here-documents (data, not commands). */
+function withoutHereDocuments(command: string): string {
+  const lines = command.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    out.push(line);
+    const start = HERE_DOCUMENT.exec(line);
+    if (!start) continue;
+    const end = start[2] as string;
+    while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== end) i++;
+    i++;
+  }
+  return out.join('\n');
+}
+
 /**
  * Files a shell command reads by printing them (`cat a.ts`, `sed -n 1,80p a.ts`, `nl -ba a.ts`,
- * `head -n 40 a.ts`; `sed -i` edits), in each simple command of a pipeline or list: the arguments that are not
- * options, `sed`'s script or a number, and look like a path (no globs, quotes or variables).
+ * `head -n 40 a.ts`; `sed -i` edits) and files it writes by redirecting output into them
+ * (`cat > a.py <<'EOF'`, `echo x >> notes.md`), in each simple command of a pipeline or list; a
+ * here-document's lines are data, not commands. A path is an argument that is not an option,
+ * `sed`'s script or a number, and has no globs, quotes or variables.
  */
 export function shellReads(command: string): { path: string; op: FileOp }[] {
   const out: { path: string; op: FileOp }[] = [];
-  for (const part of command.split(/\s*(?:\|\||&&|\||;|\n)\s*/)) {
+  for (const part of withoutHereDocuments(command).split(/\s*(?:\|\||&&|\||;|\n)\s*/)) {
     const words = part.trim().split(/\s+/);
-    const program = words[0] ?? '';
+    // Redirections first: their targets are written, and they are no arguments of the program.
+    const args: string[] = [];
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i] as string;
+      if (word.startsWith('<<')) {
+        // A here-document's delimiter (`<< EOF` apart) is no argument either.
+        if (word === '<<' || word === '<<-') i++;
+        continue;
+      }
+      const redirect = REDIRECT.exec(word);
+      if (!redirect) {
+        args.push(word);
+        continue;
+      }
+      const target = (redirect[1] as string) || (words[++i] ?? '');
+      const path = target.replace(/^(["'])(.*)\1$/, '$2');
+      if (!target.startsWith('&') && isPathWord(path)) out.push({ path, op: 'write' });
+    }
+    const program = args[0] ?? '';
     if (!FILE_PRINTER.test(program)) continue;
     // `sed -i` edits the file in place.
-    const op: FileOp = program === 'sed' && words.some((w) => /^-[a-zA-Z]*i/.test(w)) ? 'edit' : 'read';
+    const op: FileOp = program === 'sed' && args.some((w) => /^-[a-zA-Z]*i/.test(w)) ? 'edit' : 'read';
     let scriptSeen = program !== 'sed';
-    for (let i = 1; i < words.length; i++) {
-      const word = words[i] as string;
+    for (let i = 1; i < args.length; i++) {
+      const word = args[i] as string;
       if (word.startsWith('-')) {
         // `-n 40` (head, tail) takes a value; sed's `-n` does not.
         if (program !== 'sed' && /^-[nc]$/.test(word)) i++;
@@ -164,9 +211,7 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
         continue;
       }
       const path = word.replace(/^(["'])(.*)\1$/, '$2');
-      if (/^[\w.~/-][\w./@+~-]*$/.test(path) && /[./]/.test(path) && !/^\d+(,\d+)?p?$/.test(path)) {
-        out.push({ path, op });
-      }
+      if (isPathWord(path)) out.push({ path, op });
     }
   }
   return out;

@@ -1,0 +1,62 @@
+/**
+ * The files a shell command touches by printing them or redirecting output into them (Codex's
+ * `shell` runs everything through one): reads, `sed -i` edits, redirections as writes, and a
+ * here-document's lines read as data, never as commands.
+ */
+import { describe, expect, it } from 'vitest';
+import { shellReads, toolCallEffect } from '../../../src/context/tool-facts';
+
+describe('shellReads', () => {
+  it.each<[string, string, { path: string; op: string }[]]>([
+    [
+      'printing files',
+      'cat a.ts b.ts | grep x',
+      [
+        { path: 'a.ts', op: 'read' },
+        { path: 'b.ts', op: 'read' },
+      ],
+    ],
+    [
+      'a range of lines',
+      "sed -n '1,80p' src/a.ts && nl -ba src/b.ts",
+      [
+        { path: 'src/a.ts', op: 'read' },
+        { path: 'src/b.ts', op: 'read' },
+      ],
+    ],
+    ['head with a count', 'head -n 40 README.md', [{ path: 'README.md', op: 'read' }]],
+    ['an edit in place', "sed -i 's/a/b/' src/c.ts", [{ path: 'src/c.ts', op: 'edit' }]],
+    ['an append', 'echo done >> notes.md', [{ path: 'notes.md', op: 'write' }]],
+    [
+      'a redirection written together',
+      'python gen.py >out/report.txt 2>&1',
+      [{ path: 'out/report.txt', op: 'write' }],
+    ],
+    ['output thrown away', 'cat a.ts > /dev/null 2>&1', [{ path: 'a.ts', op: 'read' }]],
+  ])('%s: %s', (_, command, touches) => {
+    expect(shellReads(command)).toStrictEqual(touches);
+  });
+
+  it('a file written from a here-document is written, and the document is data', () => {
+    const command = [
+      "cat > /tmp/fix.py << 'EOF'",
+      'cat secrets.txt',
+      "with open('src/a.ts') as f: print(f.read())",
+      'EOF',
+      'python /tmp/fix.py && head -5 src/a.ts',
+    ].join('\n');
+    expect(shellReads(command)).toStrictEqual([
+      { path: '/tmp/fix.py', op: 'write' },
+      { path: 'src/a.ts', op: 'read' },
+    ]);
+  });
+
+  it("Codex's shell argv touches what its script touches", () => {
+    const effect = toolCallEffect(
+      'shell',
+      JSON.stringify({ command: ['bash', '-lc', "cat > notes.md <<'EOF'\n# notes\nEOF"] }),
+      null,
+    );
+    expect(effect.touches).toStrictEqual([{ path: 'notes.md', op: 'write' }]);
+  });
+});
