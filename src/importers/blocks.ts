@@ -5,9 +5,11 @@
  * the item's message holds it as one string. `takeText` joins the texts and leaves a layout: the
  * blocks with each text replaced by its length, so the text is not stored twice. `putText` splits
  * the (possibly changed) string back into the layout; when it no longer fits (the item was
- * truncated), the whole text goes into the first text block. Pure.
+ * truncated), the whole text goes into the first text block. `takeToolCalls` does the same for
+ * tool-call blocks (pi's `toolCall`, Anthropic's `tool_use`). Pure.
  */
-import type { JsonObject } from './json';
+import type { ToolCall } from '../context/items';
+import { describe, type JsonObject } from './json';
 
 export interface TakenText {
   /** The texts joined with the separator, or `null` when there is no block of that type. */
@@ -82,4 +84,33 @@ function split(text: string, lengths: readonly number[], separator: string): str
     at += length;
   }
   return pieces;
+}
+
+/**
+ * The tool calls of every block of `type` (arguments under `argumentsKey`, serialized), and the
+ * blocks with each call's id, name and arguments replaced by placeholders that keep the keys'
+ * order (the values come back from the tool call). A call block whose id or name is no string is
+ * passed to `invalid` with what was found and the field (`message.content[i].id`).
+ */
+export function takeToolCalls(
+  blocks: readonly JsonObject[],
+  type: string,
+  argumentsKey: string,
+  invalid: (detail: string, field: string) => never,
+): { calls: ToolCall[]; layout: JsonObject[] } {
+  const calls: ToolCall[] = [];
+  const layout = blocks.map((block, i) => {
+    if (block.type !== type) return block;
+    const field = `message.content[${i}]`;
+    if (typeof block.id !== 'string') invalid(`expected a string, got ${describe(block.id)}`, `${field}.id`);
+    if (typeof block.name !== 'string')
+      invalid(`expected a string, got ${describe(block.name)}`, `${field}.name`);
+    calls.push({
+      id: block.id,
+      type: 'function',
+      function: { name: block.name, arguments: JSON.stringify(block[argumentsKey] ?? {}) },
+    });
+    return { ...block, id: 0, name: 0, [argumentsKey]: 0 };
+  });
+  return { calls, layout };
 }

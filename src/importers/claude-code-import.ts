@@ -19,20 +19,20 @@
  * file back whole. The system prompt and tool definitions are not in these files. Pure.
  */
 import type { ContentPart, ContextItem, ToolCall } from '../context/items';
-import { takeText } from './blocks';
+import { takeText, takeToolCalls } from './blocks';
 import { activeChain, type ClaudeLine } from './claude-code-path';
 import { claudeParts, TEXT_SEPARATOR } from './claude-code-export';
 import {
   defaultIdPrefix,
   finishItems,
   makeItem,
-  rawFields,
+  lineFields,
   type Converted,
   type ImportedSession,
   type ImportOptions,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, jsonEqual, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import { describe, isRecord, parseJsonLines, type JsonLine, type JsonObject } from './json';
 import type { LineSlot, PartRef } from './line-slots';
 
 /**
@@ -177,22 +177,9 @@ function assistantShare(line: ClaudeLine): {
   const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : blocksOf(content, line);
   const text = takeText(blocks, 'text', 'text', TEXT_SEPARATOR);
   const thinking = takeText(text.layout, 'thinking', 'thinking', TEXT_SEPARATOR);
-  const calls: ToolCall[] = [];
-  const layout = thinking.layout.map((block, i) => {
-    if (block.type !== 'tool_use') return block;
-    const field = `message.content[${i}]`;
-    if (typeof block.id !== 'string')
-      fail(`expected a string, got ${describe(block.id)}`, line, `${field}.id`);
-    if (typeof block.name !== 'string') {
-      fail(`expected a string, got ${describe(block.name)}`, line, `${field}.name`);
-    }
-    calls.push({
-      id: block.id,
-      type: 'function',
-      function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
-    });
-    return { ...block, id: 0, name: 0, input: 0 };
-  });
+  const { calls, layout } = takeToolCalls(thinking.layout, 'tool_use', 'input', (detail, field) =>
+    fail(detail, line, field),
+  );
   return { text: text.text, thinking: thinking.text, calls, layout };
 }
 
@@ -297,18 +284,15 @@ export function claudeCodeFromLines(
     item.lines.forEach((line, part) => {
       partsOfLine.set(line.index, [...(partsOfLine.get(line.index) ?? []), { itemId: id, part }]);
     });
-    let fields: JsonObject = { parts: item.parts as unknown as JsonObject[] };
+    const parts: JsonObject = { parts: item.parts as unknown as JsonObject[] };
     // The mapping covers the shapes Claude Code writes; a line it does not rebuild is kept whole.
-    if (opened.get(first.index) === 1) {
-      const rebuilt = claudeParts(item.converted.message, fields);
-      if (!item.lines.every((line, i) => jsonEqual(rebuilt[i], line.value))) {
-        fields = rawFields(
-          item.lines.map((l) => l.value),
-          item.converted.message,
-        );
-      }
-    }
-    if (item.isError) fields = { ...fields, isError: true };
+    const fields = lineFields(
+      parts,
+      item.lines.map((l) => l.value),
+      item.converted.message,
+      opened.get(first.index) === 1 ? claudeParts(item.converted.message, parts) : null,
+      item.isError === true,
+    );
     items.push(
       makeItem(item.converted, {
         id,

@@ -31,13 +31,13 @@ import {
   defaultIdPrefix,
   finishItems,
   makeItem,
-  rawFields,
+  lineFields,
   type Converted,
   type ImportedSession,
   type ImportOptions,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, jsonEqual, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import { describe, isRecord, parseJsonLines, type JsonLine, type JsonObject } from './json';
 import type { LineSlot, PartRef } from './line-slots';
 
 /** Payload types of the Responses API items a rollout records. */
@@ -331,16 +331,15 @@ export function codexFromLines(
     const first = item.lines[0] as CodexLine;
     const id = `${idPrefix}${first.index}`;
     item.lines.forEach((line, part) => partsOfLine.set(line.index, [{ itemId: id, part }]));
-    let fields: JsonObject = { parts: item.parts };
+    const parts: JsonObject = { parts: item.parts };
     // The mapping covers the shapes Codex writes; lines it does not rebuild are kept whole.
-    const rebuilt = item.raw ? [] : codexParts(item.converted.message, fields);
-    if (!item.lines.every((line, i) => jsonEqual(rebuilt[i], line.value))) {
-      fields = rawFields(
-        item.lines.map((l) => l.value),
-        item.converted.message,
-      );
-    }
-    if (item.isError) fields = { ...fields, isError: true };
+    const fields = lineFields(
+      parts,
+      item.lines.map((l) => l.value),
+      item.converted.message,
+      item.raw ? [] : codexParts(item.converted.message, parts),
+      item.isError === true,
+    );
     items.push(
       makeItem(item.converted, {
         id,

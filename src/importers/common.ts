@@ -17,7 +17,7 @@ import { withFactsAll } from '../context/item-facts';
 import { assignRounds } from '../context/segments';
 import { withTokenCount } from '../context/token-accounting';
 import type { Tokenizer } from '../context/tokenizer';
-import { contentHash, type JsonObject } from './json';
+import { contentHash, jsonEqual, type JsonObject } from './json';
 import type { LineSlot } from './line-slots';
 
 export interface ImportOptions {
@@ -159,6 +159,26 @@ export function messageDigest(message: ChatMessage): string {
  */
 export function rawFields(raw: unknown, message: ChatMessage): JsonObject {
   return { raw, digest: messageDigest(message) };
+}
+
+/**
+ * Side fields of an item read from several source lines (Claude Code, Codex): `fields` when the
+ * lines the exporter would write from them (`rebuilt`; null: not checked) equal the source lines,
+ * else the lines kept whole ({@link rawFields}); with `isError` when the source flagged the item
+ * as a failed tool result.
+ */
+export function lineFields(
+  fields: JsonObject,
+  lines: readonly unknown[],
+  message: ChatMessage,
+  rebuilt: readonly unknown[] | null,
+  isError: boolean,
+): JsonObject {
+  const checked =
+    rebuilt !== null && !lines.every((line, i) => jsonEqual(rebuilt[i], line))
+      ? rawFields([...lines], message)
+      : fields;
+  return isError ? { ...checked, isError: true } : checked;
 }
 
 /** The kept source entry, if the fields hold one and the message is unchanged since import. */

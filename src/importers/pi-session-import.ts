@@ -17,8 +17,8 @@
  * entries off the path or before the kept part of a compaction, unknown types) is kept as it is in
  * the document, so the exporter (`pi-session-export.ts`) writes the file back whole. Pure.
  */
-import type { ChatMessage, ContentPart, ContextItem, UserMessage } from '../context/items';
-import { takeText } from './blocks';
+import type { ContentPart, ContextItem, UserMessage } from '../context/items';
+import { takeText, takeToolCalls } from './blocks';
 import {
   defaultIdPrefix,
   finishItems,
@@ -109,23 +109,9 @@ function convertMessage(entry: PiEntry): PiConverted | undefined {
       const blocks = contentBlocks(message.content, entry, 'message.content');
       const text = takeText(blocks, 'text', 'text', BLOCK_SEPARATOR);
       const thinking = takeText(text.layout, 'thinking', 'thinking', BLOCK_SEPARATOR);
-      const calls: NonNullable<Extract<ChatMessage, { role: 'assistant' }>['tool_calls']> = [];
-      const layout = thinking.layout.map((block, i) => {
-        if (block.type !== 'toolCall') return block;
-        const field = `message.content[${i}]`;
-        if (typeof block.id !== 'string')
-          fail(`expected a string, got ${describe(block.id)}`, entry, `${field}.id`);
-        if (typeof block.name !== 'string') {
-          fail(`expected a string, got ${describe(block.name)}`, entry, `${field}.name`);
-        }
-        calls.push({
-          id: block.id,
-          type: 'function',
-          function: { name: block.name, arguments: JSON.stringify(block.arguments ?? {}) },
-        });
-        // Placeholders keep the keys' order; the values come back from the tool call.
-        return { ...block, id: 0, name: 0, arguments: 0 };
-      });
+      const { calls, layout } = takeToolCalls(thinking.layout, 'toolCall', 'arguments', (detail, field) =>
+        fail(detail, entry, field),
+      );
       return {
         converted: {
           type: 'ASSISTANT_MESSAGE',
