@@ -17,7 +17,11 @@
  *   `output`, and a non-zero exit code (there, or in a leading `Exit code: N` line) is marked as an
  *   error for the open errors;
  * - after a `compacted` line (Codex's own compaction), its summary as a COMPACTION_SUMMARY, then
- *   what came after; with `wholeHistory` (`eval`) every item, the compactions left out.
+ *   what came after; with `wholeHistory` (`eval`) every item, the compactions left out;
+ * - an `event_msg` `thread_rolled_back` (the user undid the last `num_turns` turns) drops those
+ *   turns, from the user's message on, with the context updates just before it, as Codex drops them
+ *   from the history it sends next (in `eval` too: no later call saw them); their lines stay in the
+ *   document.
  * Left out of the context and kept as they are in the document, so the exporter
  * (`codex-export.ts`) writes the file back whole: `session_meta` (its base instructions are the
  * API's `instructions`, not history), `turn_context`, `event_msg` (the UI's copy of the same
@@ -218,6 +222,41 @@ function compactedText(line: CodexLine): string {
     .join('\n\n');
 }
 
+/** The turns a `thread_rolled_back` event undoes, or null when the line is none. */
+function rolledBackTurns(line: CodexLine): number | null {
+  const payload = line.value.payload;
+  if (line.value.type !== 'event_msg' || !isRecord(payload) || payload.type !== 'thread_rolled_back')
+    return null;
+  const turns = payload.num_turns;
+  if (typeof turns !== 'number' || !Number.isInteger(turns) || turns < 0)
+    fail(`expected a whole number of turns, got ${describe(turns)}`, line, 'payload.num_turns');
+  return turns;
+}
+
+/** A message the user wrote (a turn starts there), not one Codex wrote into the history. */
+function startsTurn(item: Pending): boolean {
+  return item.converted.type === 'USER_MESSAGE' && !item.isMeta;
+}
+
+/**
+ * Drops the last `turns` turns of `pending` (all of them when it holds fewer, keeping what came
+ * before the first), each from the user's message on, with the context updates Codex wrote just
+ * before the first dropped one (environment, permissions), as Codex's rollback does.
+ */
+function rollBack(pending: Pending[], turns: number): void {
+  const starts: number[] = [];
+  pending.forEach((item, i) => {
+    if (startsTurn(item)) starts.push(i);
+  });
+  const first = starts[0];
+  if (turns === 0 || first === undefined) return;
+  let cut = turns >= starts.length ? first : (starts[starts.length - turns] as number);
+  const isUpdate = (item: Pending): boolean =>
+    item.isMeta && (item.converted.type === 'USER_MESSAGE' || item.converted.type === 'SYSTEM_PROMPT');
+  while (cut > first && isUpdate(pending[cut - 1] as Pending)) cut--;
+  pending.length = cut;
+}
+
 interface Pending {
   converted: Converted;
   isMeta: boolean;
@@ -245,6 +284,12 @@ export function codexFromLines(
   /** The assistant message that the next tool calls join, while no other message came. */
   let open: Pending | undefined;
   for (const line of lines.slice(start)) {
+    const undone = rolledBackTurns(line);
+    if (undone !== null) {
+      rollBack(pending, undone);
+      open = undefined;
+      continue;
+    }
     if (line.value.type === 'compacted') {
       if (whole) continue;
       const text = compactedText(line);

@@ -188,6 +188,42 @@ describe('a Codex rollout', () => {
     expect(parse(exportSession(context))).toEqual(parse(t));
   });
 
+  it('drops the turns a rollback undid, in eval too, and writes their lines back', () => {
+    const rolledBack = (turns: unknown) => ({
+      timestamp: at,
+      type: 'event_msg',
+      payload: { type: 'thread_rolled_back', num_turns: turns },
+    });
+    const second = [
+      item(input('user', '<environment_context>\n  <cwd>/w/sub</cwd>\n</environment_context>')),
+      item(input('user', 'Now delete src/b.ts')),
+      item(shell('call_6', 'rm src/b.ts')),
+      item(output('call_6', '', 0)),
+    ];
+    const t = jsonl([
+      ...lines,
+      ...second,
+      rolledBack(1),
+      item(input('user', 'Keep b.ts; rename it instead')),
+    ]);
+    for (const wholeHistory of [false, true]) {
+      const read = importSession(t, { tokenizer: fakeTokenizer, wholeHistory });
+      // The undone turn and the environment update written for it are gone; the next turn follows.
+      expect(summary(read.items)).toEqual([
+        ...summary(session.items),
+        ['USER_MESSAGE', false, 'Keep b.ts; rename it instead'],
+      ]);
+      expect(touchedPaths(read.items)).toEqual(['src/a.ts', 'src/b.ts']);
+      expect(parse(exportSession(read))).toEqual(parse(t));
+    }
+    // More turns than there are: every turn goes, what came before the first stays.
+    const all = importSession(jsonl([...lines, rolledBack(5)]), { tokenizer: fakeTokenizer });
+    expect(summary(all.items)).toEqual(summary(session.items).slice(0, 2));
+    expect(() => importSession(jsonl([...lines, rolledBack('2')]), { tokenizer: fakeTokenizer })).toThrow(
+      `line ${lines.length + 1}, payload.num_turns: expected a whole number of turns, got a string`,
+    );
+  });
+
   it('reads an older rollout (a header, then bare items) the same way', () => {
     const older = [
       { id: 's-0', timestamp: at, instructions: null },
