@@ -9,6 +9,11 @@
  *    at 8k, 16k, 32k and 64k, each decided by both with the same trigger: what the workflow
  *    decides on, at the trigger and carrying what earlier compactions left. The median over the
  *    points of each point's median (`runs` / 4 after 50), and the slowest point's.
+ * 3. At the same points, what counting alone costs: every text the plan counts (it has no stored
+ *    count for it: the trail's new lines and commands, the open errors, notes read off calls),
+ *    recorded once and counted again on its own. Counts are exact by design (DESIGN.md §6: an
+ *    item's tokens are the tokenizer's), so this is a floor under our decide time that no
+ *    faster planning removes; pi estimates (characters / 4) and counts nothing.
  *
  * A figure, not a test.
  */
@@ -17,6 +22,7 @@ import { planCompaction } from '../src/context/compaction-plan';
 import { loadPrepareCompaction, toPiEntries } from '../src/eval/peer-adapters';
 import { replaySession } from '../src/eval/replay';
 import { extractiveSummarizer } from '../src/eval/run';
+import type { Tokenizer } from '../src/context/tokenizer';
 import { runMain } from '../src/infra/errors';
 import { tokenCounterForModel } from '../src/tokens';
 import { loadSession } from './fixtures';
@@ -61,6 +67,13 @@ runMain(async () => {
   console.log('\nat the compaction points of its replay (median of the points / slowest point, ms)');
   console.log('window  points  items (median)  ours            pi              ours ÷ pi');
   const pointRuns = Math.max(20, Math.floor(runs / 4));
+  const floors: {
+    window: number;
+    points: Awaited<ReturnType<typeof replaySession>>['compactions'];
+    config: ReturnType<typeof parseCompactionConfig>;
+    pi: number;
+    ours: number;
+  }[] = [];
   for (const window of [8_000, 16_000, 32_000, 64_000]) {
     const config = parseCompactionConfig({ maxContextTokens: window });
     const target = targetTokens(config);
@@ -100,9 +113,45 @@ runMain(async () => {
     }
     const [o, p] = [median(ours), median(pi)];
     const itemsMedian = median(points.map((c) => c.before.length));
+    floors.push({ window, points: points.map((c) => c), config, pi: p, ours: o });
     console.log(
       `${String(window / 1000).padStart(4)}k   ${String(points.length).padStart(6)}  ${String(itemsMedian).padStart(14)}  ` +
         `${o.toFixed(3)} / ${Math.max(...ours).toFixed(3)}   ${p.toFixed(3)} / ${Math.max(...pi).toFixed(3)}   ×${(o / p).toFixed(1)}`,
+    );
+  }
+  console.log('\nat the same points, counting what the plan counts, alone (median of the points, µs)');
+  console.log('window  counted (bytes, median)  counting  ours (whole plan)  pi (whole decide)');
+  for (const { window, points, config, pi: p, ours: o } of floors) {
+    const counting: number[] = [];
+    const bytes: number[] = [];
+    for (const point of points) {
+      const texts: string[] = [];
+      const recording: Tokenizer = {
+        ...tokenizer,
+        countText: (text) => {
+          texts.push(text);
+          return tokenizer.countText(text);
+        },
+      };
+      planCompaction({
+        items: point.before,
+        config,
+        tokenizer: recording,
+        trigger: point.trigger,
+        compactionId: 'bench',
+      });
+      bytes.push(texts.reduce((n, text) => n + Buffer.byteLength(text), 0));
+      const c: number[] = [];
+      for (let r = 0; r < pointRuns + 50; r++) {
+        const started = now();
+        for (const text of texts) tokenizer.countText(text);
+        if (r >= 50) c.push(now() - started);
+      }
+      counting.push(median(c));
+    }
+    console.log(
+      `${String(window / 1000).padStart(4)}k   ${String(median(bytes)).padStart(23)}  ${(median(counting) * 1000).toFixed(1).padStart(8)}  ` +
+        `${(o * 1000).toFixed(1).padStart(17)}  ${(p * 1000).toFixed(1).padStart(17)}`,
     );
   }
 });
