@@ -220,13 +220,14 @@ export function renderTrailCounted(
       }),
     },
   });
-  // A trail that fits whatever it holds is not counted here.
   const whole = partsOf(count, commandParts(10));
   const wholeText = whole.join('');
-  if (maxTokens(wholeText) <= budgetTokens) return rendered(whole, undefined, wholeText);
+  const additive = tokenizer.additiveAtBreaks === true;
+  // A trail that fits whatever it holds is counted by its caller, unless its parts add up: then
+  // tier 1 sums them (only the parts without a stored count are counted), and the counts are kept.
+  if (!additive && maxTokens(wholeText) <= budgetTokens) return rendered(whole, undefined, wholeText);
   // Tiers 1 and 2: every file in detail, with fewer commands. Lines and commands meet at breaks:
   // their counts add up, each counted once (or carried by the trail).
-  const additive = tokenizer.additiveAtBreaks === true;
   let files = 0;
   for (let i = 0; i < count - 1; i++) files += lineCost(i);
   for (const n of [10, 5, 0]) {
