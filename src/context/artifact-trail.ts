@@ -41,13 +41,13 @@ export function collectArtifactTrail(
   previous: ArtifactTrail = emptyTrail(),
   pairs: PairIndex = indexPairs(items),
 ): ArtifactTrail {
-  // Each file's touch, the position of its last touch (files are ordered by it at the end) and
+  // The files touched here: each one's touch (a copy of the previous one, else new), the position
+  // of its last touch (they are ordered by it at the end, after the files not touched again) and
   // the item recall reads for that touch (issue 24): the call's result, else the call; hashed into
-  // its handle once, at the end.
-  const files = new Map<string, { touch: FileTouch; last: number; source: string | null }>();
+  // its handle once, at the end. Files not touched again are kept as they are, counts and all.
+  const touched = new Map<string, { touch: FileTouch; last: number; source: string }>();
+  let earlier: Map<string, FileTouch> | undefined;
   let touches = 0;
-  for (const file of previous.files)
-    files.set(file.path, { touch: { ...file, ops: [...file.ops] }, last: touches++, source: null });
   const commands = [...previous.commands];
   let openFile: string | null = null;
   for (let position = 0; position < items.length; position++) {
@@ -57,36 +57,38 @@ export function collectArtifactTrail(
     const first = pairs.firstCall[position] as number;
     for (let i = 0; i < facts.length; i++) {
       const effect = facts[i] as CallFacts;
-      const touched: readonly { path: string; op: string }[] =
+      const callTouches: readonly { path: string; op: string }[] =
         effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
-      if (touched.length > 0) {
+      if (callTouches.length > 0) {
         const at = pairs.callResult[first + i] ?? -1;
         const result = at === -1 ? item : (items[at] as ContextItem);
         const source = result.sourceId ?? result.id;
-        for (const { path, op } of touched) {
-          const known = files.get(path);
-          if (known) {
-            if (!known.touch.ops.includes(op)) known.touch.ops.push(op);
-            known.touch.lastRound = Math.max(item.round, known.touch.lastRound);
-            known.last = touches++;
-            known.source = source;
-          } else {
-            files.set(path, { touch: { path, ops: [op], lastRound: item.round }, last: touches++, source });
+        for (const { path, op } of callTouches) {
+          let known = touched.get(path);
+          if (!known) {
+            earlier ??= new Map(previous.files.map((file) => [file.path, file]));
+            const before = earlier.get(path);
+            const touch = before
+              ? { path, ops: [...before.ops], lastRound: before.lastRound }
+              : { path, ops: [], lastRound: item.round };
+            known = { touch, last: 0, source };
+            touched.set(path, known);
           }
+          if (!known.touch.ops.includes(op)) known.touch.ops.push(op);
+          known.touch.lastRound = Math.max(item.round, known.touch.lastRound);
+          known.last = touches++;
+          known.source = source;
           if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
         }
       }
       if (effect.command !== null) commands.push({ command: effect.command, round: item.round });
     }
   }
-  const ordered = [...files.values()].sort((a, b) => a.last - b.last);
+  const files = touched.size === 0 ? [...previous.files] : previous.files.filter((f) => !touched.has(f.path));
   // A file touched here has a new line in the text: its count, if it had one, is no longer it.
-  for (const file of ordered)
-    if (file.source !== null) {
-      const { path, ops, lastRound } = file.touch;
-      file.touch = { path, ops, lastRound, handle: handleOf(file.source) };
-    }
-  return { files: ordered.map((f) => f.touch), commands: commands.slice(-MAX_COMMANDS) };
+  for (const { touch, source } of [...touched.values()].sort((a, b) => a.last - b.last))
+    files.push({ ...touch, handle: handleOf(source) });
+  return { files, commands: commands.slice(-MAX_COMMANDS) };
 }
 
 const OP_WORDS: Record<string, string> = {
