@@ -112,6 +112,29 @@ function patchTouches(text: string): { path: string; op: FileOp }[] {
   return out;
 }
 
+/**
+ * OpenHands' IPython tool: the agentskills functions its agent calls there name their file first
+ * (`open_file('a.py')`, `edit_file_by_replace('a.py', …)`).
+ */
+const IPYTHON_TOOL = /^execute_ipython_cell$/;
+const AGENTSKILLS_CALL =
+  /\b(open_file|create_file|edit_file_by_replace|insert_content_at_line|append_file)\(\s*(?:file_name\s*=\s*)?(['"])([^'"\n]+)\2/g;
+
+/** Files an IPython cell opens, creates or edits with agentskills' functions. */
+function agentskillsTouches(code: string): { path: string; op: FileOp }[] {
+  return [...code.matchAll(AGENTSKILLS_CALL)].flatMap((match) => {
+    const path = cleanPath(match[3]);
+    const op: FileOp = match[1] === 'open_file' ? 'read' : match[1] === 'create_file' ? 'write' : 'edit';
+    return path ? [{ path, op }] : [];
+  });
+}
+
+/**
+ * Shell tools whose string command is read for the files it prints or writes, as an argv list is:
+ * OpenHands' `execute_bash` (its agent reads with `cat` and `sed -n` as often as with its editor).
+ */
+const PRINTING_SHELL_TOOL = /^execute_bash$/;
+
 /** A shell program that runs its `-c` argument (Codex's `["bash", "-lc", "…"]`). */
 const SHELL_PROGRAM = /^(?:\/\S*\/)?(bash|sh|zsh|dash)$/;
 /** Programs that print a file given as an argument, so running them reads it. */
@@ -234,6 +257,8 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
     return { touches: patchTouches(text ?? ''), command: null };
   }
   if (!args) return { touches, command };
+  if (IPYTHON_TOOL.test(tool) && typeof args.code === 'string')
+    return { touches: agentskillsTouches(args.code), command: null };
   // Codex's shell runs `apply_patch` as a command of its own: `["apply_patch", "*** Begin Patch…"]`.
   const argv = Array.isArray(args.command) ? args.command : null;
   if (SHELL_TOOL.test(tool) && argv?.[0] === 'apply_patch' && typeof argv[1] === 'string')
@@ -265,7 +290,8 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
         const line = text.trim().replace(/\s+/g, ' ');
         command = line.length > MAX_COMMAND_CHARS ? `${line.slice(0, MAX_COMMAND_CHARS)}…` : line;
         // An argv list is Codex's shell: reads by printing are its way to read files.
-        if (SHELL_TOOL.test(tool) && Array.isArray(args[key])) touches.push(...shellReads(text));
+        if (SHELL_TOOL.test(tool) && (Array.isArray(args[key]) || PRINTING_SHELL_TOOL.test(tool)))
+          touches.push(...shellReads(text));
         break;
       }
     }

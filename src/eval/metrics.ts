@@ -4,7 +4,9 @@
  * - touched files: every path a read, write or edit tool call of the session named so far (read off
  *   the raw tool calls here, independently of the artifact trail module and of `tool-facts.ts`:
  *   file tools' path arguments, the files of an `apply_patch`, the files a shell command prints
- *   with cat, nl, head, tail or `sed -n`) must appear in the compacted context's text;
+ *   with cat, nl, head, tail or `sed -n` (Codex's argv shell, OpenHands' `execute_bash`), the
+ *   files an OpenHands IPython cell opens or edits with agentskills) must appear in the compacted
+ *   context's text;
  * - header kept: every header item before is still there after, or replaced by a newer one of its
  *   kind (a later task list, the new carried state, memories beyond the last 10), or, for the open
  *   errors, gone with the last of them (no error is open any more);
@@ -36,6 +38,11 @@ const FILE_TOOL = /(read|write|edit|create|open|view|replace|patch|insert|cat|st
 const PATH_ARGS = ['path', 'file_path', 'filePath', 'filename', 'file', 'target_file', 'notebook_path'];
 /** Shell tools whose argv command may print a file (Codex's `shell` with `["bash", "-lc", "…"]`). */
 const SHELL_TOOL = /^(shell|local_shell|bash|exec_command|run_terminal_cmd)$/i;
+/** Shell tools whose string command is read too (OpenHands' `execute_bash`). */
+const STRING_SHELL_TOOL = /^execute_bash$/i;
+/** Files an OpenHands IPython cell names to agentskills: `open_file('a.py')`, `create_file(…)`, edits. */
+const AGENTSKILLS_FILE =
+  /\b(?:open_file|create_file|edit_file_by_replace|insert_content_at_line|append_file)\(\s*(?:file_name\s*=\s*)?['"]([^'"\n]+)['"]/g;
 /** A file printed by a simple command: `cat f`, `nl -ba f`, `head -n 9 f`, `sed -n 1,80p f`. */
 const PRINTED_FILE =
   /(?:^|[;&|]\s*)(?:cat|nl(?: -\w+)*|head(?: -n \d+| -\d+)?|tail(?: -n \d+| -\d+)?|sed -n '?[\d,]+p'?)\s+([\w./-]+\.\w+)(?=\s|$|[;&|])/gm;
@@ -49,9 +56,14 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
       typeof args?.input === 'string' ? args.input : typeof args?.patch === 'string' ? args.patch : raw;
     return [...patch.matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim());
   }
+  if (/^execute_ipython_cell$/i.test(name) && typeof args?.code === 'string')
+    return [...args.code.matchAll(AGENTSKILLS_FILE)].map((m) => (m[1] as string).trim());
+  const command = args?.command;
+  if (STRING_SHELL_TOOL.test(name) && typeof command === 'string')
+    return [...command.matchAll(PRINTED_FILE)].map((m) => m[1] as string);
   if (!SHELL_TOOL.test(name) || !args) return [];
-  // Only an argv list (Codex's shell): a string command (pi's, Claude Code's bash) is not read here.
-  const command = args.command;
+  // Only an argv list (Codex's shell) or OpenHands' bash: a string command (pi's, Claude Code's
+  // bash) is not read here.
   if (!Array.isArray(command)) return [];
   const argv = command.filter((w): w is string => typeof w === 'string');
   if (argv[0] === 'apply_patch')

@@ -33,7 +33,8 @@ export interface ImportOptions {
    * A session's whole history, the agent's own compactions left out (replaying what the agent did,
    * as `eval` does), instead of the context the agent would send next (its latest summary and what
    * it kept): pi's active path, Claude Code's chain through its compact boundaries, every item of a
-   * Codex rollout. OpenAI chat lists and SWE-agent trajectories have no compactions. Default false.
+   * Codex rollout, OpenHands' events without its `condense` summaries. OpenAI chat lists and
+   * SWE-agent trajectories have no compactions. Default false.
    */
   wholeHistory?: boolean;
 }
@@ -73,6 +74,17 @@ export type SessionDocument =
       format: 'claude-code' | 'codex';
       /** Every line of the file in order. */
       slots: LineSlot[];
+    }
+  | {
+      /** An OpenHands trajectory: a JSON list of events (`line-slots.ts`, a slot per event). */
+      format: 'openhands';
+      /** Every event of the list in order. */
+      slots: LineSlot[];
+      /** A wrapper object: its keys in order, the list's key (`history`, `trajectory`) as `null`. */
+      top?: JsonObject;
+      key?: string;
+      /** Spaces the source was indented by (OpenHands writes 4), 0 for one line. */
+      indent: number;
     };
 
 export interface ImportedSession {

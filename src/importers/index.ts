@@ -1,7 +1,7 @@
 /**
  * Importers and exporters of agent sessions (OpenAI chat lists, SWE-agent trajectories, pi
- * sessions, Claude Code sessions, Codex rollouts): text in, items out, and back. Pure: file reading
- * happens in the caller.
+ * sessions, Claude Code sessions, Codex rollouts, OpenHands trajectories): text in, items out, and
+ * back. Pure: file reading happens in the caller.
  */
 export type { ImportedSession, ImportOptions, OpenAILayout, PiSlot, SessionDocument } from './common';
 export { exportClaudeCodeSession } from './claude-code-export';
@@ -10,6 +10,8 @@ export { exportCodexRollout } from './codex-export';
 export { importCodexRollout } from './codex-import';
 export { ImportError } from './errors';
 export { exportOpenAIChat, exportOpenAIDocument } from './openai-chat-export';
+export { exportOpenHandsTrajectory } from './openhands-export';
+export { importOpenHandsTrajectory } from './openhands-import';
 export { importOpenAIChat } from './openai-chat-import';
 export { exportPiSession } from './pi-session-export';
 export { importPiSession } from './pi-session-import';

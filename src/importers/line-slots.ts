@@ -1,10 +1,11 @@
 /**
  * The JSONL lines of an agent's session and the items made of them, for formats where a line and
- * an item do not pair one to one (Claude Code, Codex): one API message split over several lines
- * becomes one item, one line holding several tool results becomes several items. The document
- * keeps a slot per line: the line itself when it became no item, else the parts of items it is
- * made of; each item keeps, in its side fields, one part per line it came from (that line with the
- * item's text taken out). Writing back walks the slots. Pure.
+ * an item do not pair one to one (Claude Code, Codex; OpenHands, whose events are one JSON list
+ * written back through {@link slotValues}): one API message split over several lines becomes one
+ * item, one line holding several tool results becomes several items. The document keeps a slot
+ * per line: the line itself when it became no item, else the parts of items it is made of; each
+ * item keeps, in its side fields, one part per line it came from (that line with the item's text
+ * taken out). Writing back walks the slots. Pure.
  */
 import type { ContextItem, SessionFormat } from '../context/items';
 import { isRecord, type JsonObject } from './json';
@@ -56,6 +57,19 @@ export function writeLineSlots(
   slots: readonly LineSlot[],
   writer: LineWriter,
 ): string {
+  const out = slotValues(items, slots, writer);
+  return out.map((line) => JSON.stringify(line)).join('\n') + (out.length > 0 ? '\n' : '');
+}
+
+/**
+ * The lines {@link writeLineSlots} writes, as values: for a format that keeps its entries in one
+ * JSON list rather than one per line (OpenHands' events).
+ */
+export function slotValues(
+  items: readonly ContextItem[],
+  slots: readonly LineSlot[],
+  writer: LineWriter,
+): unknown[] {
   const slotsOf = new Map<string, number[]>();
   slots.forEach((slot, i) => {
     if (!('parts' in slot)) return;
@@ -137,5 +151,5 @@ export function writeLineSlots(
     emitNew(after.get(i) ?? []);
   });
   if (firstItemSlot < 0) emitNew(head);
-  return out.map((line) => JSON.stringify(line)).join('\n') + (out.length > 0 ? '\n' : '');
+  return out;
 }

@@ -236,7 +236,7 @@ function refuseOtherAgents(entries: readonly PiEntry[]): void {
   const more = counts.size > 8 ? `, and ${counts.size - 8} more` : '';
   throw new ImportError(
     `not a pi session: no line has type "session" or "message" (types seen: ${seen}${more}); ` +
-      'the formats read are pi session JSONL, Claude Code session JSONL, Codex rollout JSONL, ' +
+      'the formats read are pi session JSONL, Claude Code session JSONL, Codex rollout JSONL, OpenHands trajectories, ' +
       'OpenAI chat messages (JSON or JSONL) and SWE-agent trajectories',
     { line: (entries[0] as PiEntry).line },
   );

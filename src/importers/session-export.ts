@@ -5,6 +5,7 @@ import type { ImportedSession } from './common';
 import { exportOpenAIDocument } from './openai-chat-export';
 import { exportClaudeCodeSession } from './claude-code-export';
 import { exportCodexRollout } from './codex-export';
+import { exportOpenHandsTrajectory } from './openhands-export';
 import { exportPiSession } from './pi-session-export';
 import { exportSweAgentTraj } from './swe-agent-export';
 
@@ -26,5 +27,7 @@ export function exportSession(session: Pick<ImportedSession, 'items' | 'document
       return exportClaudeCodeSession(items, document);
     case 'codex':
       return exportCodexRollout(items, document);
+    case 'openhands':
+      return exportOpenHandsTrajectory(items, document);
   }
 }

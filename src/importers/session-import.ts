@@ -8,6 +8,12 @@ import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type Jso
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
 import { claudeCodeFromLines, importClaudeCodeSession } from './claude-code-import';
 import { codexFromLines, importCodexRollout, RESPONSE_ITEM_TYPES, ROLLOUT_LINE_TYPES } from './codex-import';
+import {
+  importOpenHandsTrajectory,
+  isOpenHandsTrajectory,
+  jsonIndent,
+  openHandsFromValue,
+} from './openhands-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
 
@@ -94,8 +100,10 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
 }
 
 function valueFormat(value: unknown, fileName: string | undefined): DetectedFormat {
-  if (extension(fileName) === 'traj' || (isRecord(value) && Array.isArray(value.history)))
-    return { format: 'swe-agent' };
+  if (extension(fileName) === 'traj') return { format: 'swe-agent' };
+  // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
+  if (isOpenHandsTrajectory(value)) return { format: 'openhands' };
+  if (isRecord(value) && Array.isArray(value.history)) return { format: 'swe-agent' };
   if (Array.isArray(value)) return { format: 'openai', layout: 'array' };
   if (isRecord(value) && Array.isArray(value.messages)) return { format: 'openai', layout: 'object' };
   // A one-line JSONL file.
@@ -106,7 +114,7 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   throw new ImportError(
     'not a session: expected an OpenAI chat list (an array, or an object with "messages"), ' +
       'a SWE-agent trajectory (an object with "history"), a pi session (JSONL entries with "type"), ' +
-      'a Claude Code session or a Codex rollout (JSONL), ' +
+      'a Claude Code session or a Codex rollout (JSONL), an OpenHands trajectory (a list of events), ' +
       `got ${describe(value)}`,
   );
 }
@@ -124,14 +132,17 @@ const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) =>
   pi: importPiSession,
   'claude-code': importClaudeCodeSession,
   codex: importCodexRollout,
+  openhands: importOpenHandsTrajectory,
 };
 
 /**
  * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
- * SWE-agent trajectory, a pi session, a Claude Code session or a Codex rollout. The format is
+ * SWE-agent trajectory, a pi session, a Claude Code session, a Codex rollout or an OpenHands
+ * trajectory. The format is
  * detected from the content (and the file name's extension when given), unless `format` names it:
  * then that format's importer reads the text (`importOpenAIChat`, `importSweAgentTraj`,
- * `importPiSession`, `importClaudeCodeSession`, `importCodexRollout`) and `fileName` is not used.
+ * `importPiSession`, `importClaudeCodeSession`, `importCodexRollout`, `importOpenHandsTrajectory`)
+ * and `fileName` is not used.
  * @throws ImportError naming the line (JSONL) or field of malformed input
  */
 export function importSession(
@@ -165,6 +176,8 @@ export function importSession(
       return claudeCodeFromLines([{ line: 1, value: parsed.value }], options, prefix);
     case 'codex':
       return codexFromLines([{ line: 1, value: parsed.value }], options, prefix);
+    case 'openhands':
+      return openHandsFromValue(parsed.value, options, prefix, jsonIndent(text));
     case 'openai':
       return layout === 'jsonl'
         ? openAIFromLines([{ line: 1, value: parsed.value }], options, prefix)

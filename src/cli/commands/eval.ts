@@ -165,7 +165,7 @@ export function registerEval(program: Command): void {
     )
     .argument(
       '<files...>',
-      'session files: OpenAI chat JSON/JSONL, SWE-agent .traj, pi, Claude Code or Codex JSONL',
+      'session files: OpenAI chat JSON/JSONL, SWE-agent .traj, pi, Claude Code or Codex JSONL, OpenHands trajectory JSON',
     )
     .option('--window <tokens,...>', 'context windows to replay at', DEFAULT_EVAL_WINDOWS.join(','))
     .option(

@@ -1,8 +1,8 @@
 /**
- * `durable-compaction import <file> [--format openai|swe-agent|pi|claude-code|codex] [--id ...]`: a
- * session file (OpenAI chat JSON/JSONL, SWE-agent `.traj`, pi, Claude Code or Codex JSONL) into a
- * new conversation in the store, so
- * it can be inspected, exported, or continued by starting the workflow on its id.
+ * `durable-compaction import <file> [--format openai|swe-agent|pi|claude-code|codex|openhands]
+ * [--id ...]`: a session file (OpenAI chat JSON/JSONL, SWE-agent `.traj`, pi, Claude Code or Codex
+ * JSONL, OpenHands trajectory JSON) into a new conversation in the store, so it can be inspected,
+ * exported, or continued by starting the workflow on its id.
  */
 import type { Command } from 'commander';
 import { ImportError, importSession, type ImportedSession } from '../../importers';
@@ -134,7 +134,7 @@ export function registerImport(program: Command): void {
   program
     .command('import')
     .description(
-      'import a session file (OpenAI chat, SWE-agent .traj, pi, Claude Code or Codex JSONL) as a new conversation in PostgreSQL',
+      'import a session file (OpenAI chat, SWE-agent .traj, pi, Claude Code or Codex JSONL, OpenHands trajectory) as a new conversation in PostgreSQL',
     )
     .argument('<file>', 'the session file')
     .option('--format <format>', `${SESSION_FORMATS.join(' | ')} (default: detected)`)

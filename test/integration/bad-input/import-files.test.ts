@@ -44,7 +44,7 @@ async function expectImportRefused(name: string, text: string, message: RegExp):
 }
 
 const SESSION_KINDS =
-  /not a session: expected an OpenAI chat list .*, a SWE-agent trajectory .*, a pi session .*, a Claude Code session or a Codex rollout \(JSONL\), got /;
+  /not a session: expected an OpenAI chat list .*, a SWE-agent trajectory .*, a pi session .*, a Claude Code session or a Codex rollout \(JSONL\), an OpenHands trajectory \(a list of events\), got /;
 
 describe('unknown item types', () => {
   it.each([
@@ -184,6 +184,28 @@ describe('not a session, or an empty one', () => {
       '{"timestamp":"2025-09-01T00:00:00Z","type":"session_meta","payload":{"id":"s"}}\n' +
         '{"timestamp":"2025-09-01T00:00:01Z","type":"response_item","payload":{"type":"function_call","arguments":"{}","call_id":"c"}}\n',
       /: line 2, payload\.name: expected a string, got missing$/,
+    ],
+    [
+      'an OpenHands trajectory with only state changes',
+      'openhands-states.json',
+      '[{"id":0,"source":"environment","observation":"agent_state_changed","content":"","extras":{"agent_state":"loading"}},' +
+        '{"id":1,"source":"environment","action":"change_agent_state","args":{"agent_state":"init","thought":""}}]',
+      /: it holds no messages$/,
+    ],
+    [
+      'an OpenHands event with both an action and an observation',
+      'openhands-both.json',
+      '{"history":[{"id":0,"source":"user","action":"message","args":{"content":"Fix a.py"}},' +
+        '{"id":1,"source":"agent","action":"run","observation":"run","args":{"command":"ls"}}]}',
+      /: history\[1\]\.action: expected an action or an observation, got both$/,
+    ],
+    [
+      'an OpenHands observation without content',
+      'openhands-content.json',
+      '[{"id":0,"source":"user","action":"message","args":{"content":"Fix a.py"}},' +
+        '{"id":1,"source":"agent","action":"run","args":{"command":"ls","thought":""}},' +
+        '{"id":2,"source":"agent","cause":1,"observation":"run","extras":{}}]',
+      /: \[2\]\.content: expected a string, got missing$/,
     ],
   ])('%s is refused', async (_what, name, text, message) => {
     await expectImportRefused(name, text, message);
