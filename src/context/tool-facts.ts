@@ -337,6 +337,44 @@ function flaggedError(item: ToolResultItem): boolean {
   );
 }
 
+/** A line that only gives a command's exit status (a shell tool's wrapper, not what failed). */
+const EXIT_STATUS_LINE =
+  /^\s*(command exited with code|process exited with code|exit code:?|exit status:?)\s*-?\d+\s*$/i;
+/** A line that only says there is an error, the message on the lines after it (`ERROR:`). */
+const LABEL_LINE = /^\s*(error|fatal|exception|failed|failure)\s*[:!]?\s*$/i;
+/** A Python traceback's last line: the exception and its message. */
+const EXCEPTION_LINE = /^\s*[\w.]*(Error|Exception|Interrupt|Exit)\b/;
+/** Lines that say nothing of what failed. */
+const NO_OUTPUT_LINE = /^\s*(\(no output\)|\[no output\])?\s*$/i;
+
+/**
+ * The line that says what failed, of `lines` (an output, or its start and end): a line naming the
+ * error, else one reporting a failure that is not only an exit status, else the last line with
+ * something in it before the exit status (a build's last words, apt's `E: …`), else that status.
+ * A traceback is told by its exception (its last line), a bare `ERROR:` by the line after it.
+ */
+function whatFailed(lines: readonly string[]): string | undefined {
+  let at = lines.findIndex((line) => WHAT_FAILED_LINE.test(line));
+  if (at === -1) at = lines.findIndex((line) => FAILURE_LINE.test(line) && !EXIT_STATUS_LINE.test(line));
+  if (at === -1) {
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const line = lines[i] as string;
+      if (!NO_OUTPUT_LINE.test(line) && !EXIT_STATUS_LINE.test(line)) return line;
+    }
+    return lines.find((line) => FAILURE_LINE.test(line));
+  }
+  const line = lines[at] as string;
+  if (/^Traceback \(most recent call last\)/.test(line)) {
+    for (let i = lines.length - 1; i > at; i--) if (EXCEPTION_LINE.test(lines[i] as string)) return lines[i];
+    return line;
+  }
+  if (LABEL_LINE.test(line)) {
+    const next = lines.slice(at + 1).find((l) => !NO_OUTPUT_LINE.test(l));
+    if (next !== undefined) return `${line.trim()} ${next.trim()}`;
+  }
+  return line;
+}
+
 /**
  * The line of a tool result that reports an error, or null when it reports none. `tool` is the name
  * of the tool that produced it (file-reading tools count only explicit errors).
@@ -349,14 +387,9 @@ export function toolResultError(item: ToolResultItem, tool: string): string | nu
   const scanned =
     text.length <= 2 * SCAN_CHARS ? text : `${text.slice(0, SCAN_CHARS)}\n${text.slice(-SCAN_CHARS)}`;
   const lines = scanned.split('\n');
-  const whatFailed = (): string | undefined =>
-    lines.find((line) => WHAT_FAILED_LINE.test(line)) ?? lines.find((line) => FAILURE_LINE.test(line));
-  if (flaggedError(item) || explicit) {
-    // The line that says what failed, else the first (a flagged `git pull` starts with its remote).
-    return oneLine(whatFailed() ?? head.split('\n').find((l) => l.trim()) ?? head) || 'error';
-  }
+  if (flaggedError(item) || explicit) return oneLine(whatFailed(lines) ?? head) || 'error';
   if (READ_OUTPUT_TOOL.test(tool) || !lines.some((line) => FAILURE_LINE.test(line))) return null;
-  return oneLine(whatFailed() as string);
+  return oneLine(whatFailed(lines) as string);
 }
 
 /** What a call was applied to: its first path, else its command's first words, else ''. */

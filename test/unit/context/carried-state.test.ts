@@ -214,16 +214,12 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
   });
 
   describe('budgets: open errors and the stat a quarter each at most, the trail the rest', () => {
-    /** `n` failed builds; every third reports another text. */
+    /** `n` failed builds that print only their exit status; every third reports another. */
     function failing(n: number, f = itemsFactory(o200k)) {
       return conversation(
         f.user('build everything'),
         Array.from({ length: n }, (_, i) =>
-          f.block(
-            'bash',
-            { command: `make target${i}` },
-            `make: *** [target${i}] Error 2\nCommand exited with code ${i % 3 === 0 ? 1 : 2}`,
-          ),
+          f.block('bash', { command: `make target${i}` }, `Command exited with code ${i % 3 === 0 ? 1 : 2}`),
         ),
       );
     }
@@ -497,9 +493,23 @@ describe('toolResultError: strict detection', () => {
     [
       'a pi result flagged isError',
       'read',
-      '\nPermission denied\nmore',
+      '\nPermission denied\n',
       { format: 'pi', index: 3, fields: { message: { isError: true } } },
       'Permission denied',
+    ],
+    [
+      'a flagged output that names no error: its last words',
+      'bash',
+      'Reading package lists... Done\nBuilding dependency tree\nE: Unable to locate package libponyc\n',
+      { format: 'pi', index: 3, fields: { message: { isError: true } } },
+      'E: Unable to locate package libponyc',
+    ],
+    [
+      'a bare ERROR: label: with the line that says what',
+      'str_replace_editor',
+      'ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in a.c.',
+      { format: 'openhands', index: 3, fields: { isError: true } },
+      'ERROR: No replacement was performed, old_str `x` did not appear verbatim in a.c.',
     ],
     [
       'a pi result not flagged',
@@ -509,19 +519,26 @@ describe('toolResultError: strict detection', () => {
       null,
     ],
     [
-      'a non-zero exit',
+      'a non-zero exit: the last words before the exit status',
       'bash',
-      'building\nCommand exited with code 1',
+      'compiling 3 files\nCompilation aborted: out of memory\n\nCommand exited with code 1',
+      undefined,
+      'Compilation aborted: out of memory',
+    ],
+    [
+      'a non-zero exit with nothing else to say',
+      'bash',
+      '(no output)\n\nCommand exited with code 1',
       undefined,
       'Command exited with code 1',
     ],
     ['a zero exit', 'bash', 'building\nCommand exited with code 0', undefined, null],
     [
-      'a traceback',
+      'a traceback: its exception',
       'bash',
       'Traceback (most recent call last):\n  File "a.py", line 1\nValueError: bad',
       undefined,
-      'Traceback (most recent call last):',
+      'ValueError: bad',
     ],
     ['npm', 'bash', 'npm ERR! code ELIFECYCLE', undefined, 'npm ERR! code ELIFECYCLE'],
     [

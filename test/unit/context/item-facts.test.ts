@@ -79,7 +79,7 @@ describe('withFacts', () => {
     // An explicit error counts whatever the tool.
     expect(items[1]?.facts).toStrictEqual({ error: 'fatal: not a git repository' });
     const [bash, out] = f.block('bash', { command: 'make' }, 'make: *** [all] Error 2\nexit code 2');
-    expect(withFactsAll(conversation(bash, out))[1]?.facts?.error).toBe('exit code 2');
+    expect(withFactsAll(conversation(bash, out))[1]?.facts?.error).toBe('make: *** [all] Error 2');
   });
 });
 
