@@ -118,7 +118,11 @@ function eachLineCounted(
     const error = errors[at] as OpenError;
     const stored = storedCount(error.tokens, part);
     const lineTokens = stored ?? tokenizer.countText(part);
-    if (stored === undefined) counted[at] = { ...error, tokens: lineTokens };
+    // An object literal, not a spread: spreading is several times slower here (V8).
+    if (stored === undefined) {
+      const { tool, target, round, text: said } = error;
+      counted[at] = { tool, target, round, text: said, tokens: lineTokens };
+    }
     tokens += lineTokens;
   }
   return { text, tokens, errors: counted };
