@@ -12,7 +12,7 @@
  * Pure module.
  */
 import type { CallFacts, ContextItem, FileTouch, TrailCommand } from './items';
-import { fixedTextTokens, maxTokens, PartCounter, storedCount, type Tokenizer } from './tokenizer';
+import { fixedTextTokens, maxTokens, PartCounter, type Tokenizer } from './tokenizer';
 import { callFactsOf } from './item-facts';
 import { handleOf } from './recall-handle';
 import { indexPairs, type PairIndex } from './tool-pairs';
@@ -331,4 +331,16 @@ export function renderTrailCounted(
 /** Every path in a trail (for tests and the eval's probes). */
 export function trailPaths(trail: ArtifactTrail): string[] {
   return trail.files.map((f) => f.path);
+}
+
+/**
+ * A count stored with the trail for `text`, when it can be one: a whole number of tokens, at least
+ * one and at most the text's bytes. Anything else (a row edited by hand, another encoding's count
+ * far off) is counted again rather than trusted: a huge count would make the trail look too large
+ * for any budget.
+ */
+function storedCount(tokens: unknown, text: string): number | undefined {
+  return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 1 && tokens <= maxTokens(text)
+    ? tokens
+    : undefined;
 }

@@ -243,7 +243,7 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const previous = previousCarried(items);
   const pairs = input.pairs ?? indexPairs(items);
   const trail = collectArtifactTrail(items, previous.trail, pairs);
-  let openErrors = collectOpenErrors(items, previous.errors, pairs);
+  const openErrors = collectOpenErrors(items, previous.errors, pairs);
   const round = previous.round;
   const budget = Math.max(0, input.budgetTokens);
   const quarter = Math.floor(budget / 4);
@@ -285,8 +285,6 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
       rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
     }
     const fitted = fit(rendered.text, errorBudget, tokenizer, rendered.tokens);
-    // The errors keep the counts of their lines, for the next compaction.
-    openErrors = rendered.errors;
     const item = note(
       'OPEN_ERRORS',
       'open-errors',

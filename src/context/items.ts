@@ -231,12 +231,6 @@ export interface OpenError {
   round: number;
   /** The error's first line (cut). */
   text: string;
-  /**
-   * Tokens of its line in the open-errors text with the line break after it, counted with the
-   * conversation's tokenizer by the compaction that wrote it; later compactions reuse it while the
-   * error stays open (absent: counted when needed).
-   */
-  tokens?: number;
 }
 
 /** Structured carried state, by kind. */

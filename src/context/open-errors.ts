@@ -12,7 +12,7 @@
  */
 import type { AssistantMessageItem, ContextItem, OpenError } from './items';
 import { callFactsOf, resultErrorOf } from './item-facts';
-import { fixedTextTokens, maxTokens, meetAtBreak, storedCount, type Tokenizer } from './tokenizer';
+import { maxTokens, type Tokenizer } from './tokenizer';
 import { indexPairs, type PairIndex } from './tool-pairs';
 
 /** Open errors kept by the carried state: the most recent ones. */
@@ -94,77 +94,32 @@ function groupLine(group: ErrorGroup, targets: boolean): string {
 }
 
 /**
- * Tier 1's text, one line per error newest first, with its tokens summed from the lines' counts
- * where counts add up at breaks: each line but the last with its line break, its count stored with
- * the error or counted now (and returned with it, for the next compaction); the last line and the
- * heading counted on their own. Elsewhere the tokens are left to the caller.
- */
-function eachLineCounted(
-  errors: readonly OpenError[],
-  tokenizer: Tokenizer,
-): { text: string; tokens?: number; errors: OpenError[] } {
-  const text = renderOpenErrors(errors);
-  const heading = `${OPEN_ERRORS_HEADING}\n`;
-  const lines = [...errors].reverse().map(errorLine);
-  const last = lines[lines.length - 1] as string;
-  if (!tokenizer.additiveAtBreaks || !meetAtBreak(heading, lines[0] as string))
-    return { text, errors: [...errors] };
-  let tokens = fixedTextTokens(heading, tokenizer) + tokenizer.countText(last);
-  const counted = [...errors];
-  for (let i = 0; i < lines.length - 1; i++) {
-    const part = `${lines[i] as string}\n`;
-    if (!meetAtBreak(part, lines[i + 1] as string)) return { text, errors: [...errors] };
-    const at = errors.length - 1 - i;
-    const error = errors[at] as OpenError;
-    const stored = storedCount(error.tokens, part);
-    const lineTokens = stored ?? tokenizer.countText(part);
-    // An object literal, not a spread: spreading is several times slower here (V8).
-    if (stored === undefined) {
-      const { tool, target, round, text: said } = error;
-      counted[at] = { tool, target, round, text: said, tokens: lineTokens };
-    }
-    tokens += lineTokens;
-  }
-  return { text, tokens, errors: counted };
-}
-
-/**
  * The open errors as text within `budgetTokens` ('' when none). Overflow rule, applied in order
  * until the text fits, so that every error's text stays findable as long as any budget can:
  * 1. one line per error, newest first ({@link renderOpenErrors});
  * 2. errors reporting the same text on one line, with what each was applied to;
  * 3. those lines without the targets (the tools, the count, the latest round);
  * 4. the oldest lines dropped; the newest always shows.
- * `complete`: every error's text is in the text; `tokens`: its count, when it was counted on the
- * way; `errors`: the errors, each carrying the count of its line where it was counted
- * (`OpenError.tokens`).
+ * `complete`: every error's text is in the text; `tokens`: its count, when it was counted on the way.
  */
 export function renderOpenErrorsWithin(
   errors: readonly OpenError[],
   budgetTokens: number,
   tokenizer: Tokenizer,
-): { text: string; complete: boolean; tokens?: number; errors: OpenError[] } {
-  if (errors.length === 0) return { text: '', complete: true, tokens: 0, errors: [] };
+): { text: string; complete: boolean; tokens?: number } {
+  if (errors.length === 0) return { text: '', complete: true, tokens: 0 };
   let tokens: number | undefined;
   /** Whether the text fits; `tokens` is its count when it had to be counted. */
   const fits = (text: string): boolean => {
     tokens = maxTokens(text) <= budgetTokens ? undefined : tokenizer.countText(text);
     return tokens === undefined || tokens <= budgetTokens;
   };
-  const each = eachLineCounted(errors, tokenizer);
-  const eachFits = each.tokens === undefined ? fits(each.text) : each.tokens <= budgetTokens;
-  if (each.tokens !== undefined) tokens = each.tokens;
-  const done = (text: string, complete: boolean) => ({
-    text,
-    complete,
-    ...(tokens === undefined ? {} : { tokens }),
-    errors: each.errors,
-  });
-  if (eachFits) return done(each.text, true);
+  const each = renderOpenErrors(errors);
+  if (fits(each)) return { text: each, complete: true, ...(tokens === undefined ? {} : { tokens }) };
   const groups = groupByText(errors);
   for (const targets of [true, false]) {
     const text = [OPEN_ERRORS_HEADING, ...groups.map((g) => groupLine(g, targets))].join('\n');
-    if (fits(text)) return done(text, true);
+    if (fits(text)) return { text, complete: true, ...(tokens === undefined ? {} : { tokens }) };
   }
   let lines = groups.map((g) => groupLine(g, false));
   let text = [OPEN_ERRORS_HEADING, ...lines].join('\n');
@@ -174,5 +129,9 @@ export function renderOpenErrorsWithin(
     text = [OPEN_ERRORS_HEADING, ...lines].join('\n');
     fitting = fits(text);
   }
-  return done(text, lines.length === groups.length && fitting);
+  return {
+    text,
+    complete: lines.length === groups.length && fitting,
+    ...(tokens === undefined ? {} : { tokens }),
+  };
 }

@@ -148,15 +148,3 @@ export function maxTokens(text: string): number {
   }
   return bytes;
 }
-
-/**
- * A count stored with carried data for `text` (a trail line, an open error's line), when it can
- * be one: a whole number of tokens, at least one and at most the text's bytes. Anything else (a
- * row edited by hand, another encoding's count far off) is counted again rather than trusted: a
- * huge count would make the text look too large for any budget.
- */
-export function storedCount(tokens: unknown, text: string): number | undefined {
-  return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 1 && tokens <= maxTokens(text)
-    ? tokens
-    : undefined;
-}

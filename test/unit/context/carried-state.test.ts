@@ -20,24 +20,11 @@ import type {
   OpenError,
   ToolResultItem,
 } from '../../../src/context/items';
-import {
-  collectOpenErrors,
-  OPEN_ERRORS_HEADING,
-  OPEN_ERRORS_LIMIT,
-  renderOpenErrors,
-  renderOpenErrorsWithin,
-} from '../../../src/context/open-errors';
+import { collectOpenErrors, OPEN_ERRORS_HEADING, OPEN_ERRORS_LIMIT } from '../../../src/context/open-errors';
 import { toolResultError } from '../../../src/context/tool-facts';
 import { headerRoles } from '../../../src/context/segments';
 import { createTokenCounter } from '../../../src/tokens';
-import {
-  conversation,
-  fakeTokenizer,
-  ids,
-  itemsFactory,
-  words,
-  type ItemsFactory,
-} from '../../support/items-factory';
+import { conversation, ids, itemsFactory, words, type ItemsFactory } from '../../support/items-factory';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
 
@@ -655,53 +642,6 @@ describe('collectOpenErrors', () => {
       Array.from({ length: 8 }, (_, i) => `Error: t${i + 3} failed`),
     );
     expect(open[0]).toStrictEqual({ tool: 'bash', target: 'make t3', round: 1, text: 'Error: t3 failed' });
-  });
-});
-
-describe('renderOpenErrorsWithin: the counts of its lines', () => {
-  const errors: OpenError[] = [
-    { tool: 'bash', target: 'npm test', round: 3, text: 'npm ERR! Test failed.' },
-    { tool: 'edit', target: 'src/a.ts', round: 4, text: 'Error: old_str not found in src/a.ts' },
-    { tool: 'bash', target: 'tsc', round: 5, text: "src/b.ts(3,1): error TS2304: Cannot find name 'x'." },
-    { tool: 'read', target: 'src/c.ts', round: 6, text: 'Error: ENOENT: no such file' },
-  ];
-  const watching = (counted: string[]) => ({
-    ...o200k,
-    countText: (text: string) => {
-      counted.push(text);
-      return o200k.countText(text);
-    },
-  });
-
-  it('states the count of its text, and each error but the oldest carries its line’s; rendered again, no line is counted', () => {
-    const first = renderOpenErrorsWithin(errors, 500, o200k);
-    expect(first.text).toBe(renderOpenErrors(errors));
-    expect(first.tokens).toBe(o200k.countText(first.text));
-    // Newest first: every line but the last (the oldest error's) is followed by a line break.
-    expect(first.errors.map((e) => e.tokens)).toEqual([
-      undefined,
-      ...[1, 2, 3].map((i) => o200k.countText(`${first.text.split('\n')[4 - i]}\n`)),
-    ]);
-    const counted: string[] = [];
-    const again = renderOpenErrorsWithin(first.errors, 500, watching(counted));
-    expect([again.text, again.tokens]).toEqual([first.text, first.tokens]);
-    // Only the oldest line, with no line break after it (and the heading, once per tokenizer).
-    expect(counted.filter((text) => text !== `${OPEN_ERRORS_HEADING}\n`)).toEqual([
-      first.text.split('\n')[4],
-    ]);
-    // A stored count that cannot be the line's is counted again; the text's count stays exact.
-    const spoiled = first.errors.map((e, i) => ({ ...e, tokens: [undefined, 1e9, 0, 2.5][i] }));
-    const fixed = renderOpenErrorsWithin(spoiled, 500, o200k);
-    expect([fixed.text, fixed.tokens]).toEqual([first.text, first.tokens]);
-    expect(fixed.errors.map((e) => e.tokens)).toEqual(first.errors.map((e) => e.tokens));
-  });
-
-  it('states the count of its text at every tier, for a tokenizer whose counts do not add up too', () => {
-    for (const tokenizer of [o200k, fakeTokenizer])
-      for (const budget of [500, 60, 45, 30, 10]) {
-        const rendered = renderOpenErrorsWithin(errors, budget, tokenizer);
-        if (rendered.tokens !== undefined) expect(rendered.tokens).toBe(tokenizer.countText(rendered.text));
-      }
   });
 });
 
