@@ -10,8 +10,8 @@
  * summary call failed: its compaction was rolled back and listed, the rest still measured; or one
  * every call would repeat, such as a bad key, which stops the run).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { loadCompactionConfig } from '../../infra/config-sources';
 import { connectPostgres } from '../../infra/postgres';
@@ -69,6 +69,46 @@ export function parseWindows(value: string): number[] {
   return windows;
 }
 
+/** The files a directory is searched for: sessions of every importer format. */
+const SESSION_FILE = /\.(jsonl|json|traj)$/i;
+
+/**
+ * The session files named: a file as it is (named by its base name), a directory as every session
+ * file under it (`.jsonl`, `.json`, `.traj`, at any depth, in path order; hidden entries and
+ * `node_modules` skipped),
+ * each named by its path under the directory — `~/.codex/sessions` or a Claude Code project's
+ * directory is given as it is. A path that does not exist is left to the reader, which says so.
+ * @throws UsageError for a directory that holds no session file
+ */
+export function sessionFiles(paths: readonly string[]): { path: string; name: string }[] {
+  const out: { path: string; name: string }[] = [];
+  for (const path of paths) {
+    let directory = false;
+    try {
+      directory = statSync(path).isDirectory();
+    } catch {
+      directory = false;
+    }
+    if (!directory) {
+      out.push({ path, name: basename(path) });
+      continue;
+    }
+    const found: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+        const full = join(dir, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else if (entry.isFile() && SESSION_FILE.test(entry.name)) found.push(full);
+      }
+    };
+    walk(path);
+    if (found.length === 0) throw new UsageError(`${path} holds no session file (.jsonl, .json or .traj)`);
+    for (const file of found.sort()) out.push({ path: file, name: relative(path, file) });
+  }
+  return out;
+}
+
 /** Runs the evaluation of the command (see the module comment). */
 export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> {
   if (options.files.length === 0) throw new UsageError('name at least one session file');
@@ -81,12 +121,12 @@ export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> 
   config(options.windows[0] ?? 8000);
   const sessions: EvalSession[] = [];
   const refused: string[] = [];
-  for (const file of options.files) {
+  for (const { path: file, name } of sessionFiles(options.files)) {
     try {
       // What the agent did, whole: a pi session's own compactions are left out (ours replace them).
       const session = readSession(file, { conversationId: 'eval', model: options.model, wholeHistory: true });
       if (session.items.length === 0) throw new UsageError(`${file} holds no messages`);
-      sessions.push({ name: file.split('/').pop() ?? file, items: session.items });
+      sessions.push({ name, items: session.items });
     } catch (err) {
       if (!(err instanceof UsageError) || !options.onRefused) throw err;
       refused.push(err.message);
@@ -165,7 +205,7 @@ export function registerEval(program: Command): void {
     )
     .argument(
       '<files...>',
-      'session files: OpenAI chat JSON/JSONL, SWE-agent .traj, pi, Claude Code or Codex JSONL, OpenHands trajectory JSON',
+      'session files (OpenAI chat JSON/JSONL, SWE-agent .traj, pi, Claude Code or Codex JSONL, OpenHands trajectory JSON), or directories to search for them',
     )
     .option('--window <tokens,...>', 'context windows to replay at', DEFAULT_EVAL_WINDOWS.join(','))
     .option(

@@ -4,7 +4,7 @@
  * compaction is built wrong on purpose.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -12,7 +12,7 @@ import { finishCompaction } from '../../../src/context/compaction-plan';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
 import { parseCompactionConfig, targetTokens } from '../../../src/context/config';
 import type { ContextItem } from '../../../src/context/items';
-import { evaluate, parseWindows } from '../../../src/cli/commands/eval';
+import { evaluate, parseWindows, sessionFiles } from '../../../src/cli/commands/eval';
 import { UsageError } from '../../../src/cli/client';
 import { judgeCompaction, touchedPaths } from '../../../src/eval/metrics';
 import { markdownTable, textTable } from '../../../src/eval/report';
@@ -173,6 +173,39 @@ describe('the eval command’s input', () => {
       /cannot read \/nonexistent\/session\.jsonl/,
     );
     await expect(evaluate({ ...base, files: [] })).rejects.toThrow(/name at least one session file/);
+  });
+
+  it('reads a directory as every session file under it, named by its path there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dc-eval-dir-'));
+    mkdirSync(join(dir, '2025', '09'), { recursive: true });
+    mkdirSync(join(dir, '.hidden'));
+    mkdirSync(join(dir, 'node_modules'));
+    writeFileSync(join(dir, '2025', '09', 'b.json'), chatSession(2));
+    writeFileSync(
+      join(dir, 'a.jsonl'),
+      chatSession(1)
+        .replace(/^\{"messages":\[|\]\}$/g, '')
+        .replace(/\},\{"role"/g, '}\n{"role"'),
+    );
+    writeFileSync(join(dir, 'notes.md'), '# not a session');
+    writeFileSync(join(dir, '.hidden', 'c.json'), chatSession(1));
+    writeFileSync(join(dir, 'node_modules', 'd.json'), '{}');
+    expect(sessionFiles([dir, '/elsewhere/x.traj'])).toEqual([
+      { path: join(dir, '2025', '09', 'b.json'), name: join('2025', '09', 'b.json') },
+      { path: join(dir, 'a.jsonl'), name: 'a.jsonl' },
+      { path: '/elsewhere/x.traj', name: 'x.traj' },
+    ]);
+    const base = { windows: [8000], summarizer: 'extractive' as const, model: 'gpt-4o', peers: false };
+    const rows = await evaluate({ ...base, files: [dir] });
+    expect(rows.map((r) => [r.session, r.requests])).toEqual([
+      [join('2025', '09', 'b.json'), 4],
+      ['a.jsonl', 2],
+    ]);
+    const empty = mkdtempSync(join(tmpdir(), 'dc-eval-empty-'));
+    writeFileSync(join(empty, 'notes.md'), '# not a session');
+    await expect(evaluate({ ...base, files: [empty] })).rejects.toThrow(
+      `${empty} holds no session file (.jsonl, .json or .traj)`,
+    );
   });
 });
 
