@@ -56,6 +56,7 @@ const TOOL_OF_ACTION: Record<string, string> = {
   browse_interactive: 'browser',
 };
 
+/** Refuses the event at `event.path` (and `field` of it). */
 export function fail(detail: string, event: { path: string }, field?: string): never {
   throw new ImportError(detail, { field: field ? `${event.path}.${field}` : event.path });
 }
@@ -69,9 +70,16 @@ export function isOpenHandsEvent(value: unknown): boolean {
   );
 }
 
+/**
+ * One event of the list, checked: an object with a string `action` or `observation` (not both) and,
+ * when it has one, a number or string `id` (a `cause` names it).
+ * @throws ImportError naming the event (`[3]`, `history[3]`) and field
+ */
 export function readEvent(value: unknown, index: number, base: string): OpenHandsEvent {
   const path = `${base}[${index}]`;
   if (!isRecord(value)) fail(`expected an event object, got ${describe(value)}`, { path });
+  if (value.id !== undefined && typeof value.id !== 'number' && typeof value.id !== 'string')
+    fail(`expected a number or a string, got ${describe(value.id)}`, { path }, 'id');
   if (typeof value.action === 'string' && !('observation' in value))
     return { index, value, path, kind: 'action', type: value.action };
   if (typeof value.observation === 'string' && !('action' in value))
@@ -120,6 +128,7 @@ export interface CallMetadata {
   reply: JsonObject | null;
 }
 
+/** The event's `tool_call_metadata`, checked, or null when it has none. */
 export function metadataOf(event: OpenHandsEvent): CallMetadata | null {
   const meta = event.value.tool_call_metadata;
   if (meta === undefined || meta === null) return null;

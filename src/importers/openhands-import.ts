@@ -26,7 +26,9 @@
  * Left out of the context and kept as they are, so the exporter (`openhands-export.ts`) writes the
  * file back whole: state changes (`change_agent_state`, `agent_state_changed`), `recall` and its
  * observation (OpenHands renders it into a prompt of its own), `null` observations, condensation
- * actions, a user's own commands and unknown events. Pure.
+ * actions, a user's own commands, observations whose call cannot be told, and unknown events.
+ * A `condensation` action is not applied: the events it let OpenHands forget stay in the context
+ * (as `wholeHistory` keeps them), its summary is not read. Pure.
  */
 import type { ContextItem, ToolCall } from '../context/items';
 import { takeText } from './blocks';
@@ -145,9 +147,13 @@ function pendingItems(events: readonly OpenHandsEvent[], whole: boolean): Pendin
   const pending: Pending[] = [];
   /** The assistant message the next action of the same model response joins. */
   let open: Pending | undefined;
+  /** The call of each tool action, by the event's id (`#index` for one without: no cause names it). */
   const callOfEvent = new Map<unknown, ToolCall>();
   const unanswered: ToolCall[] = [];
+  /** The id each call had in the file, where it had to take another (see below). */
+  const idInFile = new Map<ToolCall, string>();
   const knownCalls = new Set<string>();
+  const eventIds = new Set(events.map((e) => e.value.id).filter((id) => id !== undefined));
   /** Whether the agent acted yet: a message of an older trajectory (no `source`) before is the task. */
   let agentActed = false;
   const push = (item: Pending): void => {
@@ -170,10 +176,17 @@ function pendingItems(events: readonly OpenHandsEvent[], whole: boolean): Pendin
         if (converted.type === 'ASSISTANT_MESSAGE') agentActed = true;
       } else if (isToolAction(event, meta)) {
         agentActed = true;
-        const call = callOf(event, meta);
-        if (knownCalls.has(call.id)) fail(`tool call id ${JSON.stringify(call.id)} used twice`, event);
+        let call = callOf(event, meta);
+        // OpenHands' prompt-based function calling numbers the calls of every prompt it converts
+        // from `toolu_01` again, so an id comes back in one trajectory: a later call takes its
+        // event's position too (a context's call ids are unique; the event keeps its own).
+        if (knownCalls.has(call.id)) {
+          const again: ToolCall = { ...call, id: `${call.id}@${event.index}` };
+          idInFile.set(again, call.id);
+          call = again;
+        }
         knownCalls.add(call.id);
-        callOfEvent.set(value.id ?? event.index, call);
+        callOfEvent.set(value.id ?? `#${event.index}`, call);
         unanswered.push(call);
         const responseId = meta?.responseId ?? null;
         if (open && responseId !== null && open.responseId === responseId) {
@@ -198,7 +211,7 @@ function pendingItems(events: readonly OpenHandsEvent[], whole: boolean): Pendin
       }
       continue;
     }
-    const call = answeredCall(event, callOfEvent, unanswered);
+    const call = answeredCall(event, callOfEvent, unanswered, idInFile, eventIds);
     if (call) {
       unanswered.splice(unanswered.indexOf(call), 1);
       const { text, part } = observationText(event);
@@ -226,23 +239,29 @@ function pendingItems(events: readonly OpenHandsEvent[], whole: boolean): Pendin
   return pending;
 }
 
+/** Observations of the agent's state, not of a tool: they answer no call, whatever their place. */
+const STATE_OBSERVATIONS = new Set(['agent_state_changed', 'null', 'recall', 'condense']);
+
 /**
- * The call an observation answers: the action its `cause` names, else its metadata's call; an
- * observation of an older trajectory (no ids) answers the last call not answered yet.
+ * The call an observation answers: the action its `cause` names while that call waits, else the
+ * waiting call of its metadata's `tool_call_id` (the id it had in the file); else a tool
+ * observation that no event's id tells the call of (an older trajectory has no ids; a cause may
+ * name an event the file does not hold) answers the last call not answered yet.
  */
 function answeredCall(
   event: OpenHandsEvent,
   callOfEvent: ReadonlyMap<unknown, ToolCall>,
   unanswered: readonly ToolCall[],
+  idInFile: ReadonlyMap<ToolCall, string>,
+  eventIds: ReadonlySet<unknown>,
 ): ToolCall | undefined {
   const { value } = event;
   const byCause = value.cause !== undefined ? callOfEvent.get(value.cause) : undefined;
-  if (byCause) return unanswered.includes(byCause) ? byCause : undefined;
+  if (byCause && unanswered.includes(byCause)) return byCause;
   const meta = metadataOf(event);
-  if (meta) return unanswered.find((c) => c.id === meta.id);
-  if (value.id === undefined && value.cause === undefined && event.type !== 'null')
-    return unanswered[unanswered.length - 1];
-  return undefined;
+  if (meta) return unanswered.find((c) => (idInFile.get(c) ?? c.id) === meta.id);
+  const untold = value.cause === undefined ? value.id === undefined : !eventIds.has(value.cause);
+  return untold && !STATE_OBSERVATIONS.has(event.type) ? unanswered[unanswered.length - 1] : undefined;
 }
 
 /** Import from a parsed JSON value (a list of events, or an object holding one). */

@@ -421,6 +421,69 @@ describe('an OpenHands trajectory', () => {
     expect(JSON.parse(exportSession(read))).toEqual(JSON.parse(t));
   });
 
+  it('gives a call id the prompt-based calling used again another one, pairing each output with its own call', () => {
+    // OpenHands numbers the calls of each prompt it converts from toolu_01 again.
+    const run = (id: number, call: string, command: string, output: string) => [
+      {
+        id,
+        source: 'agent',
+        action: 'run',
+        tool_call_metadata: metadata(call, `r${id}`, null, [[call, 'execute_bash', { command }]]),
+        args: { command, thought: '' },
+      },
+      {
+        id: id + 1,
+        source: 'agent',
+        cause: id,
+        observation: 'run',
+        tool_call_metadata: metadata(call, `r${id}`, null, [[call, 'execute_bash', { command }]]),
+        content: output,
+        extras: { command, metadata: { exit_code: 0 } },
+      },
+    ];
+    const t = JSON.stringify([
+      events[1],
+      ...run(2, 'toolu_01', 'ls', 'a.py'),
+      ...run(4, 'toolu_01', 'cat a.py', 'x = 1'),
+    ]);
+    const read = importSession(t, { tokenizer: fakeTokenizer });
+    expect(calls(read.items).map((c) => c.id)).toEqual(['toolu_01', 'toolu_01@3']);
+    expect(
+      read.items.flatMap((i) =>
+        i.type === 'TOOL_RESULT' ? [[i.message.tool_call_id, messageText(i.message)]] : [],
+      ),
+    ).toEqual([
+      ['toolu_01', 'a.py'],
+      ['toolu_01@3', 'x = 1'],
+    ]);
+    expect(JSON.parse(exportSession(read))).toEqual(JSON.parse(t));
+  });
+
+  it('pairs by order only tool observations, and an output whose cause names no event with the waiting call', () => {
+    const older = [
+      { content: 'Fix it', action: 'message' },
+      { command: 'ls', thought: 'Look.', action: 'run' },
+      // A state change between a call and its output answers nothing.
+      { content: '', agent_state: 'awaiting_user_input', observation: 'agent_state_changed' },
+      { content: 'a.py', command: 'ls', exit_code: 0, observation: 'run' },
+    ];
+    const read = importSession(JSON.stringify(older), { tokenizer: fakeTokenizer });
+    expect(summary(read.items)).toEqual([
+      ['USER_MESSAGE', false, 'Fix it'],
+      ['ASSISTANT_MESSAGE', false, 'Look.'],
+      ['TOOL_RESULT', false, 'a.py'],
+    ]);
+    const strayCause = [
+      events[1],
+      { ...events[5], tool_call_metadata: undefined },
+      { ...events[6], cause: 999, tool_call_metadata: undefined },
+    ];
+    const stray = importSession(JSON.stringify(strayCause), { tokenizer: fakeTokenizer });
+    expect(stray.items.filter((i) => i.type === 'TOOL_RESULT').map((i) => messageText(i.message))).toEqual([
+      (events[6] as { content: string }).content,
+    ]);
+  });
+
   it('keeps detection of the other JSON formats', () => {
     expect(detectSessionFormat(JSON.stringify([{ role: 'user', content: 'hi' }])).format).toBe('openai');
     expect(detectSessionFormat('[]').format).toBe('openai');
@@ -453,6 +516,11 @@ describe('an OpenHands trajectory', () => {
       'tool call metadata without a function name',
       (e: object[]) => [e[0], e[1], { ...e[5], tool_call_metadata: { tool_call_id: 'c' } }],
       /^\[2\]\.tool_call_metadata\.function_name: expected a string, got missing$/,
+    ],
+    [
+      'an event whose id is no number or string',
+      (e: object[]) => [e[0], { ...e[1], id: {} }],
+      /^\[1\]\.id: expected a number or a string, got an object$/,
     ],
     [
       'an observation whose content is no string',
