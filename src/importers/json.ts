@@ -188,6 +188,12 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return ak.every((k) => Object.hasOwn(b, k) && jsonEqual((a as JsonObject)[k], (b as JsonObject)[k]));
 }
 
+/** How many spaces a JSON text is indented by (OpenHands writes 4), 0 when it is on one line. */
+export function jsonIndent(text: string): number {
+  const match = /^[[{]\r?\n( +)/.exec(text.trimStart());
+  return match ? (match[1] as string).length : 0;
+}
+
 /** A copy of an object without some keys (key order kept). */
 export function omit(object: JsonObject, keys: readonly string[]): JsonObject {
   const out: JsonObject = {};

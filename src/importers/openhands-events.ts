@@ -5,7 +5,7 @@
  */
 import type { ToolCall } from '../context/items';
 import { ImportError } from './errors';
-import { describe, isRecord, type JsonObject } from './json';
+import { describe, isRecord, omit, type JsonObject } from './json';
 
 /** An event of the trajectory, with its position and the path of its field in the file. */
 export interface OpenHandsEvent {
@@ -19,7 +19,7 @@ export interface OpenHandsEvent {
 }
 
 /** Keys of an event beside its arguments (`TOP_KEYS` of OpenHands' serializer). */
-const TOP_KEYS = new Set([
+const TOP_KEYS = [
   'id',
   'timestamp',
   'source',
@@ -30,7 +30,7 @@ const TOP_KEYS = new Set([
   'tool_call_metadata',
   'llm_metrics',
   'timeout',
-]);
+];
 
 /** Actions the agent takes by calling a tool, with or without `tool_call_metadata`. */
 const TOOL_ACTIONS = new Set([
@@ -104,8 +104,7 @@ export function flattened(event: OpenHandsEvent): boolean {
 
 /** An action's arguments (its `args`, or its own fields beside the event's keys when flattened). */
 export function argsOf(event: OpenHandsEvent): JsonObject {
-  if (!flattened(event)) return event.value.args as JsonObject;
-  return Object.fromEntries(Object.entries(event.value).filter(([key]) => !TOP_KEYS.has(key)));
+  return flattened(event) ? omit(event.value, TOP_KEYS) : (event.value.args as JsonObject);
 }
 
 /** The event with some of its arguments replaced (placeholders keep the keys' order). */
@@ -138,13 +137,20 @@ export function metadataOf(event: OpenHandsEvent): CallMetadata | null {
       fail(`expected a string, got ${describe(meta[key])}`, event, `tool_call_metadata.${key}`);
   }
   const response = isRecord(meta.model_response) ? meta.model_response : null;
-  const choice = response && Array.isArray(response.choices) ? response.choices[0] : undefined;
   return {
     name: meta.function_name as string,
     id: meta.tool_call_id as string,
     responseId: response && typeof response.id === 'string' ? response.id : null,
-    reply: isRecord(choice) && isRecord(choice.message) ? choice.message : null,
+    reply: replyOf(event.value),
   };
+}
+
+/** The message of the model response's first choice an event's metadata holds, if it holds one. */
+export function replyOf(event: JsonObject): JsonObject | null {
+  const meta = isRecord(event.tool_call_metadata) ? event.tool_call_metadata : null;
+  const response = meta && isRecord(meta.model_response) ? meta.model_response : null;
+  const choice = response && Array.isArray(response.choices) ? response.choices[0] : undefined;
+  return isRecord(choice) && isRecord(choice.message) ? choice.message : null;
 }
 
 /** Whether an action is a tool call: an agent's tool action, or any action the model called a tool for. */
@@ -170,7 +176,7 @@ function replyArguments(meta: CallMetadata): string | null {
 export function callOf(event: OpenHandsEvent, meta: CallMetadata | null): ToolCall {
   const args = argsOf(event);
   const mcp = event.type === 'call_tool_mcp' && typeof args.name === 'string';
-  const own = Object.fromEntries(Object.entries(args).filter(([key]) => key !== 'thought'));
+  const own = omit(args, ['thought']);
   const written = meta ? replyArguments(meta) : null;
   const id = event.value.id;
   return {

@@ -5,36 +5,20 @@
  */
 import type { AssistantMessage, ChatMessage, ContextItem, ToolCall } from '../context/items';
 import { messageText } from '../context/items';
+import { parseArguments } from '../context/tool-facts';
 import { putText } from './blocks';
 import { unchangedRaw } from './common';
 import { isRecord, type JsonObject } from './json';
 import { slotValues, type ItemPart, type LineSlot, type LineWriter } from './line-slots';
-import { withArgs } from './openhands-events';
+import { replyOf, withArgs } from './openhands-events';
 
 /** Separator of the thoughts of a message's actions once joined into one string. */
 export const THOUGHT_SEPARATOR = '\n';
-
-function parsedObject(text: string): JsonObject | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return isRecord(value) ? value : null;
-  } catch {
-    return null; // changed since import (e.g. cut to a preview)
-  }
-}
 
 /** The event's text put back where the importer took it out (`content`, and `message` when it repeated it). */
 function withText(part: JsonObject, text: string): JsonObject {
   const filled = 'observation' in part ? { ...part, content: text } : withArgs(part, { content: text });
   return part.message === 0 ? { ...filled, message: text } : filled;
-}
-
-/** The model response's first choice message, if the event holds one. */
-function replyOf(event: JsonObject): JsonObject | null {
-  const meta = isRecord(event.tool_call_metadata) ? event.tool_call_metadata : null;
-  const response = meta && isRecord(meta.model_response) ? meta.model_response : null;
-  const choice = response && Array.isArray(response.choices) ? response.choices[0] : undefined;
-  return isRecord(choice) && isRecord(choice.message) ? choice.message : null;
 }
 
 /** The event with its model response's message changed (`keys`), the rest of the response as it was. */
@@ -67,7 +51,7 @@ function withCall(part: JsonObject, call: ToolCall): JsonObject {
     );
     return withReply(part, { tool_calls: calls });
   }
-  const args = parsedObject(call.function.arguments);
+  const args = parseArguments(call.function.arguments);
   const isMcp = part.action === 'call_tool_mcp';
   if (!args) return part;
   return withArgs(part, isMcp ? { arguments: args } : args);
@@ -155,7 +139,7 @@ const ACTION_OF_TOOL: Record<string, string> = {
 
 /** An action event for a call that did not come from OpenHands. */
 function freshCall(call: ToolCall, calls: readonly ToolCall[], content: string | null): JsonObject {
-  const args = parsedObject(call.function.arguments) ?? {};
+  const args = parseArguments(call.function.arguments) ?? {};
   const name = call.function.name;
   const action = ACTION_OF_TOOL[name];
   const view = name === 'str_replace_editor' && args.command === 'view';

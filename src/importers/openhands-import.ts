@@ -42,7 +42,7 @@ import {
   type ImportOptions,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, parseJson, type JsonObject } from './json';
+import { describe, isRecord, jsonIndent, parseJson, type JsonObject } from './json';
 import type { LineSlot, PartRef } from './line-slots';
 import { openHandsParts, THOUGHT_SEPARATOR } from './openhands-export';
 import {
@@ -318,12 +318,6 @@ export function openHandsFromValue(
       indent,
     },
   };
-}
-
-/** How many spaces a JSON text is indented by (OpenHands writes 4), 0 when it is on one line. */
-export function jsonIndent(text: string): number {
-  const match = /^[[{]\r?\n( +)/.exec(text.trimStart());
-  return match ? (match[1] as string).length : 0;
 }
 
 /**

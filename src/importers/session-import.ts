@@ -4,16 +4,19 @@
 import type { SessionFormat } from '../context/items';
 import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
 import { ImportError } from './errors';
-import { checkJsonDepth, describe, isRecord, parseJson, parseJsonLines, type JsonLine } from './json';
+import {
+  checkJsonDepth,
+  describe,
+  isRecord,
+  jsonIndent,
+  parseJson,
+  parseJsonLines,
+  type JsonLine,
+} from './json';
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
 import { claudeCodeFromLines, importClaudeCodeSession } from './claude-code-import';
 import { codexFromLines, importCodexRollout, RESPONSE_ITEM_TYPES, ROLLOUT_LINE_TYPES } from './codex-import';
-import {
-  importOpenHandsTrajectory,
-  isOpenHandsTrajectory,
-  jsonIndent,
-  openHandsFromValue,
-} from './openhands-import';
+import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
 
