@@ -164,7 +164,11 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             tokenizer,
           );
           const label = plan.strategy ?? 'none';
-          await store.updateCompaction(input.compactionId, { strategy: label, attempts: attempt });
+          // The attempts of the summary call; a stand-in for one that failed keeps its count.
+          await store.updateCompaction(input.compactionId, {
+            strategy: label,
+            ...(input.fallbackFrom === undefined ? { attempts: attempt } : {}),
+          });
           await store.recordEvent(input.compactionId, `summary_start:${label}:${attempt}`, 'summary_start', {
             strategy: label,
             attempt,
@@ -172,9 +176,16 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             summaryBudget: plan.summaryBudget,
           });
           let summaryItem: CompactionSummaryItem | null = null;
+          const extractive = config.summarizer === 'extractive' || input.summarizer === 'extractive';
+          if (input.fallbackFrom !== undefined) {
+            await store.recordEvent(input.compactionId, `summary_fallback:${label}`, 'summary_fallback', {
+              strategy: label,
+              reason: input.fallbackFrom,
+            });
+          }
           if (plan.toSummarize.length > 0) {
             let text: string;
-            if (config.summarizer === 'extractive') {
+            if (extractive) {
               text = policy.planExtractiveSummary(plan, tokenizer);
             } else {
               const request = policy.planSummaryRequest(plan, config, input.focus);
@@ -191,7 +202,7 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             }
             summaryItem = policy.planSummaryItem(plan, text, {
               compactionId: input.compactionId,
-              summarizer: config.summarizer === 'extractive' ? 'extractive' : 'llm',
+              summarizer: extractive ? 'extractive' : 'llm',
               tokenizer,
             });
           }
@@ -227,8 +238,8 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             itemsCompacted: plan.toSummarize.length,
             summaryPreview: summaryText.slice(0, SUMMARY_PREVIEW_CHARS),
             summaryBudget: plan.summaryBudget,
-            // Attempts of a summary call; a plan with nothing to summarize made none.
-            attempts: summaryItem ? attempt : 0,
+            // Attempts of a summary call; a plan with nothing to summarize made none, nor a stand-in.
+            attempts: summaryItem && input.fallbackFrom === undefined ? attempt : 0,
             strategy: label,
             final: true,
           };

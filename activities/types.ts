@@ -213,6 +213,12 @@ export interface SummarizeInput extends Claimed {
   /** The conversation's model, whose encoding counts the summary item; absent: `summaryModel`. */
   model?: string;
   workspace: string | null;
+  /**
+   * `extractive`: summarize without a model call whatever the configuration — an emergency
+   * compaction's stand-in for a summary call that failed every attempt (`fallbackFrom`: why).
+   */
+  summarizer?: 'extractive';
+  fallbackFrom?: string;
 }
 
 export interface SummaryStep {

@@ -150,6 +150,11 @@ export interface CompactionResult extends Claimed {
   events: ConversationEvent[];
   /** How the review decided (`reviewSummary`); absent when there was none. */
   review?: ReviewVerdict;
+  /**
+   * Committed with the extractive summary standing in for a summary call that failed (an
+   * emergency compaction): the failure. The parent starts the cooldown as for a rolled-back one.
+   */
+  summaryFallback?: string;
 }
 
 // ---- Updates, Queries, Signals -------------------------------------------------------------

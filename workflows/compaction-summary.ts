@@ -27,6 +27,8 @@ export interface SummaryPhase {
   report: (change: Partial<CompactionProgress>) => void;
   /** Prune and commit run as local activities (such a compaction also skips empty steps in one call). */
   storeStepsLocal: boolean;
+  /** The summary call that failed every attempt, when the extractive summary stands in for it. */
+  fallbackFrom?: string;
 }
 
 /** Rounds kept verbatim by the last-resort full summary, then fewer (seed 004: "keep fewer rounds"). */
@@ -59,7 +61,10 @@ export async function summarizeInSteps(phase: SummaryPhase, tally: SummaryTally)
       {
         ...calls.options,
         // The plan runs the steps it needs (prune, the chain, the full summary) and summarizes once.
-        summary: `summary: planned steps (prune → ${pruned.chain.join(' → ')} → full), one summary`,
+        summary:
+          phase.fallbackFrom === undefined
+            ? `summary: planned steps (prune → ${pruned.chain.join(' → ')} → full), one summary`
+            : `extractive summary (the summary call failed): planned steps, no model call`,
       },
       [
         {
@@ -75,6 +80,9 @@ export async function summarizeInSteps(phase: SummaryPhase, tally: SummaryTally)
           summaryModel: input.summaryModel,
           ...(input.model ? { model: input.model } : {}),
           workspace: input.workspace,
+          ...(phase.fallbackFrom !== undefined
+            ? { summarizer: 'extractive' as const, fallbackFrom: phase.fallbackFrom }
+            : {}),
         },
       ],
     );

@@ -109,6 +109,27 @@ function describeFailure(err: unknown): string {
   return root instanceof Error ? root.message : String(root);
 }
 
+/** Adds a failed summary call's attempts to the tally: all of them when retries ran out, else the one. */
+function countSummaryAttempts(tally: SummaryTally, err: unknown): void {
+  if (!(err instanceof ActivityFailure)) return;
+  tally.attempts +=
+    err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED
+      ? (summarizeOptions.retry?.maximumAttempts ?? 1)
+      : 1;
+}
+
+/**
+ * Whether the extractive summary stands in for a failed summary call: the compaction is an
+ * emergency (`overflow`: over the window, or refused as too long) and the summary model failed —
+ * an LLM failure, retried or not, or summaries it could not use (`SUMMARY_INVALID`); not a
+ * cancellation, and not a failure of the store or the plan, which the extractive summary would meet too.
+ */
+function emergencyFallback(input: CompactionInput, err: unknown): boolean {
+  if (input.trigger !== 'overflow' || !(err instanceof ActivityFailure) || isCancellation(err)) return false;
+  const type = applicationFailureIn(err)?.type ?? '';
+  return type.startsWith('LLM_') || type === 'SUMMARY_INVALID';
+}
+
 export async function compaction(input: CompactionInput): Promise<CompactionResult> {
   // The parent validated the same configuration; the defaults fill what it left out.
   const config = parseCompactionConfig(input.config);
@@ -174,6 +195,8 @@ async function runCompaction(
   const tally: SummaryTally = { attempts: 0, strategy: null, chosen: undefined };
   let failedPhase: CompactionResult['failedPhase'] = 'prune';
   let reviewed: ReviewVerdict | undefined;
+  /** The summary failure the extractive summary stood in for (an emergency compaction). */
+  let fallbackFrom: string | undefined;
 
   const result = (
     status: CompactionResult['status'],
@@ -211,6 +234,7 @@ async function runCompaction(
       // The activities stored every event with the compaction; the parent streams them only when asked.
       events: config.emitCompactionMetaEvents ? events : [],
       ...(reviewed ? { review: reviewed } : {}),
+      ...(fallbackFrom !== undefined && status === 'committed' ? { summaryFallback: fallbackFrom } : {}),
     };
   };
 
@@ -300,18 +324,27 @@ async function runCompaction(
         ],
       );
     } else {
-      await summarizeInSteps(
-        {
-          input,
-          pruned,
-          keepRecentRounds: config.keepRecentRounds,
-          calls: summaryBy,
-          progress,
-          report,
-          storeStepsLocal,
-        },
-        tally,
-      );
+      const phase = {
+        input,
+        pruned,
+        keepRecentRounds: config.keepRecentRounds,
+        calls: summaryBy,
+        progress,
+        report,
+        storeStepsLocal,
+      };
+      try {
+        await summarizeInSteps(phase, tally);
+      } catch (err) {
+        // An emergency compaction (the request is over the window, or the model refused it as too
+        // long) that rolled back would leave the round nothing to send: when its summary call
+        // failed every attempt, the extractive summary (no model call) stands in. The parent
+        // still starts the cooldown, as for any summary failure.
+        if (!emergencyFallback(input, err) || !patched('overflow-extractive-fallback')) throw err;
+        countSummaryAttempts(tally, err);
+        fallbackFrom = describeFailure(err);
+        await summarizeInSteps({ ...phase, fallbackFrom }, tally);
+      }
     }
     timings.summaryMs = Date.now() - t;
     let chosen = tally.chosen;
@@ -378,13 +411,7 @@ async function runCompaction(
     });
     return result('committed', null, totals);
   } catch (err) {
-    if (failedPhase === 'summary' && err instanceof ActivityFailure) {
-      // The failed summary call's attempts: all of them when retries ran out, else the one.
-      tally.attempts +=
-        err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED
-          ? (summarizeOptions.retry?.maximumAttempts ?? 1)
-          : 1;
-    }
+    if (failedPhase === 'summary') countSummaryAttempts(tally, err);
     const reason = isCancellation(err) ? 'cancelled' : describeFailure(err);
     if (isCancellation(err)) failedPhase = 'cancelled';
     await rollBack(reason);

@@ -122,6 +122,8 @@ export interface CompactionBrief {
   reason: string | null;
   /** How its review decided (`reviewSummary`); absent when there was none. */
   review?: ReviewVerdict;
+  /** Committed with the extractive summary because the summary call failed (an emergency): why. */
+  summaryFallback?: string;
 }
 
 /** Events of a conversation (the `events` Query), seeds 003 and 004. */
@@ -153,6 +155,7 @@ export type ConversationEvent =
     }
   | { type: 'compaction_rolled_back'; seq: number; trigger: TriggerKind; reason: string }
   | { type: 'compaction_skipped'; seq: number; trigger: TriggerKind; reason: string }
+  | { type: 'summary_fallback'; seq: number; reason: string }
   | { type: 'cooldown_started'; until: number; ms: number }
   | { type: 'cooldown_ended' }
   | { type: 'loop_guard'; reason: string }

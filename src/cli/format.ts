@@ -28,6 +28,8 @@ export function formatEvent(event: ConversationEvent): string | null {
       return `✗ compaction #${event.seq} rolled back: ${event.reason}`;
     case 'compaction_skipped':
       return `– compaction #${event.seq} skipped: ${event.reason}`;
+    case 'summary_fallback':
+      return `⚠ compaction #${event.seq}: the summary call failed (${event.reason}); the extractive summary stands in`;
     case 'cooldown_started':
       return `⏸ cooldown ${Math.round(event.ms / 1000)} s`;
     case 'cooldown_ended':

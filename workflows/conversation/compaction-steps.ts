@@ -233,6 +233,11 @@ export class CompactionSteps {
         summaryItemId: result.summaryItemId,
         summaryPreview: result.summaryPreview,
       });
+      // The extractive summary stood in for a failed summary call: the summarizer still failed.
+      if (result.summaryFallback !== undefined) {
+        s.pushEvent({ type: 'summary_fallback', seq, reason: result.summaryFallback });
+        this.startCooldown();
+      }
     } else if (result.status === 'rolled_back') {
       s.pushEvent({ type: 'compaction_rolled_back', seq, trigger, reason: result.reason ?? 'unknown' });
       if (result.failedPhase === 'summary') this.startCooldown();
@@ -251,6 +256,7 @@ export class CompactionSteps {
       savedRatio: result.savedRatio,
       reason: result.reason,
       ...(result.review ? { review: result.review } : {}),
+      ...(result.summaryFallback !== undefined ? { summaryFallback: result.summaryFallback } : {}),
     };
     s.lastCompaction = brief;
     const cooledDown = result.status === 'rolled_back' && result.failedPhase === 'summary';

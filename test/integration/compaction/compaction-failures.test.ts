@@ -317,6 +317,39 @@ describe('summary failures', () => {
     expect(fourth.compactions.map((c) => c.status)).toEqual(['skipped']);
   });
 
+  it('an emergency compaction whose summary call fails every time commits with the extractive summary: the model is asked again, the cooldown starts', async () => {
+    resetLlm();
+    summaryLane().setDefault(step.serverError());
+    const conv = await env.startConversation({ config: { maxContextTokens: 20_000, cooldownMs: 60_000 } });
+    await talk(conv, 3);
+    const before = env.llm.chatRequests().length;
+    env.llm.script(step.contextLengthExceeded(), step.text('after the emergency compaction'));
+    const result = await conv.send('big question');
+    expect(result.reply).toBe('after the emergency compaction');
+    expect(result.compactions[0]).toMatchObject({
+      trigger: 'overflow',
+      status: 'committed',
+      summaryFallback: expect.stringContaining('LLM_SERVER_ERROR'),
+    });
+    // Every attempt of the summary call was made before the extractive summary stood in.
+    const summaryCalls = env.llm
+      .chatRequests()
+      .slice(before)
+      .filter((r) => isSummaryRequest(r));
+    expect(summaryCalls).toHaveLength(3);
+    const record = (await conv.compactions()).find((c) => c.seq === result.compactions[0]?.seq);
+    expect(record).toMatchObject({ status: 'committed', attempts: 3 });
+    const summary = (await conv.activeContext()).items.find((i) => i.type === 'COMPACTION_SUMMARY');
+    expect(JSON.stringify(summary?.message)).toContain('Extractive summary');
+    const events = await conv.events();
+    expect(events.find((e) => e.type === 'summary_fallback')).toMatchObject({
+      seq: result.compactions[0]?.seq,
+      reason: expect.stringContaining('LLM_SERVER_ERROR'),
+    });
+    expect((await conv.status()).cooldownActive).toBe(true);
+    // An automatic compaction is not an emergency: its failure still rolls back (the test above).
+  });
+
   it('a failing commit is compensated: rolled back, the staged version discarded, context unchanged', async () => {
     resetLlm();
     const conv = await env.startConversation({ name: 'commitfail', config: { maxContextTokens: 20_000 } });
