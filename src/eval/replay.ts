@@ -11,7 +11,8 @@
  * A summary that fails (the summarizer throws once its retries are spent) rolls its compaction back,
  * as the compaction workflow does: the context stays as it was, the loop guard does not count it,
  * and automatic triggers cool down until the next model call (the workflow's `cooldownMs` is wall
- * time, which a replay has none of). After {@link MAX_SUMMARY_FAILURES_IN_A_ROW} such failures with
+ * time, which a replay has none of). An emergency compaction (`overflow`) commits with the
+ * extractive summary instead, as the workflow's does, and the cooldown starts all the same. After {@link MAX_SUMMARY_FAILURES_IN_A_ROW} such failures with
  * no committed compaction between them, the replay stops asking: every later compaction that needs
  * a summary is rolled back without a call, and the replay goes on to show what that leaves. A
  * {@link SummarizerFatalError} (a failure every call would repeat: a bad key, an unknown model)
@@ -28,7 +29,7 @@ import {
   type TriggerPoint,
 } from '../context/compaction-decision';
 import { finishCompaction, planCompaction, type CompactionPlan } from '../context/compaction-plan';
-import { planSummaryItem } from '../context/compaction-summary';
+import { planExtractiveSummary, planSummaryItem } from '../context/compaction-summary';
 import type { CompactionConfig } from '../context/config';
 import type { CompactionSummaryItem, ContextItem } from '../context/items';
 import { messageText } from '../context/items';
@@ -167,27 +168,31 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     });
     if (plan.impossible) return record('skipped', plan.impossible, before);
     let summary: CompactionSummaryItem | null = null;
+    /** Why the summary failed, when the extractive summary stands in (an emergency compaction). */
+    let fellBack: { reason: string; failure: 'failed' | 'not_asked' } | null = null;
     if (plan.toSummarize.length > 0) {
-      if (failuresInARow >= MAX_SUMMARY_FAILURES_IN_A_ROW) {
-        return record(
-          'rolled_back',
-          `summary not asked: the last ${failuresInARow} summaries failed (the replay stopped asking)`,
-          before,
-          'not_asked',
-        );
-      }
       let written: Awaited<ReturnType<Summarizer>>;
-      try {
-        written = await options.summarize(plan);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        if (err instanceof SummarizerFatalError) {
-          throw new SummarizerFatalError(`compaction #${seq} (${trigger}): ${message}`, { cause: err });
+      if (failuresInARow >= MAX_SUMMARY_FAILURES_IN_A_ROW) {
+        const reason = `summary not asked: the last ${failuresInARow} summaries failed (the replay stopped asking)`;
+        if (trigger !== 'overflow') return record('rolled_back', reason, before, 'not_asked');
+        fellBack = { reason, failure: 'not_asked' };
+        written = { text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' };
+      } else {
+        try {
+          written = await options.summarize(plan);
+          failuresInARow = 0;
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          if (err instanceof SummarizerFatalError) {
+            throw new SummarizerFatalError(`compaction #${seq} (${trigger}): ${message}`, { cause: err });
+          }
+          failuresInARow++;
+          if (trigger !== 'overflow')
+            return record('rolled_back', `summary failed: ${message}`, before, 'failed');
+          fellBack = { reason: `summary failed: ${message}`, failure: 'failed' };
+          written = { text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' };
         }
-        failuresInARow++;
-        return record('rolled_back', `summary failed: ${message}`, before, 'failed');
       }
-      failuresInARow = 0;
       summary = planSummaryItem(plan, written.text, {
         compactionId: `eval-${seq}`,
         summarizer: written.summarizer,
@@ -198,6 +203,13 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     // The workflow skips a compaction that does not make the context smaller.
     if (sum(after) >= sum(before))
       return record('skipped', 'no_progress: the compacted context is not smaller', before);
+    if (fellBack)
+      return record(
+        'committed',
+        `${fellBack.reason}; the extractive summary stood in (an emergency)`,
+        after,
+        fellBack.failure,
+      );
     return record('committed', null, after);
   };
 
@@ -207,14 +219,16 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     if (result.status === 'committed') {
       context = result.after;
       lastCompactionRound = round;
-      failuresInARow = 0;
+      // A summary that stood in for a failed one is no sign the summarizer works again.
+      if (result.summaryFailure === null) failuresInARow = 0;
     }
     const savedRatio =
       result.tokensBefore > 0 ? (result.tokensBefore - result.tokensAfter) / result.tokensBefore : 0;
-    if (result.status === 'rolled_back') {
-      // The workflow's answer to a failed summary is the cooldown, not the loop guard.
-      cooldownUntilRequest = requests.length + 1;
-    } else if (isAutomatic(decision.trigger)) {
+    // The workflow's answer to a failed summary is the cooldown, not the loop guard (also when the
+    // extractive summary stood in for it); a rolled-back compaction changes nothing else.
+    if (result.summaryFailure !== null) cooldownUntilRequest = requests.length + 1;
+    if (result.status === 'rolled_back') return;
+    if (isAutomatic(decision.trigger)) {
       const guard = recordForLoopGuard(recent, { ...result, savedRatio }, round, config);
       recent = guard.recent;
       if (guard.pause) {

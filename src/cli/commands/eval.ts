@@ -236,8 +236,9 @@ export function registerEval(program: Command): void {
         'only the compacted span held, searched the way a model would: a read file by its path, an error by its words,\n' +
         "a command's output by the command; found when a top-3 result holds them), and the peers.\n" +
         'With --summarizer llm a summary call is retried as the summarize activity retries it (3 attempts, 1 s and\n' +
-        '2 s apart or the Retry-After); one that still fails rolls its compaction back, as the workflow does, and the\n' +
-        'replay goes on (after 3 in a row it stops asking). Each is listed, and the run exits 1. A failure every call\n' +
+        '2 s apart or the Retry-After); one that still fails rolls its compaction back, as the workflow does (an\n' +
+        'emergency, overflow, commits with the extractive summary instead), and the replay goes on (after 3 in a\n' +
+        'row it stops asking). Each is listed, and the run exits 1. A failure every call\n' +
         'would repeat (a bad key, an unknown model) stops the run at once.\n' +
         'A file that cannot be read or imported is left out (listed, and the run exits 2); the others are replayed.\n' +
         `Exit codes: 0 every invariant held, ${EVAL_VIOLATION_EXIT} an invariant broke (each is listed), 2 bad input, 1 failure.`,
@@ -296,7 +297,7 @@ export function registerEval(program: Command): void {
           if (opts.out) for (const file of writeEvalFiles(opts.out, rows)) console.error(`wrote ${file}`);
           if (rolledBack.length > 0) {
             console.error(
-              `\n${failed} summary call(s) failed, their compactions rolled back (the context stayed as it was, as the workflow leaves it):`,
+              `\n${failed} summary call(s) failed, their compactions rolled back (the context stayed as it was, as the workflow leaves it) or, an emergency's, committed with the extractive summary:`,
             );
             for (const line of rolledBack.slice(0, 50)) console.error(`  ${line}`);
           }

@@ -1,6 +1,6 @@
 /**
  * `eval --summarizer llm` when the summary call fails. The workflow rolls such a compaction back
- * and goes on; eval stopped at the first one with one line and no table (an empty, whitespace or
+ * (an emergency one commits with the extractive summary instead) and goes on; eval stopped at the first one with one line and no table (an empty, whitespace or
  * untagged summary, a 500, a 429 or a dropped connection: `error: summary invalid: empty_summary:
  * the model returned empty content`, exit 1, on pi-large-session at 8k), retried a bad key three
  * times and sent a larger `max_tokens` than the activity. Made-up sessions.
@@ -14,7 +14,7 @@ import { evaluate } from '../../../src/cli/commands/eval';
 import type { CompactionPlan } from '../../../src/context/compaction-plan';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
 import { parseCompactionConfig, targetTokens } from '../../../src/context/config';
-import type { ContextItem } from '../../../src/context/items';
+import { messageText, type ContextItem } from '../../../src/context/items';
 import { summaryHandlesBudget } from '../../../src/context/post-compaction';
 import { judgeCompaction } from '../../../src/eval/metrics';
 import {
@@ -96,6 +96,27 @@ describe('a replay whose summary fails', () => {
     expect(failed.at(-1)).toMatchObject({ summaryFailure: 'not_asked' });
     expect(failed.at(-1)?.reason).toMatch(/^summary not asked: the last 3 summaries failed/);
     expect(replay.requests.length).toBe(items.filter((i) => i.type === 'ASSISTANT_MESSAGE').length);
+  });
+
+  it('commits an emergency compaction with the extractive summary instead, as the workflow does', async () => {
+    const summarize: Summarizer = async () => {
+      throw new Error('LLM server error (HTTP 500): internal error (after 3 attempts)');
+    };
+    const items = session();
+    const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
+    const stoodIn = replay.compactions.filter((c) => c.trigger === 'overflow' && c.status === 'committed');
+    expect(stoodIn.length).toBeGreaterThan(0);
+    for (const c of stoodIn) {
+      expect(c.summaryFailure).not.toBeNull();
+      expect(c.reason).toMatch(/; the extractive summary stood in \(an emergency\)$/);
+      const summary = c.after.find((i) => i.type === 'COMPACTION_SUMMARY');
+      expect(summary && messageText(summary.message)).toContain('(Extractive summary');
+    }
+    // Automatic compactions still roll back, and no request goes over the window.
+    expect(replay.compactions.filter((c) => c.trigger !== 'overflow' && c.status === 'committed')).toEqual(
+      [],
+    );
+    expect(replay.requests.filter((r) => r.tokens > config.maxContextTokens)).toEqual([]);
   });
 
   it('stops at once on a failure every call would repeat, naming the compaction', async () => {
@@ -263,7 +284,7 @@ describe('eval --summarizer llm against a summarizer that fails', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^session\s+window\s+comp\./);
     expect(r.stderr).toMatch(
-      /\n1 summary call\(s\) failed, their compactions rolled back \(the context stayed as it was, as the workflow leaves it\):\n {2}session\.json @ 3000: compaction #\d+ \(\w+\): summary failed: LLM context length exceeded \(HTTP 400\)/,
+      /\n1 summary call\(s\) failed, their compactions rolled back \(the context stayed as it was, as the workflow leaves it\) or, an emergency's, committed with the extractive summary:\n {2}session\.json @ 3000: compaction #\d+ \(\w+\): summary failed: LLM context length exceeded \(HTTP 400\)/,
     );
     expect(r.stderr).toContain('every invariant held, but not every summary was written (exit 1)');
   }, 60_000);
