@@ -7,7 +7,7 @@ import { messageText } from '../context/items';
 import { putText } from './blocks';
 import { unchangedRaw } from './common';
 import { isRecord, type JsonObject } from './json';
-import { writeLineSlots, type ItemPart, type LineSlot, type LineWriter } from './line-slots';
+import { onePartWriter, writeLineSlots, type ItemPart, type LineSlot } from './line-slots';
 
 /** Separator of a message's text parts once joined into one string. */
 export const TEXT_SEPARATOR = '\n';
@@ -160,19 +160,8 @@ function freshLines(message: ChatMessage, previous: JsonObject | undefined, summ
   }
 }
 
-const WRITER: LineWriter = {
-  format: 'codex',
-  partsOf: (item: ContextItem) =>
-    item.type === 'TOOL_DEFINITIONS'
-      ? []
-      : codexParts(item.message, item.origin?.format === 'codex' ? item.origin.fields : {}),
-  // A Codex line holds one item's part only.
-  join: (parts) => parts[0] as JsonObject,
-  fresh: (item, previous) =>
-    item.type === 'TOOL_DEFINITIONS'
-      ? []
-      : freshLines(item.message, previous, item.type === 'COMPACTION_SUMMARY'),
-};
+// A Codex line holds one item's part only.
+const WRITER = onePartWriter('codex', codexParts, freshLines);
 
 /**
  * Writes items back as the Codex rollout they came from: every line of the source in its place (an

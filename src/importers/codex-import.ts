@@ -28,21 +28,19 @@
  * turns), `reasoning` (encrypted, never sent back as text), the older header and state lines,
  * web searches, ghost snapshots and unknown types. Pure.
  */
-import type { ContextItem, ToolCall } from '../context/items';
+import type { ToolCall } from '../context/items';
 import { takeText } from './blocks';
 import { codexParts, TEXT_SEPARATOR } from './codex-export';
 import {
   defaultIdPrefix,
   finishItems,
-  makeItem,
-  lineFields,
+  itemsOfLines,
   type Converted,
   type ImportedSession,
   type ImportOptions,
 } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, parseJsonLines, type JsonLine, type JsonObject } from './json';
-import type { LineSlot, PartRef } from './line-slots';
 
 /** Payload types of the Responses API items a rollout records. */
 export const RESPONSE_ITEM_TYPES = new Set([
@@ -370,33 +368,14 @@ export function codexFromLines(
       });
     }
   }
-  const items: ContextItem[] = [];
-  const partsOfLine = new Map<number, PartRef[]>();
-  for (const item of pending) {
-    const first = item.lines[0] as CodexLine;
-    const id = `${idPrefix}${first.index}`;
-    item.lines.forEach((line, part) => partsOfLine.set(line.index, [{ itemId: id, part }]));
-    const parts: JsonObject = { parts: item.parts };
-    // The mapping covers the shapes Codex writes; lines it does not rebuild are kept whole.
-    const fields = lineFields(
-      parts,
-      item.lines.map((l) => l.value),
-      item.converted.message,
-      item.raw ? [] : codexParts(item.converted.message, parts),
-      item.isError === true,
-    );
-    items.push(
-      makeItem(item.converted, {
-        id,
-        isMeta: item.isMeta,
-        origin: { format: 'codex', index: first.index, fields },
-      }),
-    );
-  }
-  const slots: LineSlot[] = lines.map((line) => {
-    const parts = partsOfLine.get(line.index);
-    return parts ? { parts } : { entry: line.value };
-  });
+  // The mapping covers the shapes Codex writes; lines it does not rebuild are kept whole.
+  const { items, slots } = itemsOfLines(
+    pending,
+    (item) => item.lines,
+    lines,
+    { format: 'codex', idPrefix },
+    (item, parts) => (item.raw ? [] : codexParts(item.converted.message, parts)),
+  );
   return {
     format: 'codex',
     items: finishItems(items, options.tokenizer),

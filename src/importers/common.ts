@@ -18,7 +18,7 @@ import { assignRounds } from '../context/segments';
 import { withTokenCount } from '../context/token-accounting';
 import type { Tokenizer } from '../context/tokenizer';
 import { contentHash, jsonEqual, type JsonObject } from './json';
-import type { LineSlot } from './line-slots';
+import type { LineSlot, PartRef } from './line-slots';
 
 export interface ImportOptions {
   /** Counts each item's tokens (content + per-message overhead, see `token-accounting.ts`). */
@@ -191,6 +191,58 @@ export function lineFields(
       ? rawFields([...lines], message)
       : fields;
   return isError ? { ...checked, isError: true } : checked;
+}
+
+/** An item an importer made of source lines, before it has an id (see {@link itemsOfLines}). */
+export interface LineItem {
+  converted: Converted;
+  isMeta: boolean;
+  /** Each source line with the item's text taken out, in the lines' order. */
+  parts: JsonObject[];
+  isError?: boolean;
+}
+
+/**
+ * The items of a format whose source lines each make part of one item at most (Codex's lines,
+ * OpenHands' events), with the document's slots: each item named after its first line, its side
+ * fields the parts of its lines (the lines whole where `rebuild` does not give them back exactly,
+ * `lineFields`); each line a slot of its item's part, or kept as it is.
+ */
+export function itemsOfLines<L extends { index: number; value: JsonObject }, P extends LineItem>(
+  pending: readonly P[],
+  sourcesOf: (item: P) => readonly L[],
+  lines: readonly L[],
+  origin: { format: SessionFormat; idPrefix: string },
+  rebuild: (item: P, parts: JsonObject) => readonly unknown[],
+): { items: ContextItem[]; slots: LineSlot[] } {
+  const items: ContextItem[] = [];
+  const partsOfLine = new Map<number, PartRef[]>();
+  for (const item of pending) {
+    const sources = sourcesOf(item);
+    const first = sources[0] as L;
+    const id = `${origin.idPrefix}${first.index}`;
+    sources.forEach((line, part) => partsOfLine.set(line.index, [{ itemId: id, part }]));
+    const parts: JsonObject = { parts: item.parts };
+    const fields = lineFields(
+      parts,
+      sources.map((l) => l.value),
+      item.converted.message,
+      rebuild(item, parts),
+      item.isError === true,
+    );
+    items.push(
+      makeItem(item.converted, {
+        id,
+        isMeta: item.isMeta,
+        origin: { format: origin.format, index: first.index, fields },
+      }),
+    );
+  }
+  const slots: LineSlot[] = lines.map((line) => {
+    const parts = partsOfLine.get(line.index);
+    return parts ? { parts } : { entry: line.value };
+  });
+  return { items, slots };
 }
 
 /** The kept source entry, if the fields hold one and the message is unchanged since import. */

@@ -7,7 +7,7 @@
  * item keeps, in its side fields, one part per line it came from (that line with the item's text
  * taken out). Writing back walks the slots. Pure.
  */
-import type { ContextItem, SessionFormat } from '../context/items';
+import type { ChatMessage, ContextItem, SessionFormat } from '../context/items';
 import { isRecord, type JsonObject } from './json';
 
 /** A part of an item: the `part`-th line the item came from. */
@@ -42,6 +42,30 @@ export interface LineWriter {
   fresh(item: ContextItem, previous: JsonObject | undefined): JsonObject[];
   /** The keys of a line's own id and of the id of the line it links to, if lines link. */
   linkKeys?: { id: string; parent: string };
+}
+
+/**
+ * The writer of a format whose lines each hold one item's part (Codex's lines, OpenHands' events):
+ * an item's parts from its side fields when it came from `format` (`partsOf`), lines made afresh
+ * otherwise (`fresh`, told whether the item is a compaction summary); tool definitions have none.
+ */
+export function onePartWriter(
+  format: SessionFormat,
+  partsOf: (message: ChatMessage, fields: JsonObject) => ItemPart[],
+  fresh: (message: ChatMessage, previous: JsonObject | undefined, summary: boolean) => JsonObject[],
+): LineWriter {
+  return {
+    format,
+    partsOf: (item) =>
+      item.type === 'TOOL_DEFINITIONS'
+        ? []
+        : partsOf(item.message, item.origin?.format === format ? item.origin.fields : {}),
+    join: (parts) => parts[0] as JsonObject,
+    fresh: (item, previous) =>
+      item.type === 'TOOL_DEFINITIONS'
+        ? []
+        : fresh(item.message, previous, item.type === 'COMPACTION_SUMMARY'),
+  };
 }
 
 /**

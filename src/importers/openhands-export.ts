@@ -9,7 +9,7 @@ import { parseArguments } from '../context/tool-facts';
 import { putText } from './blocks';
 import { unchangedRaw } from './common';
 import { isRecord, type JsonObject } from './json';
-import { slotValues, type ItemPart, type LineSlot, type LineWriter } from './line-slots';
+import { onePartWriter, slotValues, type ItemPart, type LineSlot } from './line-slots';
 import { replyOf, withArgs } from './openhands-events';
 
 /** Separator of the thoughts of a message's actions once joined into one string. */
@@ -199,19 +199,8 @@ function freshEvents(message: ChatMessage, previous: JsonObject | undefined, sum
   }
 }
 
-const WRITER: LineWriter = {
-  format: 'openhands',
-  partsOf: (item: ContextItem) =>
-    item.type === 'TOOL_DEFINITIONS'
-      ? []
-      : openHandsParts(item.message, item.origin?.format === 'openhands' ? item.origin.fields : {}),
-  // An event holds one item's part only.
-  join: (parts) => parts[0] as JsonObject,
-  fresh: (item, previous) =>
-    item.type === 'TOOL_DEFINITIONS'
-      ? []
-      : freshEvents(item.message, previous, item.type === 'COMPACTION_SUMMARY'),
-};
+// An event holds one item's part only.
+const WRITER = onePartWriter('openhands', openHandsParts, freshEvents);
 
 /**
  * Writes items back as the OpenHands trajectory they came from: every event of the source in its

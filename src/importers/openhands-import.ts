@@ -30,20 +30,18 @@
  * A `condensation` action is not applied: the events it let OpenHands forget stay in the context
  * (as `wholeHistory` keeps them), its summary is not read. Pure.
  */
-import type { ContextItem, ToolCall } from '../context/items';
+import type { ToolCall } from '../context/items';
 import { takeText } from './blocks';
 import {
   defaultIdPrefix,
   finishItems,
-  lineFields,
-  makeItem,
+  itemsOfLines,
   type Converted,
   type ImportedSession,
   type ImportOptions,
 } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, jsonIndent, parseJson, type JsonObject } from './json';
-import type { LineSlot, PartRef } from './line-slots';
 import { openHandsParts, THOUGHT_SEPARATOR } from './openhands-export';
 import {
   argField,
@@ -281,33 +279,14 @@ export function openHandsFromValue(
   const events = list.events.map((e, i) => readEvent(e, i, base));
   const pending = pendingItems(events, options.wholeHistory === true);
   if (pending.length === 0) throw new ImportError('it holds no messages');
-  const items: ContextItem[] = [];
-  const partsOfEvent = new Map<number, PartRef[]>();
-  for (const item of pending) {
-    const first = item.events[0] as OpenHandsEvent;
-    const id = `${idPrefix}${first.index}`;
-    item.events.forEach((event, part) => partsOfEvent.set(event.index, [{ itemId: id, part }]));
-    const parts: JsonObject = { parts: item.parts };
-    // Events the mapping does not rebuild exactly are kept whole.
-    const fields = lineFields(
-      parts,
-      item.events.map((e) => e.value),
-      item.converted.message,
-      openHandsParts(item.converted.message, parts),
-      item.isError === true,
-    );
-    items.push(
-      makeItem(item.converted, {
-        id,
-        isMeta: item.isMeta,
-        origin: { format: 'openhands', index: first.index, fields },
-      }),
-    );
-  }
-  const slots: LineSlot[] = events.map((event) => {
-    const parts = partsOfEvent.get(event.index);
-    return parts ? { parts } : { entry: event.value };
-  });
+  // Events the mapping does not rebuild exactly are kept whole.
+  const { items, slots } = itemsOfLines(
+    pending,
+    (item) => item.events,
+    events,
+    { format: 'openhands', idPrefix },
+    (item, parts) => openHandsParts(item.converted.message, parts),
+  );
   return {
     format: 'openhands',
     items: finishItems(items, options.tokenizer),
