@@ -22,3 +22,11 @@ export function thrown(fn: () => unknown): Error {
   }
   throw new Error('expected an error');
 }
+
+/** The values of a JSONL text, one per line. */
+export function jsonlValues(text: string): unknown[] {
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as unknown);
+}

@@ -18,6 +18,7 @@ import type {
   ToolResultItem,
   UserMessageItem,
 } from '../../src/context/items';
+import { messageText } from '../../src/context/items';
 import { assignRounds } from '../../src/context/segments';
 import { countItemTokens } from '../../src/context/token-accounting';
 import type { Tokenizer, TruncateResult } from '../../src/context/tokenizer';
@@ -172,4 +173,9 @@ export function words(n: number, word = 'alpha'): string {
 /** The ids of items, in order. */
 export function ids(items: readonly ContextItem[]): string[] {
   return items.map((item) => item.id);
+}
+
+/** Each item as [type, isMeta, text]: what an importer made of a session, at a glance. */
+export function itemSummary(items: readonly ContextItem[]): [string, boolean, string][] {
+  return items.map((i) => [i.type, i.isMeta, i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)]);
 }

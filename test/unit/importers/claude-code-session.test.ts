@@ -10,7 +10,8 @@ import { collectOpenErrors } from '../../../src/context/open-errors';
 import { messageText, type ContextItem } from '../../../src/context/items';
 import { callFactsOf } from '../../../src/context/item-facts';
 import { exportSession, ImportError, importSession } from '../../../src/importers';
-import { fakeTokenizer } from '../../support/items-factory';
+import { jsonlValues } from '../../support/files';
+import { fakeTokenizer, itemSummary } from '../../support/items-factory';
 
 const env = { sessionId: 's-1', cwd: '/w', version: '2.1.0', isSidechain: false, userType: 'external' };
 const user = (uuid: string, parentUuid: string | null, content: unknown, extra: object = {}) => ({
@@ -74,22 +75,13 @@ const lines = [
   assistant('a5', 'u6', 'msg_3', [{ type: 'text', text: 'The test still fails.' }]),
 ];
 const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
-const parse = (t: string) =>
-  t
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as unknown);
-
-function summary(items: readonly ContextItem[]): [string, boolean, string][] {
-  return items.map((i) => [i.type, i.isMeta, i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)]);
-}
 
 describe('a Claude Code session', () => {
   const session = importSession(text, { tokenizer: fakeTokenizer });
 
   it('is detected and read along the active chain, one item per API message', () => {
     expect(session.format).toBe('claude-code');
-    expect(summary(session.items)).toEqual([
+    expect(itemSummary(session.items)).toEqual([
       ['USER_MESSAGE', false, 'Fix the parser in src/parse.ts'],
       ['ASSISTANT_MESSAGE', false, ''],
       ['TOOL_RESULT', false, '     1→export const parse = 1;'],
@@ -128,9 +120,9 @@ describe('a Claude Code session', () => {
   });
 
   it('writes back line for line when unchanged, in context and whole-history imports', () => {
-    expect(parse(exportSession(session))).toEqual(parse(text));
+    expect(jsonlValues(exportSession(session))).toEqual(jsonlValues(text));
     const whole = importSession(text, { tokenizer: fakeTokenizer, wholeHistory: true });
-    expect(parse(exportSession(whole))).toEqual(parse(text));
+    expect(jsonlValues(exportSession(whole))).toEqual(jsonlValues(text));
   });
 
   it('relinks the chain around a dropped item and links an appended one', () => {
@@ -143,15 +135,15 @@ describe('a Claude Code session', () => {
       origin: undefined,
       message: { role: 'user', content: 'Now fix the test.' },
     } as ContextItem;
-    const out = parse(exportSession({ items: [...items, appended], document: session.document }));
+    const out = jsonlValues(exportSession({ items: [...items, appended], document: session.document }));
     const byUuid = new Map(out.map((l) => [(l as { uuid?: string }).uuid, l as Record<string, unknown>]));
     expect(byUuid.has('u5')).toBe(false);
     expect(byUuid.get('u6')?.parentUuid).toBe('u4');
     const last = out[out.length - 1] as Record<string, unknown>;
     expect(last).toMatchObject({ type: 'user', parentUuid: 'a5', message: { content: 'Now fix the test.' } });
     const again = importSession(out.map((l) => JSON.stringify(l)).join('\n'), { tokenizer: fakeTokenizer });
-    expect(summary(again.items).map((s) => s[2])).toEqual([
-      ...summary(items).map((s) => s[2]),
+    expect(itemSummary(again.items).map((s) => s[2])).toEqual([
+      ...itemSummary(items).map((s) => s[2]),
       'Now fix the test.',
     ]);
   });
@@ -175,15 +167,15 @@ describe('a Claude Code session', () => {
     ];
     const t = compacted.map((l) => JSON.stringify(l)).join('\n');
     const context = importSession(t, { tokenizer: fakeTokenizer });
-    expect(summary(context.items)).toEqual([
+    expect(itemSummary(context.items)).toEqual([
       ['COMPACTION_SUMMARY', true, 'This session is being continued. Summary: the parser was edited.'],
       ['ASSISTANT_MESSAGE', false, 'Continuing.'],
     ]);
     const whole = importSession(t, { tokenizer: fakeTokenizer, wholeHistory: true });
     expect(whole.items.map((i) => i.type)).not.toContain('COMPACTION_SUMMARY');
     expect(whole.items).toHaveLength(6);
-    expect(summary(whole.items)[0]?.[2]).toBe('Fix the parser in src/parse.ts');
-    expect(parse(exportSession(context))).toEqual(parse(t));
+    expect(itemSummary(whole.items)[0]?.[2]).toBe('Fix the parser in src/parse.ts');
+    expect(jsonlValues(exportSession(context))).toEqual(jsonlValues(t));
   });
 
   it.each([

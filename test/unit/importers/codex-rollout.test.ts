@@ -12,7 +12,8 @@ import { messageText, type ContextItem } from '../../../src/context/items';
 import { collectOpenErrors } from '../../../src/context/open-errors';
 import { touchedPaths } from '../../../src/eval/metrics';
 import { exportSession, ImportError, importSession } from '../../../src/importers';
-import { fakeTokenizer } from '../../support/items-factory';
+import { jsonlValues } from '../../support/files';
+import { fakeTokenizer, itemSummary } from '../../support/items-factory';
 
 const at = '2025-09-01T10:00:00.000Z';
 const item = (payload: object) => ({ timestamp: at, type: 'response_item', payload });
@@ -86,20 +87,13 @@ const lines = [
 ];
 const jsonl = (ls: readonly unknown[]) => ls.map((l) => JSON.stringify(l)).join('\n') + '\n';
 const text = jsonl(lines);
-const parse = (t: string) =>
-  t
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as unknown);
-const summary = (items: readonly ContextItem[]) =>
-  items.map((i) => [i.type, i.isMeta, i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)]);
 
 describe('a Codex rollout', () => {
   const session = importSession(text, { tokenizer: fakeTokenizer });
 
   it('is detected and read as the history Codex sends', () => {
     expect(session.format).toBe('codex');
-    expect(summary(session.items)).toEqual([
+    expect(itemSummary(session.items)).toEqual([
       ['SYSTEM_PROMPT', true, '<permissions instructions>workspace-write</permissions instructions>'],
       ['USER_MESSAGE', true, '<environment_context>\n  <cwd>/w</cwd>\n</environment_context>'],
       ['USER_MESSAGE', false, 'Fix src/a.ts and run the tests'],
@@ -140,7 +134,7 @@ describe('a Codex rollout', () => {
   });
 
   it('writes back line for line when unchanged', () => {
-    expect(parse(exportSession(session))).toEqual(parse(text));
+    expect(jsonlValues(exportSession(session))).toEqual(jsonlValues(text));
   });
 
   it('writes changed items in rollout shape: a cut output, an added call, a dropped turn', () => {
@@ -156,7 +150,10 @@ describe('a Codex rollout', () => {
           ? { ...i, id: 'cut-4', sourceId: i.id, message: { ...i.message, content: 'FAIL [cut]' } }
           : i,
       );
-    const out = parse(exportSession({ items, document: session.document })) as Record<string, unknown>[];
+    const out = jsonlValues(exportSession({ items, document: session.document })) as Record<
+      string,
+      unknown
+    >[];
     expect(out).toHaveLength(lines.length - 2);
     const cut = out.find(
       (l) =>
@@ -167,7 +164,7 @@ describe('a Codex rollout', () => {
       metadata: { exit_code: 1, duration_seconds: 0.5 },
     });
     const again = importSession(jsonl(out), { tokenizer: fakeTokenizer });
-    expect(summary(again.items)).toEqual(summary(items));
+    expect(itemSummary(again.items)).toEqual(itemSummary(items));
   });
 
   it('is its own compaction summary on import, and the whole history for eval', () => {
@@ -178,14 +175,14 @@ describe('a Codex rollout', () => {
     ];
     const t = jsonl(compacted);
     const context = importSession(t, { tokenizer: fakeTokenizer });
-    expect(summary(context.items).slice(0, 2)).toEqual([
+    expect(itemSummary(context.items).slice(0, 2)).toEqual([
       ['COMPACTION_SUMMARY', true, 'Summary: a.ts read, b.ts read.'],
       ['ASSISTANT_MESSAGE', false, ''],
     ]);
     expect(context.items).toHaveLength(8);
     const whole = importSession(t, { tokenizer: fakeTokenizer, wholeHistory: true });
-    expect(summary(whole.items)).toEqual(summary(session.items));
-    expect(parse(exportSession(context))).toEqual(parse(t));
+    expect(itemSummary(whole.items)).toEqual(itemSummary(session.items));
+    expect(jsonlValues(exportSession(context))).toEqual(jsonlValues(t));
   });
 
   it('drops the turns a rollback undid, in eval too, and writes their lines back', () => {
@@ -209,16 +206,16 @@ describe('a Codex rollout', () => {
     for (const wholeHistory of [false, true]) {
       const read = importSession(t, { tokenizer: fakeTokenizer, wholeHistory });
       // The undone turn and the environment update written for it are gone; the next turn follows.
-      expect(summary(read.items)).toEqual([
-        ...summary(session.items),
+      expect(itemSummary(read.items)).toEqual([
+        ...itemSummary(session.items),
         ['USER_MESSAGE', false, 'Keep b.ts; rename it instead'],
       ]);
       expect(touchedPaths(read.items)).toEqual(['src/a.ts', 'src/b.ts']);
-      expect(parse(exportSession(read))).toEqual(parse(t));
+      expect(jsonlValues(exportSession(read))).toEqual(jsonlValues(t));
     }
     // More turns than there are: every turn goes, what came before the first stays.
     const all = importSession(jsonl([...lines, rolledBack(5)]), { tokenizer: fakeTokenizer });
-    expect(summary(all.items)).toEqual(summary(session.items).slice(0, 2));
+    expect(itemSummary(all.items)).toEqual(itemSummary(session.items).slice(0, 2));
     expect(() => importSession(jsonl([...lines, rolledBack('2')]), { tokenizer: fakeTokenizer })).toThrow(
       `line ${lines.length + 1}, payload.num_turns: expected a whole number of turns, got a string`,
     );
@@ -233,8 +230,8 @@ describe('a Codex rollout', () => {
     const t = jsonl(older);
     const read = importSession(t, { tokenizer: fakeTokenizer });
     expect(read.format).toBe('codex');
-    expect(summary(read.items)).toEqual(summary(session.items));
-    expect(parse(exportSession(read))).toEqual(parse(t));
+    expect(itemSummary(read.items)).toEqual(itemSummary(session.items));
+    expect(jsonlValues(exportSession(read))).toEqual(jsonlValues(t));
     const shellPatch = {
       ...shell('call_9', ''),
       arguments: JSON.stringify({ command: ['apply_patch', patch] }),

@@ -13,7 +13,7 @@ import { messageText, type ContextItem } from '../../../src/context/items';
 import { collectOpenErrors } from '../../../src/context/open-errors';
 import { touchedPaths } from '../../../src/eval/metrics';
 import { detectSessionFormat, exportSession, ImportError, importSession } from '../../../src/importers';
-import { fakeTokenizer } from '../../support/items-factory';
+import { fakeTokenizer, itemSummary } from '../../support/items-factory';
 
 const at = '2025-04-30T17:56:40.640800';
 
@@ -235,8 +235,6 @@ const events = [
 
 const text = JSON.stringify(events, null, 4);
 
-const summary = (items: readonly ContextItem[]) =>
-  items.map((i) => [i.type, i.isMeta, i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)]);
 const calls = (items: readonly ContextItem[]) =>
   items.flatMap((i) => (i.type === 'ASSISTANT_MESSAGE' ? (i.message.tool_calls ?? []) : []));
 
@@ -245,7 +243,7 @@ describe('an OpenHands trajectory', () => {
 
   it('is detected and read as the messages OpenHands sends', () => {
     expect(session.format).toBe('openhands');
-    expect(summary(session.items)).toEqual([
+    expect(itemSummary(session.items)).toEqual([
       ['SYSTEM_PROMPT', true, 'You are OpenHands agent.'],
       ['USER_MESSAGE', false, 'Fix src/a.py'],
       ['ASSISTANT_MESSAGE', false, 'Let me look.'],
@@ -309,7 +307,7 @@ describe('an OpenHands trajectory', () => {
     });
     const read = importSession(wrapped, { tokenizer: fakeTokenizer });
     expect(read.format).toBe('openhands');
-    expect(summary(read.items)).toEqual(summary(session.items));
+    expect(itemSummary(read.items)).toEqual(itemSummary(session.items));
     expect(JSON.parse(exportSession(read))).toEqual(JSON.parse(wrapped));
     const download = JSON.stringify({ trajectory: events });
     expect(JSON.parse(exportSession(importSession(download, { tokenizer: fakeTokenizer })))).toEqual({
@@ -356,7 +354,7 @@ describe('an OpenHands trajectory', () => {
       args: { content: 'Also run the linter' },
     });
     const again = importSession(JSON.stringify(out), { tokenizer: fakeTokenizer });
-    expect(summary(again.items)).toEqual(summary(changed));
+    expect(itemSummary(again.items)).toEqual(itemSummary(changed));
     // eval replays the whole history: OpenHands' own summaries left out.
     const whole = importSession(JSON.stringify(out), { tokenizer: fakeTokenizer, wholeHistory: true });
     expect(whole.items.some((i) => i.type === 'COMPACTION_SUMMARY')).toBe(false);
@@ -395,7 +393,7 @@ describe('an OpenHands trajectory', () => {
     const t = JSON.stringify({ instruction: 'x', history: older, error: null });
     const read = importSession(t, { tokenizer: fakeTokenizer });
     expect(read.format).toBe('openhands');
-    expect(summary(read.items)).toEqual([
+    expect(itemSummary(read.items)).toEqual([
       ['USER_MESSAGE', false, 'Please fix the dark mode'],
       ['ASSISTANT_MESSAGE', false, 'Let me see the styles.'],
       ['TOOL_RESULT', false, 'body { color: #000 }'],
@@ -468,7 +466,7 @@ describe('an OpenHands trajectory', () => {
       { content: 'a.py', command: 'ls', exit_code: 0, observation: 'run' },
     ];
     const read = importSession(JSON.stringify(older), { tokenizer: fakeTokenizer });
-    expect(summary(read.items)).toEqual([
+    expect(itemSummary(read.items)).toEqual([
       ['USER_MESSAGE', false, 'Fix it'],
       ['ASSISTANT_MESSAGE', false, 'Look.'],
       ['TOOL_RESULT', false, 'a.py'],
