@@ -176,7 +176,7 @@ export function compactionActivities(deps: ActivityDeps): CompactionActivities {
             summaryBudget: plan.summaryBudget,
           });
           let summaryItem: CompactionSummaryItem | null = null;
-          const extractive = config.summarizer === 'extractive' || input.summarizer === 'extractive';
+          const extractive = config.summarizer === 'extractive' || input.fallbackFrom !== undefined;
           if (input.fallbackFrom !== undefined) {
             await store.recordEvent(input.compactionId, `summary_fallback:${label}`, 'summary_fallback', {
               strategy: label,

@@ -214,10 +214,9 @@ export interface SummarizeInput extends Claimed {
   model?: string;
   workspace: string | null;
   /**
-   * `extractive`: summarize without a model call whatever the configuration — an emergency
-   * compaction's stand-in for a summary call that failed every attempt (`fallbackFrom`: why).
+   * Set for an emergency compaction whose summary call failed every attempt: why. The extractive
+   * summary (no model call) stands in, whatever the configuration.
    */
-  summarizer?: 'extractive';
   fallbackFrom?: string;
 }
 

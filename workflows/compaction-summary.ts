@@ -80,9 +80,7 @@ export async function summarizeInSteps(phase: SummaryPhase, tally: SummaryTally)
           summaryModel: input.summaryModel,
           ...(input.model ? { model: input.model } : {}),
           workspace: input.workspace,
-          ...(phase.fallbackFrom !== undefined
-            ? { summarizer: 'extractive' as const, fallbackFrom: phase.fallbackFrom }
-            : {}),
+          ...(phase.fallbackFrom !== undefined ? { fallbackFrom: phase.fallbackFrom } : {}),
         },
       ],
     );

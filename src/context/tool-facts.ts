@@ -289,7 +289,8 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
       if (text !== null) {
         const line = text.trim().replace(/\s+/g, ' ');
         command = line.length > MAX_COMMAND_CHARS ? `${line.slice(0, MAX_COMMAND_CHARS)}…` : line;
-        // An argv list is Codex's shell: reads by printing are its way to read files.
+        // An argv list (Codex's shell) or OpenHands' `execute_bash`: reads by printing are their way
+        // to read files.
         if (SHELL_TOOL.test(tool) && (Array.isArray(args[key]) || PRINTING_SHELL_TOOL.test(tool)))
           touches.push(...shellReads(text));
         break;

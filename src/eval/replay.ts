@@ -12,7 +12,8 @@
  * as the compaction workflow does: the context stays as it was, the loop guard does not count it,
  * and automatic triggers cool down until the next model call (the workflow's `cooldownMs` is wall
  * time, which a replay has none of). An emergency compaction (`overflow`) commits with the
- * extractive summary instead, as the workflow's does, and the cooldown starts all the same. After {@link MAX_SUMMARY_FAILURES_IN_A_ROW} such failures with
+ * extractive summary instead, as the workflow's does, and the cooldown starts all the same. After
+ * {@link MAX_SUMMARY_FAILURES_IN_A_ROW} such failures with
  * no committed compaction between them, the replay stops asking: every later compaction that needs
  * a summary is rolled back without a call, and the replay goes on to show what that leaves. A
  * {@link SummarizerFatalError} (a failure every call would repeat: a bad key, an unknown model)
@@ -168,15 +169,13 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     });
     if (plan.impossible) return record('skipped', plan.impossible, before);
     let summary: CompactionSummaryItem | null = null;
-    /** Why the summary failed, when the extractive summary stands in (an emergency compaction). */
+    /** Why the summary failed: an emergency compaction commits with the extractive summary then. */
     let fellBack: { reason: string; failure: 'failed' | 'not_asked' } | null = null;
     if (plan.toSummarize.length > 0) {
-      let written: Awaited<ReturnType<Summarizer>>;
+      let written: Awaited<ReturnType<Summarizer>> | null = null;
       if (failuresInARow >= MAX_SUMMARY_FAILURES_IN_A_ROW) {
         const reason = `summary not asked: the last ${failuresInARow} summaries failed (the replay stopped asking)`;
-        if (trigger !== 'overflow') return record('rolled_back', reason, before, 'not_asked');
         fellBack = { reason, failure: 'not_asked' };
-        written = { text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' };
       } else {
         try {
           written = await options.summarize(plan);
@@ -187,12 +186,12 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
             throw new SummarizerFatalError(`compaction #${seq} (${trigger}): ${message}`, { cause: err });
           }
           failuresInARow++;
-          if (trigger !== 'overflow')
-            return record('rolled_back', `summary failed: ${message}`, before, 'failed');
           fellBack = { reason: `summary failed: ${message}`, failure: 'failed' };
-          written = { text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' };
         }
       }
+      if (fellBack && trigger !== 'overflow')
+        return record('rolled_back', fellBack.reason, before, fellBack.failure);
+      written ??= { text: planExtractiveSummary(plan, tokenizer), summarizer: 'extractive' };
       summary = planSummaryItem(plan, written.text, {
         compactionId: `eval-${seq}`,
         summarizer: written.summarizer,
