@@ -2,7 +2,8 @@
  * The artifact trail (seed 001 "files created, modified, or analyzed"; DESIGN.md §5 carried state):
  * every file the conversation read, wrote, edited, listed or searched, with the operations and the
  * last round it was touched, and the shell commands it ran, taken from the tool calls of any agent
- * (argument keys such as `path`, `file_path`, `filename`; editor tools with a `command`; patches).
+ * (argument keys such as `path`, `file_path`, `filename`; editor tools with a `command`; patches;
+ * the files a shell command prints or redirects into, `shellReads`).
  *
  * A compaction builds the trail from the whole context before anything is pruned and merges it
  * into the previous trail, so a path touched once stays in the header for the rest of the

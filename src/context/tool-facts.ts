@@ -129,12 +129,6 @@ function agentskillsTouches(code: string): { path: string; op: FileOp }[] {
   });
 }
 
-/**
- * Shell tools whose string command is read for the files it prints or writes, as an argv list is:
- * OpenHands' `execute_bash` (its agent reads with `cat` and `sed -n` as often as with its editor).
- */
-const PRINTING_SHELL_TOOL = /^execute_bash$/;
-
 /** A shell program that runs its `-c` argument (Codex's `["bash", "-lc", "…"]`). */
 const SHELL_PROGRAM = /^(?:\/\S*\/)?(bash|sh|zsh|dash)$/;
 /** Programs that print a file given as an argument, so running them reads it. */
@@ -193,7 +187,8 @@ function withoutHereDocuments(command: string): string {
  * `head -n 40 a.ts`; `sed -i` edits) and files it writes by redirecting output into them
  * (`cat > a.py <<'EOF'`, `echo x >> notes.md`), in each simple command of a pipeline or list; a
  * here-document's lines are data, not commands. A path is an argument that is not an option,
- * `sed`'s script or a number, and has no globs, quotes or variables.
+ * `sed`'s script (first word, or given by `-e`/`-f`) or a number, and has no globs, quotes or
+ * variables.
  */
 export function shellReads(command: string): { path: string; op: FileOp }[] {
   const out: { path: string; op: FileOp }[] = [];
@@ -225,15 +220,23 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
     for (let i = 1; i < args.length; i++) {
       const word = args[i] as string;
       if (word.startsWith('-')) {
-        // `-n 40` (head, tail) takes a value; sed's `-n` does not.
-        if (program !== 'sed' && /^-[nc]$/.test(word)) i++;
+        if (program !== 'sed') {
+          // `-n 40` (head, tail) takes a value.
+          if (/^-[nc]$/.test(word)) i++;
+        } else if (/^-[a-zA-Z]*[ef]$/.test(word)) {
+          // sed's `-e script` and `-f script-file` give the script: every other word is a file.
+          scriptSeen = true;
+          i++;
+        } else if (/^--(expression|file)=/.test(word)) scriptSeen = true;
         continue;
       }
+      const path = word.replace(/^(["'])(.*)\1$/, '$2');
+      // An empty word is BSD sed's `-i ''` (no backup suffix), neither script nor file.
+      if (path === '') continue;
       if (!scriptSeen) {
         scriptSeen = true;
         continue;
       }
-      const path = word.replace(/^(["'])(.*)\1$/, '$2');
       if (isPathWord(path)) out.push({ path, op });
     }
   }
@@ -289,10 +292,9 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
       if (text !== null) {
         const line = text.trim().replace(/\s+/g, ' ');
         command = line.length > MAX_COMMAND_CHARS ? `${line.slice(0, MAX_COMMAND_CHARS)}…` : line;
-        // An argv list (Codex's shell) or OpenHands' `execute_bash`: reads by printing are their way
-        // to read files.
-        if (SHELL_TOOL.test(tool) && (Array.isArray(args[key]) || PRINTING_SHELL_TOOL.test(tool)))
-          touches.push(...shellReads(text));
+        // Agents read files through their shell as often as through a file tool (`cat`, `sed -n`),
+        // whether the command is an argv list (Codex) or a string (pi, Claude Code, OpenHands).
+        if (SHELL_TOOL.test(tool)) touches.push(...shellReads(text));
         break;
       }
     }

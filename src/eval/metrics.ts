@@ -4,7 +4,7 @@
  * - touched files: every path a read, write or edit tool call of the session named so far (read off
  *   the raw tool calls here, independently of the artifact trail module and of `tool-facts.ts`:
  *   file tools' path arguments, the files of an `apply_patch`, the files a shell command prints
- *   with cat, nl, head, tail or `sed -n` (Codex's argv shell, OpenHands' `execute_bash`), the
+ *   with cat, nl, head, tail or `sed -n` (an argv list or a string command), the
  *   files an OpenHands IPython cell opens or edits with agentskills) must appear in the compacted
  *   context's text;
  * - header kept: every header item before is still there after, or replaced by a newer one of its
@@ -36,10 +36,11 @@ const REPLACEABLE = new Set(['task_list', 'artifacts', 'errors', 'git']);
 
 const FILE_TOOL = /(read|write|edit|create|open|view|replace|patch|insert|cat|str_replace)/i;
 const PATH_ARGS = ['path', 'file_path', 'filePath', 'filename', 'file', 'target_file', 'notebook_path'];
-/** Shell tools whose argv command may print a file (Codex's `shell` with `["bash", "-lc", "…"]`). */
-const SHELL_TOOL = /^(shell|local_shell|bash|exec_command|run_terminal_cmd)$/i;
-/** Shell tools whose string command is read too (OpenHands' `execute_bash`). */
-const STRING_SHELL_TOOL = /^execute_bash$/i;
+/**
+ * Shell tools whose command may print a file: an argv list (Codex's `shell` with
+ * `["bash", "-lc", "…"]`) or a string (pi's `bash`, Claude Code's `Bash`, OpenHands' `execute_bash`).
+ */
+const SHELL_TOOL = /^(shell|local_shell|bash|execute_bash|exec_command|run_terminal_cmd)$/i;
 /** Files an OpenHands IPython cell names to agentskills: `open_file('a.py')`, `create_file(…)`, edits. */
 const AGENTSKILLS_FILE =
   /\b(?:open_file|create_file|edit_file_by_replace|insert_content_at_line|append_file)\(\s*(?:file_name\s*=\s*)?['"]([^'"\n]+)['"]/g;
@@ -59,11 +60,8 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
   if (/^execute_ipython_cell$/i.test(name) && typeof args?.code === 'string')
     return [...args.code.matchAll(AGENTSKILLS_FILE)].map((m) => (m[1] as string).trim());
   const command = args?.command;
-  if (STRING_SHELL_TOOL.test(name) && typeof command === 'string')
-    return [...command.matchAll(PRINTED_FILE)].map((m) => m[1] as string);
-  if (!SHELL_TOOL.test(name) || !args) return [];
-  // Only an argv list (Codex's shell) or OpenHands' bash: a string command (pi's, Claude Code's
-  // bash) is not read here.
+  if (!SHELL_TOOL.test(name)) return [];
+  if (typeof command === 'string') return [...command.matchAll(PRINTED_FILE)].map((m) => m[1] as string);
   if (!Array.isArray(command)) return [];
   const argv = command.filter((w): w is string => typeof w === 'string');
   if (argv[0] === 'apply_patch')

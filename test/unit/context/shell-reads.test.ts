@@ -33,6 +33,20 @@ describe('shellReads', () => {
       [{ path: 'out/report.txt', op: 'write' }],
     ],
     ['output thrown away', 'cat a.ts > /dev/null 2>&1', [{ path: 'a.ts', op: 'read' }]],
+    [
+      "BSD sed's in-place edit with no backup suffix",
+      "sed -i '' 's/main-new/main/g' src/cli.ts",
+      [{ path: 'src/cli.ts', op: 'edit' }],
+    ],
+    [
+      'scripts given by -e',
+      "sed -e 's/a/b/' -e 's/c/d/' src/a.ts src/b.ts",
+      [
+        { path: 'src/a.ts', op: 'read' },
+        { path: 'src/b.ts', op: 'read' },
+      ],
+    ],
+    ['a script file', 'sed -f fix.sed -n src/a.ts', [{ path: 'src/a.ts', op: 'read' }]],
   ])('%s: %s', (_, command, touches) => {
     expect(shellReads(command)).toStrictEqual(touches);
   });
@@ -49,6 +63,26 @@ describe('shellReads', () => {
       { path: '/tmp/fix.py', op: 'write' },
       { path: 'src/a.ts', op: 'read' },
     ]);
+  });
+
+  it.each([
+    ['bash', 'pi'],
+    ['Bash', 'Claude Code'],
+    ['execute_bash', 'OpenHands'],
+  ])("a string command (%s, %s's shell) touches what it prints and writes", (tool) => {
+    const effect = toolCallEffect(
+      tool,
+      JSON.stringify({ command: "cd pkg && sed -n '1,40p' src/a.ts | head -5 > /tmp/top.txt" }),
+      null,
+    );
+    expect(effect.touches).toStrictEqual([
+      { path: 'src/a.ts', op: 'read' },
+      { path: '/tmp/top.txt', op: 'write' },
+    ]);
+  });
+
+  it('a command of a tool that is no shell touches nothing', () => {
+    expect(toolCallEffect('search', JSON.stringify({ command: 'cat a.ts' }), null).touches).toStrictEqual([]);
   });
 
   it("Codex's shell argv touches what its script touches", () => {

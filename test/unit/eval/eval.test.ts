@@ -152,6 +152,18 @@ describe('the judging catches what a wrong compaction does', () => {
   it('reads touched paths off the raw tool calls', () => {
     expect(touchedPaths(session())).toEqual(Array.from({ length: 12 }, (_, i) => `src/m${i}.ts`));
   });
+
+  it("reads the files a shell prints, whether its command is a string or Codex's argv list", () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.user('Look around.'),
+      f.block('bash', { command: 'cat package.json | grep scripts' }, '{}'),
+      f.block('Bash', { command: "sed -n '1,40p' src/a.ts" }, 'a'),
+      f.block('shell', { command: ['bash', '-lc', 'nl -ba src/b.ts'] }, 'b'),
+      f.block('search', { command: 'cat src/c.ts' }, 'c'),
+    );
+    expect(touchedPaths(items)).toEqual(['package.json', 'src/a.ts', 'src/b.ts']);
+  });
 });
 
 describe('the eval command’s input', () => {
