@@ -166,33 +166,44 @@ function isPathWord(word: string): boolean {
   return PATH_WORD.test(word) && /[./]/.test(word) && !/^\d+(,\d+)?p?$/.test(word) && word !== '/dev/null';
 }
 
-/** The command without the bodies of its here-documents (data, not commands). */
-function withoutHereDocuments(command: string): string {
+/** A here-document given to `apply_patch` (Codex's model often writes `apply_patch <<'EOF'` in its shell). */
+const PATCH_HERE_DOCUMENT = /(?:^|[;&|(]\s*)apply_?patch\s*<</;
+
+/**
+ * The command without the bodies of its here-documents (data, not commands), and the bodies given
+ * to `apply_patch` (patches).
+ */
+function splitHereDocuments(command: string): { commands: string; patches: string[] } {
   const lines = command.split('\n');
   const out: string[] = [];
+  const patches: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
     out.push(line);
     const start = HERE_DOCUMENT.exec(line);
     if (!start) continue;
     const end = start[2] as string;
+    const first = i + 1;
     while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== end) i++;
+    if (PATCH_HERE_DOCUMENT.test(line)) patches.push(lines.slice(first, i + 1).join('\n'));
     i++;
   }
-  return out.join('\n');
+  return { commands: out.join('\n'), patches };
 }
 
 /**
  * Files a shell command reads by printing them (`cat a.ts`, `sed -n 1,80p a.ts`, `nl -ba a.ts`,
  * `head -n 40 a.ts`; `sed -i` edits) and files it writes by redirecting output into them
  * (`cat > a.py <<'EOF'`, `echo x >> notes.md`), in each simple command of a pipeline or list; a
- * here-document's lines are data, not commands. A path is an argument that is not an option,
+ * here-document's lines are data, not commands, unless they are a patch given to `apply_patch`
+ * (its files are added, edited or deleted). A path is an argument that is not an option,
  * `sed`'s script (first word, or given by `-e`/`-f`) or a number, and has no globs, quotes or
  * variables.
  */
 export function shellReads(command: string): { path: string; op: FileOp }[] {
-  const out: { path: string; op: FileOp }[] = [];
-  for (const part of withoutHereDocuments(command).split(/\s*(?:\|\||&&|\||;|\n)\s*/)) {
+  const { commands, patches } = splitHereDocuments(command);
+  const out: { path: string; op: FileOp }[] = patches.flatMap(patchTouches);
+  for (const part of commands.split(/\s*(?:\|\||&&|\||;|\n)\s*/)) {
     const words = part.trim().split(/\s+/);
     // Redirections first: their targets are written, and they are no arguments of the program.
     const args: string[] = [];

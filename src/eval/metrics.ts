@@ -61,13 +61,20 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
     return [...args.code.matchAll(AGENTSKILLS_FILE)].map((m) => (m[1] as string).trim());
   const command = args?.command;
   if (!SHELL_TOOL.test(name)) return [];
-  if (typeof command === 'string') return [...command.matchAll(PRINTED_FILE)].map((m) => m[1] as string);
+  if (typeof command === 'string') return scriptPaths(command);
   if (!Array.isArray(command)) return [];
   const argv = command.filter((w): w is string => typeof w === 'string');
   if (argv[0] === 'apply_patch')
     return [...(argv[1] ?? '').matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim());
   const script = argv.length === 3 && /-\w*c$/.test(argv[1] as string) ? argv[2] : argv.join(' ');
-  return script ? [...script.matchAll(PRINTED_FILE)].map((m) => m[1] as string) : [];
+  return script ? scriptPaths(script) : [];
+}
+
+/** The files a shell script prints, and those of a patch it gives `apply_patch` (`apply_patch <<'EOF'`). */
+function scriptPaths(script: string): string[] {
+  const printed = [...script.matchAll(PRINTED_FILE)].map((m) => m[1] as string);
+  if (!/\bapply_?patch\s*<</.test(script)) return printed;
+  return [...printed, ...[...script.matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim())];
 }
 
 /** Paths read, written or edited by the tool calls of `items`, in first-seen order. */

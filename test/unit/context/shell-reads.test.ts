@@ -85,6 +85,38 @@ describe('shellReads', () => {
     expect(toolCallEffect('search', JSON.stringify({ command: 'cat a.ts' }), null).touches).toStrictEqual([]);
   });
 
+  it.each(['apply_patch', 'applypatch'])(
+    'a patch given to %s in a here-document touches its files, and is no command',
+    (program) => {
+      const script = [
+        `cd app && ${program} <<'PATCH'`,
+        '*** Begin Patch',
+        '*** Add File: src/new.ts',
+        '+cat secrets.txt',
+        '*** Update File: src/old.ts',
+        '@@',
+        '-a',
+        '+b',
+        '*** Delete File: src/gone.ts',
+        '*** End Patch',
+        'PATCH',
+        'head -3 src/new.ts',
+      ].join('\n');
+      const effect = toolCallEffect('shell', JSON.stringify({ command: ['bash', '-lc', script] }), null);
+      expect(effect.touches).toStrictEqual([
+        { path: 'src/new.ts', op: 'write' },
+        { path: 'src/old.ts', op: 'edit' },
+        { path: 'src/gone.ts', op: 'delete' },
+        { path: 'src/new.ts', op: 'read' },
+      ]);
+    },
+  );
+
+  it('a here-document given to another program is data, even when it looks like a patch', () => {
+    const command = ["cat > notes.md <<'EOF'", '*** Update File: src/a.ts', 'EOF'].join('\n');
+    expect(shellReads(command)).toStrictEqual([{ path: 'notes.md', op: 'write' }]);
+  });
+
   it("Codex's shell argv touches what its script touches", () => {
     const effect = toolCallEffect(
       'shell',

@@ -153,7 +153,7 @@ describe('the judging catches what a wrong compaction does', () => {
     expect(touchedPaths(session())).toEqual(Array.from({ length: 12 }, (_, i) => `src/m${i}.ts`));
   });
 
-  it("reads the files a shell prints, whether its command is a string or Codex's argv list", () => {
+  it("reads the files a shell prints or patches, whether its command is a string or Codex's argv list", () => {
     const f = itemsFactory(o200k);
     const items = conversation(
       f.user('Look around.'),
@@ -161,8 +161,19 @@ describe('the judging catches what a wrong compaction does', () => {
       f.block('Bash', { command: "sed -n '1,40p' src/a.ts" }, 'a'),
       f.block('shell', { command: ['bash', '-lc', 'nl -ba src/b.ts'] }, 'b'),
       f.block('search', { command: 'cat src/c.ts' }, 'c'),
+      f.block(
+        'shell',
+        {
+          command: [
+            'bash',
+            '-lc',
+            "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: src/d.ts\n+x\n*** End Patch\nEOF",
+          ],
+        },
+        'Done!',
+      ),
     );
-    expect(touchedPaths(items)).toEqual(['package.json', 'src/a.ts', 'src/b.ts']);
+    expect(touchedPaths(items)).toEqual(['package.json', 'src/a.ts', 'src/b.ts', 'src/d.ts']);
   });
 });
 
