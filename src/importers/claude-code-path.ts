@@ -1,7 +1,8 @@
 /**
  * Which lines of a Claude Code session its conversation is made of: the active chain of `uuid` /
  * `parentUuid` links ending at the last message line, without subagents' `isSidechain` lines (unless
- * the file is a subagent's own, with nothing else). A compaction of Claude Code's starts a chain of
+ * the file is a subagent's own, with nothing else); the message lines in file order when no line
+ * links to another. A compaction of Claude Code's starts a chain of
  * its own (a `compact_boundary` line with no parent, its `logicalParentUuid` naming the line before);
  * with `whole` the chain goes on through it to the history before. Pure.
  */
@@ -29,7 +30,12 @@ export function activeChain(lines: readonly ClaudeLine[], whole: boolean): Claud
   const messages = pool.filter(isMessageLine);
   const leaf = messages[messages.length - 1];
   if (!leaf) return [];
-  if (!pool.some((l) => typeof l.value.uuid === 'string')) return messages;
+  // Lines that link to nothing make no chain (written by hand, or by a tool that leaves the links
+  // out): the conversation is the file's order.
+  const linked = pool.some(
+    (l) => typeof l.value.parentUuid === 'string' || typeof l.value.logicalParentUuid === 'string',
+  );
+  if (!linked || !pool.some((l) => typeof l.value.uuid === 'string')) return messages;
   const byId = new Map<string, ClaudeLine>();
   for (const line of pool) if (typeof line.value.uuid === 'string') byId.set(line.value.uuid, line);
   const chain: ClaudeLine[] = [];

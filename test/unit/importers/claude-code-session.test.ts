@@ -107,6 +107,24 @@ describe('a Claude Code session', () => {
     expect(session.items.filter((i) => i.round === 1)).toHaveLength(session.items.length);
   });
 
+  it('is read in file order when no line links to another', () => {
+    const unlinked = [
+      user('u1', null, 'Fix the parser'),
+      { ...assistant('a1', 'u1', 'msg_1', [{ type: 'text', text: 'Reading it.' }]), parentUuid: null },
+      user('u2', null, 'Go on'),
+      { ...assistant('a2', 'u2', 'msg_2', [{ type: 'text', text: 'Done.' }]), parentUuid: null },
+    ];
+    const read = importSession(unlinked.map((l) => JSON.stringify(l)).join('\n'), {
+      tokenizer: fakeTokenizer,
+    });
+    expect(itemSummary(read.items).map((s) => s[2])).toEqual([
+      'Fix the parser',
+      'Reading it.',
+      'Go on',
+      'Done.',
+    ]);
+  });
+
   it('gives the tools what they touch and the failed result as an open error', () => {
     const calls = session.items.flatMap((i) => (i.type === 'ASSISTANT_MESSAGE' ? callFactsOf(i) : []));
     expect(calls.map((c) => [c.touches, c.command])).toEqual([
