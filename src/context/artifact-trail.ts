@@ -34,7 +34,8 @@ export function emptyTrail(): ArtifactTrail {
 
 /**
  * The trail of `previous` extended with the tool calls of `items` (in order): a file touched again
- * moves to the end (newest) with the new operation added and its round updated. The inputs are not
+ * moves to the end (newest) with the new operation added (a delete replaces the operations before
+ * it) and its round updated. The inputs are not
  * changed. `pairs`: the items' pairing, when the caller has it already.
  */
 export function collectArtifactTrail(
@@ -75,7 +76,10 @@ export function collectArtifactTrail(
             known = { touch, last: touches, source };
             touched.set(path, known);
           }
-          if (!known.touch.ops.includes(op)) known.touch.ops.push(op);
+          // A delete ends what came before it: the file is gone (written again later, it reads
+          // "deleted, written").
+          if (op === 'delete') known.touch.ops = ['delete'];
+          else if (!known.touch.ops.includes(op)) known.touch.ops.push(op);
           known.touch.lastRound = Math.max(item.round, known.touch.lastRound);
           known.last = touches++;
           known.source = source;

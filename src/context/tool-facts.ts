@@ -133,6 +133,28 @@ function agentskillsTouches(code: string): { path: string; op: FileOp }[] {
 const SHELL_PROGRAM = /^(?:\/\S*\/)?(bash|sh|zsh|dash)$/;
 /** Programs that print a file given as an argument, so running them reads it. */
 const FILE_PRINTER = /^(cat|nl|head|tail|sed|less|bat)$/;
+/** Programs that delete, move, copy or create the files given as arguments. */
+const FILE_MOVER = /^(rm|mv|cp|touch)$/;
+
+/**
+ * What `rm`, `mv`, `cp` and `touch` do to their path arguments: `rm` deletes each, `touch` writes
+ * each; `mv` deletes its sources and writes its destination, `cp` reads its sources and writes its
+ * destination (the last path; one that ends in `/` is a directory, not a file written).
+ */
+function fileMoves(program: string, words: readonly string[]): { path: string; op: FileOp }[] {
+  const paths = words
+    .filter((word) => !word.startsWith('-'))
+    .map((word) => word.replace(/^(["'])(.*)\1$/, '$2'))
+    .filter(isPathWord);
+  if (program === 'rm' || program === 'touch')
+    return paths.map((path) => ({ path, op: program === 'rm' ? 'delete' : 'write' }));
+  if (paths.length < 2) return [];
+  const destination = paths[paths.length - 1] as string;
+  const sources = paths
+    .slice(0, -1)
+    .map((path) => ({ path, op: (program === 'mv' ? 'delete' : 'read') as FileOp }));
+  return destination.endsWith('/') ? sources : [...sources, { path: destination, op: 'write' }];
+}
 
 /**
  * A command argument as one line of shell: a string, or an argv list (a shell's `-c` script is
@@ -193,8 +215,9 @@ function splitHereDocuments(command: string): { commands: string; patches: strin
 
 /**
  * Files a shell command reads by printing them (`cat a.ts`, `sed -n 1,80p a.ts`, `nl -ba a.ts`,
- * `head -n 40 a.ts`; `sed -i` edits) and files it writes by redirecting output into them
- * (`cat > a.py <<'EOF'`, `echo x >> notes.md`), in each simple command of a pipeline or list; a
+ * `head -n 40 a.ts`; `sed -i` edits), files it writes by redirecting output into them
+ * (`cat > a.py <<'EOF'`, `echo x >> notes.md`), and files it deletes, moves, copies or creates
+ * (`rm`, `mv`, `cp`, `touch`, `git rm`, `git mv`), in each simple command of a pipeline or list; a
  * here-document's lines are data, not commands, unless they are a patch given to `apply_patch`
  * (its files are added, edited or deleted). A path is an argument that is not an option,
  * `sed`'s script (first word, or given by `-e`/`-f`) or a number, and has no globs, quotes or
@@ -223,7 +246,13 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
       const path = target.replace(/^(["'])(.*)\1$/, '$2');
       if (!target.startsWith('&') && isPathWord(path)) out.push({ path, op: 'write' });
     }
+    // `git rm` and `git mv` remove and move as `rm` and `mv` do.
+    if (args[0] === 'git' && (args[1] === 'rm' || args[1] === 'mv')) args.shift();
     const program = args[0] ?? '';
+    if (FILE_MOVER.test(program)) {
+      out.push(...fileMoves(program, args.slice(1)));
+      continue;
+    }
     if (!FILE_PRINTER.test(program)) continue;
     // `sed -i` edits the file in place.
     const op: FileOp = program === 'sed' && args.some((w) => /^-[a-zA-Z]*i/.test(w)) ? 'edit' : 'read';
@@ -406,7 +435,11 @@ export function toolResultError(item: ToolResultItem, tool: string): string | nu
   return oneLine(whatFailed(lines) as string);
 }
 
-/** What a call was applied to: its first path, else its command's first words, else ''. */
+/**
+ * What a call was applied to: a shell command's first words (`npm test`, `python repro.py`: the
+ * files it prints or writes are not what it runs), else its first path (a file tool's, or a patch
+ * given to `apply_patch` in the shell), else ''.
+ */
 export function callTarget(name: string, argumentsText: string): string {
   return targetOf(toolCallEffect(name, argumentsText, null));
 }
@@ -414,10 +447,9 @@ export function callTarget(name: string, argumentsText: string): string {
 /** What a call with this effect was applied to (see {@link callTarget}). */
 export function targetOf(effect: CallEffect): string {
   const path = effect.touches[0]?.path;
-  if (path) return path;
-  if (effect.command) {
-    const main = effect.command.replace(/^cd\s+\S+\s*(&&|;)\s*/, '').split(/\s*(\|\||&&|\||;)\s*/)[0] ?? '';
-    return main.split(' ').slice(0, 3).join(' ');
-  }
-  return '';
+  const main = effect.command
+    ? (effect.command.replace(/^cd\s+\S+\s*(&&|;)\s*/, '').split(/\s*(\|\||&&|\||;)\s*/)[0] ?? '')
+    : '';
+  if (main && !(path && /^apply_?patch\b/.test(main))) return main.split(' ').slice(0, 3).join(' ');
+  return path ?? '';
 }

@@ -619,6 +619,38 @@ describe('collectOpenErrors', () => {
       [],
     ],
     ['the same failure twice: once', [failed, failed], ['bash npm test']],
+    [
+      'a shell command is the command it runs, not a file it writes or prints: reading that file resolves nothing',
+      [
+        [
+          'bash',
+          { command: 'python repro.py > out.txt 2>&1; cat out.txt' },
+          'Traceback (most recent call last):',
+        ],
+        ['bash', { command: 'cat out.txt' }, 'ok'],
+      ],
+      ['bash python repro.py >'],
+    ],
+    [
+      "a patch given to apply_patch in the shell is applied to its file (Codex's bash -lc \"apply_patch <<'EOF' …\")",
+      [
+        [
+          'shell',
+          {
+            command: ['bash', '-lc', "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\nEOF"],
+          },
+          'error: patch failed to apply',
+        ],
+        [
+          'shell',
+          {
+            command: ['bash', '-lc', "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/b.ts\nEOF"],
+          },
+          'Done!',
+        ],
+      ],
+      ['shell src/a.ts'],
+    ],
   ])('%s', (_, steps, open) => {
     expect(run(steps).map((e) => `${e.tool} ${e.target}`)).toStrictEqual(open);
   });

@@ -1,7 +1,8 @@
 /**
- * The files a shell command touches by printing them or redirecting output into them (Codex's
- * `shell` runs everything through one): reads, `sed -i` edits, redirections as writes, and a
- * here-document's lines read as data, never as commands.
+ * The files a shell command touches by printing them, redirecting output into them, removing,
+ * moving, copying or creating them (agents run much of their work through a shell): reads,
+ * `sed -i` edits, redirections as writes, `rm` as deletes, and a here-document's lines read as
+ * data, never as commands, unless they are a patch given to `apply_patch`.
  */
 import { describe, expect, it } from 'vitest';
 import { shellReads, toolCallEffect } from '../../../src/context/tool-facts';
@@ -47,6 +48,27 @@ describe('shellReads', () => {
       ],
     ],
     ['a script file', 'sed -f fix.sed -n src/a.ts', [{ path: 'src/a.ts', op: 'read' }]],
+    [
+      'files removed',
+      'rm -f src/a.py src/b.py && git rm -q old/c.py',
+      [
+        { path: 'src/a.py', op: 'delete' },
+        { path: 'src/b.py', op: 'delete' },
+        { path: 'old/c.py', op: 'delete' },
+      ],
+    ],
+    [
+      'a file moved, one copied, one created',
+      'mv src/a.ts src/b.ts; cp -p README.md docs/README.md; touch src/c.ts',
+      [
+        { path: 'src/a.ts', op: 'delete' },
+        { path: 'src/b.ts', op: 'write' },
+        { path: 'README.md', op: 'read' },
+        { path: 'docs/README.md', op: 'write' },
+        { path: 'src/c.ts', op: 'write' },
+      ],
+    ],
+    ['a file moved into a directory', 'git mv src/a.ts lib/', [{ path: 'src/a.ts', op: 'delete' }]],
   ])('%s: %s', (_, command, touches) => {
     expect(shellReads(command)).toStrictEqual(touches);
   });
