@@ -35,7 +35,7 @@ export function emptyTrail(): ArtifactTrail {
 /**
  * The trail of `previous` extended with the tool calls of `items` (in order): a file touched again
  * moves to the end (newest) with the new operation added (a delete replaces the operations before
- * it) and its round updated. The inputs are not
+ * it; a file only deleted is left out) and its round updated. The inputs are not
  * changed. `pairs`: the items' pairing, when the caller has it already.
  */
 export function collectArtifactTrail(
@@ -70,6 +70,8 @@ export function collectArtifactTrail(
           if (!known) {
             earlier ??= new Map(previous.files.map((file) => [file.path, file]));
             const before = earlier.get(path);
+            // A file the conversation only removed (`rm` of a build output) is not one it worked on.
+            if (!before && op === 'delete') continue;
             const touch: FileTouch = before
               ? { path, ops: [...before.ops], lastRound: before.lastRound }
               : { path, ops: [op], lastRound: item.round };

@@ -142,18 +142,20 @@ const FILE_MOVER = /^(rm|mv|cp|touch)$/;
  * destination (the last path; one that ends in `/` is a directory, not a file written).
  */
 function fileMoves(program: string, words: readonly string[]): { path: string; op: FileOp }[] {
-  const paths = words
+  const operands = words
     .filter((word) => !word.startsWith('-'))
-    .map((word) => word.replace(/^(["'])(.*)\1$/, '$2'))
-    .filter(isPathWord);
+    .map((word) => word.replace(/^(["'])(.*)\1$/, '$2'));
   if (program === 'rm' || program === 'touch')
-    return paths.map((path) => ({ path, op: program === 'rm' ? 'delete' : 'write' }));
-  if (paths.length < 2) return [];
-  const destination = paths[paths.length - 1] as string;
-  const sources = paths
+    return operands.filter(isPathWord).map((path) => ({ path, op: program === 'rm' ? 'delete' : 'write' }));
+  if (operands.length < 2) return [];
+  const destination = operands[operands.length - 1] as string;
+  const sources = operands
     .slice(0, -1)
+    .filter(isPathWord)
     .map((path) => ({ path, op: (program === 'mv' ? 'delete' : 'read') as FileOp }));
-  return destination.endsWith('/') ? sources : [...sources, { path: destination, op: 'write' }];
+  return isPathWord(destination) && !destination.endsWith('/')
+    ? [...sources, { path: destination, op: 'write' }]
+    : sources;
 }
 
 /**
@@ -185,7 +187,13 @@ const REDIRECT = /^(?:\d|&)?>>?\|?(.*)$/;
 const PATH_WORD = /^[\w.~/-][\w./@+~-]*$/;
 
 function isPathWord(word: string): boolean {
-  return PATH_WORD.test(word) && /[./]/.test(word) && !/^\d+(,\d+)?p?$/.test(word) && word !== '/dev/null';
+  return (
+    PATH_WORD.test(word) &&
+    /[./]/.test(word) &&
+    !/^\d+(,\d+)?p?$/.test(word) &&
+    !/^\.{1,2}\/?$/.test(word) &&
+    word !== '/dev/null'
+  );
 }
 
 /** A here-document given to `apply_patch` (Codex's model often writes `apply_patch <<'EOF'` in its shell). */
@@ -225,60 +233,106 @@ function splitHereDocuments(command: string): { commands: string; patches: strin
  */
 export function shellReads(command: string): { path: string; op: FileOp }[] {
   const { commands, patches } = splitHereDocuments(command);
-  const out: { path: string; op: FileOp }[] = patches.flatMap(patchTouches);
+  const out: { path: string; op: FileOp }[] = [];
+  // The directory a `cd` went to (relative to where the command started; null: where it started,
+  // or unknown after a `cd` to no plain path).
+  let cwd: string | null = null;
+  let patch = 0;
   for (const part of commands.split(/\s*(?:\|\||&&|\||;|\n)\s*/)) {
-    const words = part.trim().split(/\s+/);
-    // Redirections first: their targets are written, and they are no arguments of the program.
-    const args: string[] = [];
-    for (let i = 0; i < words.length; i++) {
-      const word = words[i] as string;
-      if (word.startsWith('<<')) {
-        // A here-document's delimiter (`<< EOF` apart) is no argument either.
-        if (word === '<<' || word === '<<-') i++;
-        continue;
-      }
-      const redirect = REDIRECT.exec(word);
-      if (!redirect) {
-        args.push(word);
-        continue;
-      }
-      const target = (redirect[1] as string) || (words[++i] ?? '');
-      const path = target.replace(/^(["'])(.*)\1$/, '$2');
-      if (!target.startsWith('&') && isPathWord(path)) out.push({ path, op: 'write' });
-    }
-    // `git rm` and `git mv` remove and move as `rm` and `mv` do.
-    if (args[0] === 'git' && (args[1] === 'rm' || args[1] === 'mv')) args.shift();
-    const program = args[0] ?? '';
-    if (FILE_MOVER.test(program)) {
-      out.push(...fileMoves(program, args.slice(1)));
+    const words = part
+      .trim()
+      .replace(/^\(\s*/, '')
+      .split(/\s+/);
+    if (words[0] === 'cd') {
+      cwd = changeDirectory(cwd, words[1]);
       continue;
     }
-    if (!FILE_PRINTER.test(program)) continue;
-    // `sed -i` edits the file in place.
-    const op: FileOp = program === 'sed' && args.some((w) => /^-[a-zA-Z]*i/.test(w)) ? 'edit' : 'read';
-    let scriptSeen = program !== 'sed';
-    for (let i = 1; i < args.length; i++) {
-      const word = args[i] as string;
-      if (word.startsWith('-')) {
-        if (program !== 'sed') {
-          // `-n 40` (head, tail) takes a value.
-          if (/^-[nc]$/.test(word)) i++;
-        } else if (/^-[a-zA-Z]*[ef]$/.test(word)) {
-          // sed's `-e script` and `-f script-file` give the script: every other word is a file.
-          scriptSeen = true;
-          i++;
-        } else if (/^--(expression|file)=/.test(word)) scriptSeen = true;
-        continue;
-      }
-      const path = word.replace(/^(["'])(.*)\1$/, '$2');
-      // An empty word is BSD sed's `-i ''` (no backup suffix), neither script nor file.
-      if (path === '') continue;
-      if (!scriptSeen) {
-        scriptSeen = true;
-        continue;
-      }
-      if (isPathWord(path)) out.push({ path, op });
+    const touches =
+      /^apply_?patch$/.test(words[0] as string) && part.includes('<<') && patch < patches.length
+        ? patchTouches(patches[patch++] as string)
+        : simpleCommandTouches(words);
+    for (const { path, op } of touches) out.push({ path: inDirectory(cwd, path), op });
+  }
+  // A patch whose command was not told apart (written oddly): its files as they are.
+  for (const rest of patches.slice(patch)) out.push(...patchTouches(rest));
+  return out;
+}
+
+/** The directory after `cd word` from `cwd` (see {@link shellReads}). */
+function changeDirectory(cwd: string | null, word: string | undefined): string | null {
+  const dir = word?.replace(/^(["'])(.*)\1$/, '$2');
+  if (!dir || !PATH_WORD.test(dir) || dir === '-' || dir === '~') return null;
+  return inDirectory(cwd, dir).replace(/\/+$/, '') || '/';
+}
+
+/** `path` as written from the directory `cwd` (absolute and home paths as they are). */
+function inDirectory(cwd: string | null, path: string): string {
+  if (cwd === null || path.startsWith('/') || path.startsWith('~')) return path;
+  const parts = cwd === '.' ? [] : cwd.split('/');
+  let rest = path;
+  for (;;) {
+    if (rest.startsWith('./')) rest = rest.slice(2);
+    else if (rest.startsWith('../') && parts.length > 0 && parts[parts.length - 1] !== '..') {
+      parts.pop();
+      rest = rest.slice(3);
+    } else break;
+  }
+  return parts.length === 0 ? rest : `${parts.join('/')}/${rest}`;
+}
+
+/** The files one simple command (its words) prints, writes, removes, moves or copies. */
+function simpleCommandTouches(words: readonly string[]): { path: string; op: FileOp }[] {
+  const out: { path: string; op: FileOp }[] = [];
+  // Redirections first: their targets are written, and they are no arguments of the program.
+  const args: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    if (word.startsWith('<<')) {
+      // A here-document's delimiter (`<< EOF` apart) is no argument either.
+      if (word === '<<' || word === '<<-') i++;
+      continue;
     }
+    const redirect = REDIRECT.exec(word);
+    if (!redirect) {
+      args.push(word);
+      continue;
+    }
+    const target = (redirect[1] as string) || (words[++i] ?? '');
+    const path = target.replace(/^(["'])(.*)\1$/, '$2');
+    if (!target.startsWith('&') && isPathWord(path)) out.push({ path, op: 'write' });
+  }
+  // `git rm` and `git mv` remove and move as `rm` and `mv` do.
+  if (args[0] === 'git' && (args[1] === 'rm' || args[1] === 'mv')) args.shift();
+  const program = args[0] ?? '';
+  if (FILE_MOVER.test(program)) {
+    out.push(...fileMoves(program, args.slice(1)));
+    return out;
+  }
+  if (!FILE_PRINTER.test(program)) return out;
+  // `sed -i` edits the file in place.
+  const op: FileOp = program === 'sed' && args.some((w) => /^-[a-zA-Z]*i/.test(w)) ? 'edit' : 'read';
+  let scriptSeen = program !== 'sed';
+  for (let i = 1; i < args.length; i++) {
+    const word = args[i] as string;
+    if (word.startsWith('-')) {
+      if (program !== 'sed') {
+        // `-n 40` (head, tail) takes a value.
+        if (/^-[nc]$/.test(word)) i++;
+      } else if (/^-[a-zA-Z]*[ef]$/.test(word)) {
+        // sed's `-e script` and `-f script-file` give the script: every other word is a file.
+        scriptSeen = true;
+        i++;
+      } else if (/^--(expression|file)=/.test(word)) scriptSeen = true;
+      continue;
+    }
+    const path = word.replace(/^(["'])(.*)\1$/, '$2');
+    // An empty word is BSD sed's `-i ''` (no backup suffix), neither script nor file.
+    if (path === '') continue;
+    if (!scriptSeen) {
+      scriptSeen = true;
+      continue;
+    }
+    if (isPathWord(path)) out.push({ path, op });
   }
   return out;
 }

@@ -98,7 +98,7 @@ describe('shellReads', () => {
       null,
     );
     expect(effect.touches).toStrictEqual([
-      { path: 'src/a.ts', op: 'read' },
+      { path: 'pkg/src/a.ts', op: 'read' },
       { path: '/tmp/top.txt', op: 'write' },
     ]);
   });
@@ -126,13 +126,45 @@ describe('shellReads', () => {
       ].join('\n');
       const effect = toolCallEffect('shell', JSON.stringify({ command: ['bash', '-lc', script] }), null);
       expect(effect.touches).toStrictEqual([
-        { path: 'src/new.ts', op: 'write' },
-        { path: 'src/old.ts', op: 'edit' },
-        { path: 'src/gone.ts', op: 'delete' },
-        { path: 'src/new.ts', op: 'read' },
+        { path: 'app/src/new.ts', op: 'write' },
+        { path: 'app/src/old.ts', op: 'edit' },
+        { path: 'app/src/gone.ts', op: 'delete' },
+        { path: 'app/src/new.ts', op: 'read' },
       ]);
     },
   );
+
+  it.each<[string, string, { path: string; op: string }[]]>([
+    [
+      'a relative path after a cd is in that directory',
+      'cd packages/tui && cat test/a.ts; cd ../ai; rm -f ./src/b.ts; cat /etc/hosts',
+      [
+        { path: 'packages/tui/test/a.ts', op: 'read' },
+        { path: 'packages/ai/src/b.ts', op: 'delete' },
+        { path: '/etc/hosts', op: 'read' },
+      ],
+    ],
+    [
+      'an absolute cd',
+      'cd /testbed && sed -n 1,20p sympy/core.py',
+      [{ path: '/testbed/sympy/core.py', op: 'read' }],
+    ],
+    [
+      'a cd to somewhere unknown: paths as written',
+      'cd "$REPO" && cat src/a.ts',
+      [{ path: 'src/a.ts', op: 'read' }],
+    ],
+    [
+      'the directory itself is no file',
+      'cp -r build/out . && mv dist/app.js ..',
+      [
+        { path: 'build/out', op: 'read' },
+        { path: 'dist/app.js', op: 'delete' },
+      ],
+    ],
+  ])('%s: %s', (_, command, touches) => {
+    expect(shellReads(command)).toStrictEqual(touches);
+  });
 
   it('a here-document given to another program is data, even when it looks like a patch', () => {
     const command = ["cat > notes.md <<'EOF'", '*** Update File: src/a.ts', 'EOF'].join('\n');

@@ -421,6 +421,23 @@ describe('collectArtifactTrail', () => {
     });
   });
 
+  it('a delete replaces what came before; a file only deleted is left out', () => {
+    const f = itemsFactory();
+    const remove = f.block('bash', { command: 'rm a.ts build.log' }, '');
+    const rewrite = f.block('bash', { command: 'mv b.tmp a.ts' }, '');
+    const items = conversation(
+      f.user('task'),
+      f.block('edit_file', { path: 'a.ts' }, ''),
+      f.block('write_file', { path: 'b.tmp' }, ''),
+      remove,
+      rewrite,
+    );
+    expect(collectArtifactTrail(items).files).toStrictEqual([
+      { path: 'b.tmp', ops: ['delete'], lastRound: 1, handle: handleOf(rewrite[1].id) },
+      { path: 'a.ts', ops: ['delete', 'write'], lastRound: 1, handle: handleOf(rewrite[1].id) },
+    ]);
+  });
+
   it('keeps the count of a file it does not touch again, and drops the count of one it does', () => {
     const f = itemsFactory();
     const previous: ArtifactTrail = {

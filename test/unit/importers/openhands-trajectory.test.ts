@@ -273,7 +273,7 @@ describe('an OpenHands trajectory', () => {
     const facts = session.items.flatMap((i) => (i.type === 'ASSISTANT_MESSAGE' ? callFactsOf(i) : []));
     expect(facts.map((c) => [c.touches, c.command])).toEqual([
       [[{ path: '/w/src/a.py', op: 'read' }], null],
-      [[{ path: 'src/b.py', op: 'read' }], "cd /w && sed -n '1,40p' src/b.py"],
+      [[{ path: '/w/src/b.py', op: 'read' }], "cd /w && sed -n '1,40p' src/b.py"],
       [[], 'pytest -q'],
       [[{ path: '/w/src/a.py', op: 'edit' }], null],
     ]);
