@@ -1,7 +1,7 @@
 /**
  * Cuts of single items (seed 003): a tool result, a message's text, the reasoning of a message that
- * calls tools, or tool-call arguments, cut to a preview of their first tokens plus
- * `[TRUNCATED original~N tokens; recall #handle]`. A cut is decided on the stored counts and bounds
+ * calls tools, or tool-call arguments, cut to a preview of their first tokens (a tool result's: its
+ * first tokens, `[…]` and its last lines) plus `[TRUNCATED original~N tokens; recall #handle]`. A cut is decided on the stored counts and bounds
  * (a {@link PlannedCut} says its tokens); its text is written only when the context is read, so
  * deciding costs no tokenizing. A cut form's id is derived from the original's and the preview's
  * size, so planning again gives the same ids. Each field of an item is cut once — a result's text
@@ -46,6 +46,58 @@ function cutText(
   originalId: string,
 ): string {
   return `${tokenizer.prefix(text, previewTokens)}\n${truncationMarker(originalTokens, handleOf(originalId))}`;
+}
+
+/** Where a tool output's preview leaves out its middle (between its first tokens and its last lines). */
+export const ELISION_LINE = '\n[…]\n';
+/** Tokens kept for {@link ELISION_LINE} and the second place a preview joins (a token each side). */
+const ELISION_TOKENS = 5;
+/** Share of a tool output's preview given to its last lines. */
+const TAIL_SHARE = 0.25;
+/** Characters read from a text's end per token looked for: more than a token ever takes in practice. */
+const TAIL_CHARS_PER_TOKEN = 8;
+
+/**
+ * The last whole lines of `text` in at most `maxTokens` tokens ('' when not even its last line
+ * fits, or there is no line break to start from). Reads no more than the last
+ * `maxTokens * 8` characters. A preview already cut this way gives what follows its elision.
+ */
+function lastLines(text: string, maxTokens: number, tokenizer: Tokenizer): string {
+  if (maxTokens <= 0) return '';
+  const from = Math.max(0, text.length - maxTokens * TAIL_CHARS_PER_TOKEN);
+  const elided = text.lastIndexOf(ELISION_LINE);
+  const start = elided >= from ? elided + ELISION_LINE.length : text.indexOf('\n', from) + 1;
+  if (start <= 0) return '';
+  let tail = text.slice(start);
+  while (tail.length > 0 && tokenizer.countText(tail) > maxTokens) {
+    const next = tail.indexOf('\n');
+    tail = next === -1 ? '' : tail.slice(next + 1);
+  }
+  return tail.trim().length > 0 ? tail : '';
+}
+
+/**
+ * A tool output cut to a preview of `previewTokens` tokens: its first tokens, then `[…]` and its
+ * last lines in about a quarter of the preview (a command's outcome — the test summary, the error
+ * it exited with — is at its end), then the marker. Seed 003 keeps the first tokens only; that is
+ * kept where the last line alone is too long for the quarter. The preview stays within
+ * `previewTokens` (and the margin {@link cutMargin} allows for the places it joins).
+ */
+function cutOutput(
+  text: string,
+  originalTokens: number,
+  previewTokens: number,
+  tokenizer: Tokenizer,
+  originalId: string,
+): string {
+  const tail = lastLines(text, Math.floor(previewTokens * TAIL_SHARE) - ELISION_TOKENS, tokenizer);
+  if (tail === '') return cutText(text, originalTokens, previewTokens, tokenizer, originalId);
+  const head = tokenizer.prefix(text, previewTokens - ELISION_TOKENS - tokenizer.countText(tail));
+  // The two ends meet (an output barely over its preview): the first tokens alone.
+  if (head.length + tail.length >= text.length)
+    return cutText(text, originalTokens, previewTokens, tokenizer, originalId);
+  const marker = truncationMarker(originalTokens, handleOf(originalId));
+  return `${head}${ELISION_LINE}${tail.replace(/\n+$/, '')}\n${marker}`;
 }
 
 /** A cut form's marker at the end of a text (with or without a handle); the original size it states. */
@@ -150,7 +202,16 @@ function planTextCut(
       ...item,
       id,
       sourceId: source,
-      message: { ...item.message, content: cutText(text, original, previewTokens, tokenizer, source) },
+      message: {
+        ...item.message,
+        content: (item.type === 'TOOL_RESULT' ? cutOutput : cutText)(
+          text,
+          original,
+          previewTokens,
+          tokenizer,
+          source,
+        ),
+      },
     } as TextItem;
     return { ...next, tokens: countItemTokens(next, tokenizer) };
   };

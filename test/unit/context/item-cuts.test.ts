@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseCompactionConfig } from '../../../src/context/config';
-import { planCut, planPreview, planReasoning } from '../../../src/context/item-cuts';
+import { ELISION_LINE, planCut, planPreview, planReasoning } from '../../../src/context/item-cuts';
 import { framingTokens, withFacts } from '../../../src/context/item-facts';
 import type { AssistantMessageItem, ContextItem, ToolResultItem } from '../../../src/context/items';
 import { MESSAGE_OVERHEAD_TOKENS } from '../../../src/context/token-accounting';
@@ -154,5 +154,48 @@ describe("a result's cut form", () => {
     expect(text.match(/\[TRUNCATED/g)).toHaveLength(1);
     expect(text).toContain(`original~${result.tokens - MESSAGE_OVERHEAD_TOKENS} tokens`);
     expect(output.startsWith(text.slice(0, text.indexOf('\n[TRUNCATED')))).toBe(true);
+  });
+});
+
+describe("a tool output's preview", () => {
+  const lines = Array.from({ length: 400 }, (_, i) => `tests/test_mod.py::test_case_${i} PASSED`);
+  const output = [
+    ...lines,
+    'FAILED tests/test_mod.py::test_rounding - AssertionError',
+    '1 failed, 400 passed',
+  ].join('\n');
+
+  function cut(item: ContextItem, preview: number): ToolResultItem {
+    const planned = planCut(item, config, o200k, preview);
+    expect(planned).not.toBeNull();
+    const written = planned?.write() as ToolResultItem;
+    expect(written.tokens).toBe(o200k.countItem(written));
+    expect(written.tokens).toBeLessThanOrEqual(planned?.tokens as number);
+    return written;
+  }
+
+  it('keeps its first tokens and its last lines (the outcome), the middle left out', () => {
+    const text = messageText(cut(itemsFactory(o200k).result('call-1', output, { id: 'res' }), 200).message);
+    expect(output.startsWith(text.slice(0, text.indexOf(ELISION_LINE)))).toBe(true);
+    expect(text.split(ELISION_LINE)).toHaveLength(2);
+    expect(text).toMatch(
+      /FAILED tests\/test_mod\.py::test_rounding - AssertionError\n1 failed, 400 passed\n\[TRUNCATED/,
+    );
+    expect(text).toMatch(MARKER);
+  });
+
+  it('cut again keeps the ending, with one elision and one marker', () => {
+    const first = cut(itemsFactory(o200k).result('call-1', output, { id: 'res' }), 1000);
+    const text = messageText(cut(first, 120).message);
+    expect(text.split(ELISION_LINE)).toHaveLength(2);
+    expect(text.match(/\[TRUNCATED/g)).toHaveLength(1);
+    expect(text).toMatch(/\n1 failed, 400 passed\n\[TRUNCATED original~\d+ tokens/);
+  });
+
+  it('an output whose last line alone is too long for the ending: its first tokens only', () => {
+    const long = `${words(50, 'head')}\n${words(3000, 'x')}`;
+    const text = messageText(cut(itemsFactory(o200k).result('call-1', long, { id: 'res' }), 200).message);
+    expect(text).not.toContain(ELISION_LINE);
+    expect(long.startsWith(text.slice(0, text.indexOf('\n[TRUNCATED')))).toBe(true);
   });
 });
