@@ -57,22 +57,40 @@ const TAIL_SHARE = 0.25;
 /** Characters read from a text's end per token looked for: more than a token ever takes in practice. */
 const TAIL_CHARS_PER_TOKEN = 8;
 
+/** Times the last lines are counted whole at most: the line counts summed can be off by a token or two. */
+const TAIL_RECOUNTS = 4;
+
 /**
  * The last whole lines of `text` in at most `maxTokens` tokens ('' when not even its last line
- * fits, or there is no line break to start from). Reads no more than the last
- * `maxTokens * 8` characters. A preview already cut this way gives what follows its elision.
+ * fits, or there is no line break to start from in a text longer than that). Reads no more than the last `maxTokens * 8`
+ * characters, each line counted once (then the lines chosen are counted whole, dropping a line at
+ * a time if their sum was short: linear).
  */
 function lastLines(text: string, maxTokens: number, tokenizer: Tokenizer): string {
   if (maxTokens <= 0) return '';
   const from = Math.max(0, text.length - maxTokens * TAIL_CHARS_PER_TOKEN);
-  const elided = text.lastIndexOf(ELISION_LINE);
-  const start = elided >= from ? elided + ELISION_LINE.length : text.indexOf('\n', from) + 1;
-  if (start <= 0) return '';
+  // The text starts a line; a window into it starts at the first line break in it.
+  let start = from === 0 ? 0 : text.indexOf('\n', from) + 1;
+  if (from > 0 && start === 0) return '';
+  // Newest line first: add lines while their counts fit.
+  let tokens = 0;
+  for (let end = text.length; end > start;) {
+    // The line that ends at `end`, its line break with it (a line break at start-1 bounds it).
+    // (lastIndexOf reads a negative start as 0: a first line is the text's start.)
+    const lineStart = end < 2 ? 0 : text.lastIndexOf('\n', end - 2) + 1;
+    tokens += tokenizer.countText(text.slice(lineStart, end));
+    if (tokens > maxTokens) {
+      start = end;
+      break;
+    }
+    end = lineStart;
+  }
   let tail = text.slice(start);
-  while (tail.length > 0 && tokenizer.countText(tail) > maxTokens) {
+  for (let i = 0; i < TAIL_RECOUNTS && tail.length > 0 && tokenizer.countText(tail) > maxTokens; i++) {
     const next = tail.indexOf('\n');
     tail = next === -1 ? '' : tail.slice(next + 1);
   }
+  if (tail.length > 0 && tokenizer.countText(tail) > maxTokens) return '';
   return tail.trim().length > 0 ? tail : '';
 }
 
@@ -80,8 +98,10 @@ function lastLines(text: string, maxTokens: number, tokenizer: Tokenizer): strin
  * A tool output cut to a preview of `previewTokens` tokens: its first tokens, then `[…]` and its
  * last lines in about a quarter of the preview (a command's outcome — the test summary, the error
  * it exited with — is at its end), then the marker. Seed 003 keeps the first tokens only; that is
- * kept where the last line alone is too long for the quarter. The preview stays within
- * `previewTokens` (and the margin {@link cutMargin} allows for the places it joins).
+ * kept where the last line alone is too long for the quarter. `text` may be an earlier preview of
+ * the output (a cut form cut again): its ending is the part after its `[…]`, its head the part
+ * before; one that has no `[…]` has no ending to keep. The preview stays within `previewTokens`
+ * (and the margin {@link cutMargin} allows for the places it joins).
  */
 function cutOutput(
   text: string,
@@ -89,12 +109,26 @@ function cutOutput(
   previewTokens: number,
   tokenizer: Tokenizer,
   originalId: string,
+  recut: boolean,
 ): string {
-  const tail = lastLines(text, Math.floor(previewTokens * TAIL_SHARE) - ELISION_TOKENS, tokenizer);
-  if (tail === '') return cutText(text, originalTokens, previewTokens, tokenizer, originalId);
-  const head = tokenizer.prefix(text, previewTokens - ELISION_TOKENS - tokenizer.countText(tail));
+  const elided = recut ? text.lastIndexOf(ELISION_LINE) : -1;
+  if (recut && elided === -1) return cutText(text, originalTokens, previewTokens, tokenizer, originalId);
+  const ending = elided === -1 ? text : text.slice(elided + ELISION_LINE.length);
+  const tail = lastLines(ending, Math.floor(previewTokens * TAIL_SHARE) - ELISION_TOKENS, tokenizer);
+  if (tail === '')
+    return cutText(
+      elided === -1 ? text : text.slice(0, elided),
+      originalTokens,
+      previewTokens,
+      tokenizer,
+      originalId,
+    );
+  const head = tokenizer.prefix(
+    elided === -1 ? text : text.slice(0, elided),
+    previewTokens - ELISION_TOKENS - tokenizer.countText(tail),
+  );
   // The two ends meet (an output barely over its preview): the first tokens alone.
-  if (head.length + tail.length >= text.length)
+  if (elided === -1 && head.length + tail.length >= text.length)
     return cutText(text, originalTokens, previewTokens, tokenizer, originalId);
   const marker = truncationMarker(originalTokens, handleOf(originalId));
   return `${head}${ELISION_LINE}${tail.replace(/\n+$/, '')}\n${marker}`;
@@ -204,13 +238,10 @@ function planTextCut(
       sourceId: source,
       message: {
         ...item.message,
-        content: (item.type === 'TOOL_RESULT' ? cutOutput : cutText)(
-          text,
-          original,
-          previewTokens,
-          tokenizer,
-          source,
-        ),
+        content:
+          item.type === 'TOOL_RESULT'
+            ? cutOutput(text, original, previewTokens, tokenizer, source, recut !== null)
+            : cutText(text, original, previewTokens, tokenizer, source),
       },
     } as TextItem;
     return { ...next, tokens: countItemTokens(next, tokenizer) };

@@ -192,6 +192,37 @@ describe("a tool output's preview", () => {
     expect(text).toMatch(/\n1 failed, 400 passed\n\[TRUNCATED original~\d+ tokens/);
   });
 
+  it('cut again to a size where the ending shrinks more than the head: still one elision', () => {
+    const long = [...lines, `E   ${words(170, 'AssertionError')}`, '1 failed, 400 passed'].join('\n');
+    const first = cut(itemsFactory(o200k).result('call-1', long, { id: 'res' }), 1000);
+    for (const size of [900, 774, 400, 120]) {
+      const text = messageText(cut(first, size).message);
+      expect(text.split(ELISION_LINE)).toHaveLength(2);
+      expect(long.startsWith(text.slice(0, text.indexOf(ELISION_LINE)))).toBe(true);
+    }
+  });
+
+  it('an ending that starts with a blank line, cut again (the search for its first line ends)', () => {
+    const blank = [...lines, `E   ${words(300, 'x')}`, '', '1 failed, 400 passed'].join('\n');
+    const first = cut(itemsFactory(o200k).result('call-1', blank, { id: 'res' }), 1000);
+    expect(messageText(cut(first, 200).message)).toMatch(/\n1 failed, 400 passed\n\[TRUNCATED/);
+  });
+
+  it('a preview of its first tokens only, cut again, stays one: no ending is made up from its middle', () => {
+    const long = `${lines.join('\n')}\n${words(3000, 'x')}`;
+    const first = cut(itemsFactory(o200k).result('call-1', long, { id: 'res' }), 1000);
+    expect(messageText(first.message)).not.toContain(ELISION_LINE);
+    const text = messageText(cut(first, 200).message);
+    expect(text).not.toContain(ELISION_LINE);
+    expect(long.startsWith(text.slice(0, text.indexOf('\n[TRUNCATED')))).toBe(true);
+  });
+
+  it('a long run of short lines: each line counted once (counting the ending again per line took minutes)', () => {
+    const many = Array.from({ length: 100_000 }, (_, i) => String(i % 10)).join('\n');
+    const text = messageText(cut(itemsFactory(o200k).result('call-1', many, { id: 'res' }), 20_000).message);
+    expect(text.split(ELISION_LINE)).toHaveLength(2);
+  });
+
   it('an output whose last line alone is too long for the ending: its first tokens only', () => {
     const long = `${words(50, 'head')}\n${words(3000, 'x')}`;
     const text = messageText(cut(itemsFactory(o200k).result('call-1', long, { id: 'res' }), 200).message);
