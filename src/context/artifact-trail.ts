@@ -35,7 +35,7 @@ export function emptyTrail(): ArtifactTrail {
 /**
  * The trail of `previous` extended with the tool calls of `items` (in order): a file touched again
  * moves to the end (newest) with the new operation added (a delete replaces the operations before
- * it; a file only deleted is left out) and its round updated. The inputs are not
+ * it; a file only removed in the shell is left out) and its round updated. The inputs are not
  * changed. `pairs`: the items' pairing, when the caller has it already.
  */
 export function collectArtifactTrail(
@@ -70,8 +70,9 @@ export function collectArtifactTrail(
           if (!known) {
             earlier ??= new Map(previous.files.map((file) => [file.path, file]));
             const before = earlier.get(path);
-            // A file the conversation only removed (`rm` of a build output) is not one it worked on.
-            if (!before && op === 'delete') continue;
+            // A file the conversation only removed in the shell (`rm` of a build output) is not one it
+            // worked on; one a patch deleted is.
+            if (!before && op === 'remove') continue;
             const touch: FileTouch = before
               ? { path, ops: [...before.ops], lastRound: before.lastRound }
               : { path, ops: [op], lastRound: item.round };
@@ -80,7 +81,7 @@ export function collectArtifactTrail(
           }
           // A delete ends what came before it: the file is gone (written again later, it reads
           // "deleted, written").
-          if (op === 'delete') known.touch.ops = ['delete'];
+          if (op === 'delete' || op === 'remove') known.touch.ops = [op];
           else if (!known.touch.ops.includes(op)) known.touch.ops.push(op);
           known.touch.lastRound = Math.max(item.round, known.touch.lastRound);
           known.last = touches++;
@@ -106,6 +107,7 @@ const OP_WORDS: Record<string, string> = {
   write: 'written',
   edit: 'edited',
   delete: 'deleted',
+  remove: 'removed',
   list: 'listed',
   search: 'searched',
   use: 'used',

@@ -169,7 +169,7 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
   const data = emptyData();
   const trail = collectArtifactTrail(span);
   for (const file of trail.files) {
-    if (file.ops.some((op) => op === 'write' || op === 'edit' || op === 'delete'))
+    if (file.ops.some((op) => op === 'write' || op === 'edit' || op === 'delete' || op === 'remove'))
       data.modified.push(file.path);
     if (file.ops.some((op) => op === 'read' || op === 'list' || op === 'search' || op === 'use'))
       data.read.push(file.path);

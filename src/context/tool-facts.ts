@@ -9,7 +9,11 @@
 import { messageText, type ToolResultItem } from './items';
 
 /** What one tool call does to a file. */
-export type FileOp = 'read' | 'write' | 'edit' | 'delete' | 'list' | 'search' | 'use';
+/**
+ * `delete`: a patch or a file tool deleted the file; `remove`: a shell command did (`rm`, a move's
+ * source), which the trail records only for a file it holds.
+ */
+export type FileOp = 'read' | 'write' | 'edit' | 'delete' | 'remove' | 'list' | 'search' | 'use';
 
 /** Files and commands of one tool call. */
 export interface CallEffect {
@@ -137,24 +141,37 @@ const FILE_PRINTER = /^(cat|nl|head|tail|sed|less|bat)$/;
 const FILE_MOVER = /^(rm|mv|cp|touch)$/;
 
 /**
- * What `rm`, `mv`, `cp` and `touch` do to their path arguments: `rm` deletes each, `touch` writes
- * each; `mv` deletes its sources and writes its destination, `cp` reads its sources and writes its
- * destination (the last path; one that ends in `/` is a directory, not a file written).
+ * What `rm`, `mv`, `cp` and `touch` do to their path arguments: `rm` removes each, `touch` writes
+ * each; `mv` removes its sources and writes its destination, `cp` reads its sources and writes its
+ * destination (the last path, or none with `-t directory`; one that ends in `/` is a directory,
+ * not a file written).
  */
 function fileMoves(program: string, words: readonly string[]): { path: string; op: FileOp }[] {
-  const operands = words
-    .filter((word) => !word.startsWith('-'))
-    .map((word) => word.replace(/^(["'])(.*)\1$/, '$2'));
+  // Options that take a value: `touch -r ref -d date -t stamp`, `mv`/`cp -t directory`.
+  const valued = program === 'touch' ? /^-[rdt]$/ : program === 'rm' ? /^$/ : /^-[tS]$/;
+  const operands: string[] = [];
+  let directory: string | null = null;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    if (word.startsWith('--target-directory=')) directory = word.slice('--target-directory='.length);
+    else if (valued.test(word)) {
+      if (word === '-t' && program !== 'touch') directory = words[i + 1] ?? null;
+      i++;
+    } else if (!word.startsWith('-')) operands.push(word.replace(/^(["'])(.*)\1$/, '$2'));
+  }
+  const gone: FileOp = program === 'mv' ? 'remove' : 'read';
   if (program === 'rm' || program === 'touch')
-    return operands.filter(isPathWord).map((path) => ({ path, op: program === 'rm' ? 'delete' : 'write' }));
+    return operands.filter(isPathWord).map((path) => ({ path, op: program === 'rm' ? 'remove' : 'write' }));
+  // `-t directory`: every operand is a source.
+  if (directory !== null) return operands.filter(isPathWord).map((path) => ({ path, op: gone }));
   if (operands.length < 2) return [];
   const destination = operands[operands.length - 1] as string;
   const sources = operands
     .slice(0, -1)
     .filter(isPathWord)
-    .map((path) => ({ path, op: (program === 'mv' ? 'delete' : 'read') as FileOp }));
+    .map((path) => ({ path, op: gone }));
   return isPathWord(destination) && !destination.endsWith('/')
-    ? [...sources, { path: destination, op: 'write' }]
+    ? [...sources, { path: destination, op: 'write' as FileOp }]
     : sources;
 }
 
@@ -235,27 +252,89 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
   const { commands, patches } = splitHereDocuments(command);
   const out: { path: string; op: FileOp }[] = [];
   // The directory a `cd` went to (relative to where the command started; null: where it started,
-  // or unknown after a `cd` to no plain path).
+  // or unknown after a `cd` to no plain path), and the directories a subshell will return to.
   let cwd: string | null = null;
+  const outer: (string | null)[] = [];
   let patch = 0;
-  for (const part of commands.split(/\s*(?:\|\||&&|\||;|\n)\s*/)) {
-    const words = part
-      .trim()
-      .replace(/^\(\s*/, '')
-      .split(/\s+/);
-    if (words[0] === 'cd') {
-      cwd = changeDirectory(cwd, words[1]);
-      continue;
+  for (const words of simpleCommands(commands)) {
+    const first = words[0] as string;
+    if (first === '(') outer.push(cwd);
+    else if (first === ')') cwd = outer.length > 0 ? (outer.pop() as string | null) : cwd;
+    else if (first === 'cd')
+      cwd = changeDirectory(
+        cwd,
+        words.slice(1).find((w) => !w.startsWith('-')),
+      );
+    else {
+      const touches =
+        /^apply_?patch$/.test(first) && words.some((w) => w.startsWith('<<')) && patch < patches.length
+          ? patchTouches(patches[patch++] as string)
+          : simpleCommandTouches(words);
+      for (const { path, op } of touches) out.push({ path: inDirectory(cwd, path), op });
     }
-    const touches =
-      /^apply_?patch$/.test(words[0] as string) && part.includes('<<') && patch < patches.length
-        ? patchTouches(patches[patch++] as string)
-        : simpleCommandTouches(words);
-    for (const { path, op } of touches) out.push({ path: inDirectory(cwd, path), op });
   }
   // A patch whose command was not told apart (written oddly): its files as they are.
   for (const rest of patches.slice(patch)) out.push(...patchTouches(rest));
   return out;
+}
+
+/**
+ * The simple commands of a shell script (here-document bodies taken out), each as its words with
+ * their quotes: split at unquoted `;`, `&`, `&&`, `|`, `||` and line breaks, a word at unquoted
+ * whitespace, a `#` that starts a word comments out the rest of its line. A subshell's `(` and
+ * `)` are commands of their own (`['(']`, `[')']`); a `$(…)` stays in its word.
+ */
+function simpleCommands(script: string): string[][] {
+  const commands: string[][] = [];
+  let words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote = '';
+  const endWord = (): void => {
+    if (inWord) words.push(word);
+    word = '';
+    inWord = false;
+  };
+  const endCommand = (): void => {
+    endWord();
+    if (words.length > 0) commands.push(words);
+    words = [];
+  };
+  for (let i = 0; i < script.length; i++) {
+    const c = script[i] as string;
+    if (quote !== '') {
+      word += c;
+      if (c === quote) quote = '';
+      else if (c === '\\' && quote === '"' && i + 1 < script.length) word += script[++i];
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      word += c;
+      inWord = true;
+    } else if (c === '\\' && i + 1 < script.length) {
+      word += c + script[++i];
+      inWord = true;
+    } else if (c === '#' && !inWord) {
+      while (i + 1 < script.length && script[i + 1] !== '\n') i++;
+    } else if (c === '&' && (word.endsWith('>') || script[i + 1] === '>')) {
+      // `2>&1`, `&>out`: a redirection, not a separator.
+      word += c;
+      inWord = true;
+    } else if (c === ';' || c === '\n' || c === '&' || c === '|') {
+      endCommand();
+      if ((c === '&' || c === '|') && script[i + 1] === c) i++;
+    } else if (c === '(' && !inWord && words.length === 0) {
+      commands.push(['(']);
+    } else if (c === ')' && !word.includes('$(')) {
+      endCommand();
+      commands.push([')']);
+    } else if (c === ' ' || c === '\t' || c === '\r') endWord();
+    else {
+      word += c;
+      inWord = true;
+    }
+  }
+  endCommand();
+  return commands;
 }
 
 /** The directory after `cd word` from `cwd` (see {@link shellReads}). */
@@ -267,16 +346,20 @@ function changeDirectory(cwd: string | null, word: string | undefined): string |
 
 /** `path` as written from the directory `cwd` (absolute and home paths as they are). */
 function inDirectory(cwd: string | null, path: string): string {
-  if (cwd === null || path.startsWith('/') || path.startsWith('~')) return path;
-  const parts = cwd === '.' ? [] : cwd.split('/');
-  let rest = path;
+  if (path.startsWith('/') || path.startsWith('~')) return path;
+  const parts = cwd === null || cwd === '.' ? [] : cwd.split('/');
+  let rest = path === '.' || path === '..' ? `${path}/` : path;
   for (;;) {
     if (rest.startsWith('./')) rest = rest.slice(2);
     else if (rest.startsWith('../') && parts.length > 0 && parts[parts.length - 1] !== '..') {
       parts.pop();
       rest = rest.slice(3);
+    } else if (rest.startsWith('../') && cwd !== null) {
+      parts.push('..');
+      rest = rest.slice(3);
     } else break;
   }
+  if (rest === '') return parts.join('/') || '.';
   return parts.length === 0 ? rest : `${parts.join('/')}/${rest}`;
 }
 
@@ -301,8 +384,11 @@ function simpleCommandTouches(words: readonly string[]): { path: string; op: Fil
     const path = target.replace(/^(["'])(.*)\1$/, '$2');
     if (!target.startsWith('&') && isPathWord(path)) out.push({ path, op: 'write' });
   }
-  // `git rm` and `git mv` remove and move as `rm` and `mv` do.
-  if (args[0] === 'git' && (args[1] === 'rm' || args[1] === 'mv')) args.shift();
+  // `git rm` and `git mv` remove and move as `rm` and `mv` do (`git rm --cached` leaves the file).
+  if (args[0] === 'git' && (args[1] === 'rm' || args[1] === 'mv')) {
+    if (args.includes('--cached')) return out;
+    args.shift();
+  }
   const program = args[0] ?? '';
   if (FILE_MOVER.test(program)) {
     out.push(...fileMoves(program, args.slice(1)));
@@ -310,14 +396,17 @@ function simpleCommandTouches(words: readonly string[]): { path: string; op: Fil
   }
   if (!FILE_PRINTER.test(program)) return out;
   // `sed -i` edits the file in place.
-  const op: FileOp = program === 'sed' && args.some((w) => /^-[a-zA-Z]*i/.test(w)) ? 'edit' : 'read';
+  const op: FileOp =
+    program === 'sed' && args.some((w) => /^-[a-zA-Z]*i/.test(w) || w.startsWith('--in-place'))
+      ? 'edit'
+      : 'read';
   let scriptSeen = program !== 'sed';
   for (let i = 1; i < args.length; i++) {
     const word = args[i] as string;
     if (word.startsWith('-')) {
       if (program !== 'sed') {
-        // `-n 40` (head, tail) takes a value.
-        if (/^-[nc]$/.test(word)) i++;
+        // `-n 40` (head, tail) takes a value; `cat -n` does not.
+        if ((program === 'head' || program === 'tail') && /^-[nc]$/.test(word)) i++;
       } else if (/^-[a-zA-Z]*[ef]$/.test(word)) {
         // sed's `-e script` and `-f script-file` give the script: every other word is a file.
         scriptSeen = true;
@@ -504,6 +593,11 @@ export function targetOf(effect: CallEffect): string {
   const main = effect.command
     ? (effect.command.replace(/^cd\s+\S+\s*(&&|;)\s*/, '').split(/\s*(\|\||&&|\||;)\s*/)[0] ?? '')
     : '';
-  if (main && !(path && /^apply_?patch\b/.test(main))) return main.split(' ').slice(0, 3).join(' ');
+  if (main && !(path && /^apply_?patch\b/.test(main))) {
+    // Its first words before any redirection (`python repro.py > out.txt` runs `python repro.py`).
+    const words = main.split(' ');
+    const redirect = words.findIndex((word) => /^(\d|&)?[<>]/.test(word));
+    return words.slice(0, Math.min(3, redirect === -1 ? 3 : redirect)).join(' ');
+  }
   return path ?? '';
 }

@@ -72,7 +72,12 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
 
 /** The files a shell script prints, and those of a patch it gives `apply_patch` (`apply_patch <<'EOF'`). */
 function scriptPaths(script: string): string[] {
-  const printed = [...script.matchAll(PRINTED_FILE)].map((m) => m[1] as string);
+  // A here-document's lines are data (`cat > a.py <<'EOF'` … `EOF`); a path is compared without a
+  // leading ./ or ../ (the trail writes it from the directory a cd went to).
+  const commands = script.replace(/<<-?\s*(['"]?)(\w+)\1[^\n]*\n[\s\S]*?\n\s*\2\s*(?=\n|$)/g, '');
+  const printed = [...commands.matchAll(PRINTED_FILE)].map((m) =>
+    (m[1] as string).replace(/^(\.\.?\/)+/, ''),
+  );
   if (!/\bapply_?patch\s*<</.test(script)) return printed;
   return [...printed, ...[...script.matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim())];
 }

@@ -629,7 +629,7 @@ describe('collectOpenErrors', () => {
         ],
         ['bash', { command: 'cat out.txt' }, 'ok'],
       ],
-      ['bash python repro.py >'],
+      ['bash python repro.py'],
     ],
     [
       "a patch given to apply_patch in the shell is applied to its file (Codex's bash -lc \"apply_patch <<'EOF' …\")",

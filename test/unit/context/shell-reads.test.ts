@@ -52,23 +52,23 @@ describe('shellReads', () => {
       'files removed',
       'rm -f src/a.py src/b.py && git rm -q old/c.py',
       [
-        { path: 'src/a.py', op: 'delete' },
-        { path: 'src/b.py', op: 'delete' },
-        { path: 'old/c.py', op: 'delete' },
+        { path: 'src/a.py', op: 'remove' },
+        { path: 'src/b.py', op: 'remove' },
+        { path: 'old/c.py', op: 'remove' },
       ],
     ],
     [
       'a file moved, one copied, one created',
       'mv src/a.ts src/b.ts; cp -p README.md docs/README.md; touch src/c.ts',
       [
-        { path: 'src/a.ts', op: 'delete' },
+        { path: 'src/a.ts', op: 'remove' },
         { path: 'src/b.ts', op: 'write' },
         { path: 'README.md', op: 'read' },
         { path: 'docs/README.md', op: 'write' },
         { path: 'src/c.ts', op: 'write' },
       ],
     ],
-    ['a file moved into a directory', 'git mv src/a.ts lib/', [{ path: 'src/a.ts', op: 'delete' }]],
+    ['a file moved into a directory', 'git mv src/a.ts lib/', [{ path: 'src/a.ts', op: 'remove' }]],
   ])('%s: %s', (_, command, touches) => {
     expect(shellReads(command)).toStrictEqual(touches);
   });
@@ -140,8 +140,44 @@ describe('shellReads', () => {
       'cd packages/tui && cat test/a.ts; cd ../ai; rm -f ./src/b.ts; cat /etc/hosts',
       [
         { path: 'packages/tui/test/a.ts', op: 'read' },
-        { path: 'packages/ai/src/b.ts', op: 'delete' },
+        { path: 'packages/ai/src/b.ts', op: 'remove' },
         { path: '/etc/hosts', op: 'read' },
+      ],
+    ],
+    [
+      'back up with cd ..',
+      'cd pkg && cat a.ts && cd .. && cat b.ts',
+      [
+        { path: 'pkg/a.ts', op: 'read' },
+        { path: 'b.ts', op: 'read' },
+      ],
+    ],
+    [
+      'a cd inside a subshell stays there',
+      '(cd frontend && npm run build) && cat frontend/dist/index.html; (cd pkg && cat README.md)',
+      [
+        { path: 'frontend/dist/index.html', op: 'read' },
+        { path: 'pkg/README.md', op: 'read' },
+      ],
+    ],
+    ['a cd with an option', 'cd -P src && cat a.ts', [{ path: 'src/a.ts', op: 'read' }]],
+    [
+      'quoted sed scripts with spaces and pipes are scripts',
+      "sed -i 's/from utils.helpers import x/from app.helpers import x/' src/main.py; sed -i 's|a.b|c.d|' f.py",
+      [
+        { path: 'src/main.py', op: 'edit' },
+        { path: 'f.py', op: 'edit' },
+      ],
+    ],
+    ['cat -n takes no value', 'cat -n src/a.py # not c.txt', [{ path: 'src/a.py', op: 'read' }]],
+    ['git rm --cached leaves the file', 'git rm --cached .env', []],
+    [
+      'options that take a value',
+      'mv -t dst/ a.txt; cp --target-directory=out b.txt; touch -r ref.txt t.txt',
+      [
+        { path: 'a.txt', op: 'remove' },
+        { path: 'b.txt', op: 'read' },
+        { path: 't.txt', op: 'write' },
       ],
     ],
     [
@@ -159,7 +195,7 @@ describe('shellReads', () => {
       'cp -r build/out . && mv dist/app.js ..',
       [
         { path: 'build/out', op: 'read' },
-        { path: 'dist/app.js', op: 'delete' },
+        { path: 'dist/app.js', op: 'remove' },
       ],
     ],
   ])('%s: %s', (_, command, touches) => {

@@ -421,7 +421,7 @@ describe('collectArtifactTrail', () => {
     });
   });
 
-  it('a delete replaces what came before; a file only deleted is left out', () => {
+  it('a removal replaces what came before; a file only removed in the shell is left out', () => {
     const f = itemsFactory();
     const remove = f.block('bash', { command: 'rm a.ts build.log' }, '');
     const rewrite = f.block('bash', { command: 'mv b.tmp a.ts' }, '');
@@ -433,8 +433,8 @@ describe('collectArtifactTrail', () => {
       rewrite,
     );
     expect(collectArtifactTrail(items).files).toStrictEqual([
-      { path: 'b.tmp', ops: ['delete'], lastRound: 1, handle: handleOf(rewrite[1].id) },
-      { path: 'a.ts', ops: ['delete', 'write'], lastRound: 1, handle: handleOf(rewrite[1].id) },
+      { path: 'b.tmp', ops: ['remove'], lastRound: 1, handle: handleOf(rewrite[1].id) },
+      { path: 'a.ts', ops: ['remove', 'write'], lastRound: 1, handle: handleOf(rewrite[1].id) },
     ]);
   });
 

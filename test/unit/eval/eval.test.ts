@@ -174,6 +174,16 @@ describe('the judging catches what a wrong compaction does', () => {
       ),
     );
     expect(touchedPaths(items)).toEqual(['package.json', 'src/a.ts', 'src/b.ts', 'src/d.ts']);
+    // A here-document's lines are data; a path is compared without its leading ./ or ../.
+    const more = conversation(
+      f.user('More.'),
+      f.block(
+        'bash',
+        { command: "cat > run.sh <<'EOF'\ncat config/settings.yaml\nEOF\ncd pkg && cat ./src/e.ts" },
+        '',
+      ),
+    );
+    expect(touchedPaths(more)).toEqual(['src/e.ts']);
   });
 });
 
