@@ -438,6 +438,18 @@ describe('collectArtifactTrail', () => {
     ]);
   });
 
+  it('a file a patch deleted is kept, though it was never touched before', () => {
+    const f = itemsFactory();
+    const patch = f.block(
+      'apply_patch',
+      { input: '*** Begin Patch\n*** Delete File: src/legacy.py\n*** End Patch' },
+      '',
+    );
+    expect(collectArtifactTrail(conversation(f.user('task'), patch)).files).toStrictEqual([
+      { path: 'src/legacy.py', ops: ['delete'], lastRound: 1, handle: handleOf(patch[1].id) },
+    ]);
+  });
+
   it('keeps the count of a file it does not touch again, and drops the count of one it does', () => {
     const f = itemsFactory();
     const previous: ArtifactTrail = {
