@@ -1,10 +1,10 @@
 /**
  * Cuts of single items (seed 003): a tool result, a message's text, the reasoning of a message that
  * calls tools, or tool-call arguments, cut to a preview of their first tokens (a tool result's: its
- * first tokens, `[…]` and its last lines) plus `[TRUNCATED original~N tokens; recall #handle]`. A cut is decided on the stored counts and bounds
- * (a {@link PlannedCut} says its tokens); its text is written only when the context is read, so
- * deciding costs no tokenizing. A cut form's id is derived from the original's and the preview's
- * size, so planning again gives the same ids. Each field of an item is cut once — a result's text
+ * first tokens, `[…]` and its last lines) plus `[TRUNCATED original~N tokens; recall #handle]`. A
+ * cut is decided on the stored counts and bounds (a {@link PlannedCut} says its tokens); its text
+ * is written only when the context is read, so deciding costs no tokenizing. A cut form's id is
+ * derived from the original's and the preview's size, so planning again gives the same ids. Each field of an item is cut once — a result's text
  * again only to another preview of the same original — and a form with one field cut may have the
  * other cut (a reply's reasoning, then its arguments: `X~text200~cut200`).
  *
@@ -62,9 +62,9 @@ const TAIL_RECOUNTS = 4;
 
 /**
  * The last whole lines of `text` in at most `maxTokens` tokens ('' when not even its last line
- * fits, or there is no line break to start from in a text longer than that). Reads no more than the last `maxTokens * 8`
- * characters, each line counted once (then the lines chosen are counted whole, dropping a line at
- * a time if their sum was short: linear).
+ * fits, or there is no line break to start from in a text longer than that). Reads no more than
+ * the last `maxTokens * 8` characters, each line counted once (then the lines chosen are counted
+ * whole, dropping a line at a time if their sum was short: linear).
  */
 function lastLines(text: string, maxTokens: number, tokenizer: Tokenizer): string {
   if (maxTokens <= 0) return '';
@@ -86,11 +86,11 @@ function lastLines(text: string, maxTokens: number, tokenizer: Tokenizer): strin
     end = lineStart;
   }
   let tail = text.slice(start);
-  for (let i = 0; i < TAIL_RECOUNTS && tail.length > 0 && tokenizer.countText(tail) > maxTokens; i++) {
+  for (let i = 0; tail.length > 0 && tokenizer.countText(tail) > maxTokens; i++) {
+    if (i === TAIL_RECOUNTS) return '';
     const next = tail.indexOf('\n');
     tail = next === -1 ? '' : tail.slice(next + 1);
   }
-  if (tail.length > 0 && tokenizer.countText(tail) > maxTokens) return '';
   return tail.trim().length > 0 ? tail : '';
 }
 
@@ -113,20 +113,11 @@ function cutOutput(
 ): string {
   const elided = recut ? text.lastIndexOf(ELISION_LINE) : -1;
   if (recut && elided === -1) return cutText(text, originalTokens, previewTokens, tokenizer, originalId);
+  const before = elided === -1 ? text : text.slice(0, elided);
   const ending = elided === -1 ? text : text.slice(elided + ELISION_LINE.length);
   const tail = lastLines(ending, Math.floor(previewTokens * TAIL_SHARE) - ELISION_TOKENS, tokenizer);
-  if (tail === '')
-    return cutText(
-      elided === -1 ? text : text.slice(0, elided),
-      originalTokens,
-      previewTokens,
-      tokenizer,
-      originalId,
-    );
-  const head = tokenizer.prefix(
-    elided === -1 ? text : text.slice(0, elided),
-    previewTokens - ELISION_TOKENS - tokenizer.countText(tail),
-  );
+  if (tail === '') return cutText(before, originalTokens, previewTokens, tokenizer, originalId);
+  const head = tokenizer.prefix(before, previewTokens - ELISION_TOKENS - tokenizer.countText(tail));
   // The two ends meet (an output barely over its preview): the first tokens alone.
   if (elided === -1 && head.length + tail.length >= text.length)
     return cutText(text, originalTokens, previewTokens, tokenizer, originalId);

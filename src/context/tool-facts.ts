@@ -8,10 +8,9 @@
  */
 import { messageText, type ToolResultItem } from './items';
 
-/** What one tool call does to a file. */
 /**
- * `delete`: a patch or a file tool deleted the file; `remove`: a shell command did (`rm`, a move's
- * source), which the trail records only for a file it holds.
+ * What one tool call does to a file. `delete`: a patch or a file tool deleted it; `remove`: a shell
+ * command did (`rm`, a move's source), which the trail records only for a file it holds.
  */
 export type FileOp = 'read' | 'write' | 'edit' | 'delete' | 'remove' | 'list' | 'search' | 'use';
 
@@ -157,7 +156,7 @@ function fileMoves(program: string, words: readonly string[]): { path: string; o
     else if (valued.test(word)) {
       if (word === '-t' && program !== 'touch') directory = words[i + 1] ?? null;
       i++;
-    } else if (!word.startsWith('-')) operands.push(word.replace(/^(["'])(.*)\1$/, '$2'));
+    } else if (!word.startsWith('-')) operands.push(unquote(word));
   }
   const gone: FileOp = program === 'mv' ? 'remove' : 'read';
   if (program === 'rm' || program === 'touch')
@@ -202,6 +201,11 @@ const HERE_DOCUMENT = /<<-?\s*(['"]?)([A-Za-z_][\w-]*)\1/;
 const REDIRECT = /^(?:\d|&)?>>?\|?(.*)$/;
 /** A word that looks like a file path: no globs, quotes, variables or substitutions, with a `.` or `/`. */
 const PATH_WORD = /^[\w.~/-][\w./@+~-]*$/;
+
+/** A word without the quotes around it (`'a b'` is `a b`). */
+function unquote(word: string): string {
+  return word.replace(/^(["'])(.*)\1$/, '$2');
+}
 
 function isPathWord(word: string): boolean {
   return (
@@ -339,7 +343,7 @@ function simpleCommands(script: string): string[][] {
 
 /** The directory after `cd word` from `cwd` (see {@link shellReads}). */
 function changeDirectory(cwd: string | null, word: string | undefined): string | null {
-  const dir = word?.replace(/^(["'])(.*)\1$/, '$2');
+  const dir = unquote(word ?? '');
   if (!dir || !PATH_WORD.test(dir) || dir === '-' || dir === '~') return null;
   return inDirectory(cwd, dir).replace(/\/+$/, '') || '/';
 }
@@ -381,7 +385,7 @@ function simpleCommandTouches(words: readonly string[]): { path: string; op: Fil
       continue;
     }
     const target = (redirect[1] as string) || (words[++i] ?? '');
-    const path = target.replace(/^(["'])(.*)\1$/, '$2');
+    const path = unquote(target);
     if (!target.startsWith('&') && isPathWord(path)) out.push({ path, op: 'write' });
   }
   // `git rm` and `git mv` remove and move as `rm` and `mv` do (`git rm --cached` leaves the file).
@@ -414,7 +418,7 @@ function simpleCommandTouches(words: readonly string[]): { path: string; op: Fil
       } else if (/^--(expression|file)=/.test(word)) scriptSeen = true;
       continue;
     }
-    const path = word.replace(/^(["'])(.*)\1$/, '$2');
+    const path = unquote(word);
     // An empty word is BSD sed's `-i ''` (no backup suffix), neither script nor file.
     if (path === '') continue;
     if (!scriptSeen) {

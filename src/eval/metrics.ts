@@ -50,12 +50,17 @@ const PRINTED_FILE =
 /** Files an `apply_patch` patch names. */
 const PATCH_FILE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm;
 
+/** The files a patch names. */
+function patchPaths(patch: string): string[] {
+  return [...patch.matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim());
+}
+
 /** The files a call that is no file tool touches: its patch's files, its shell command's printed files. */
 function otherPaths(name: string, args: Record<string, unknown> | null, raw: string): string[] {
   if (/apply_patch/i.test(name)) {
     const patch =
       typeof args?.input === 'string' ? args.input : typeof args?.patch === 'string' ? args.patch : raw;
-    return [...patch.matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim());
+    return patchPaths(patch);
   }
   if (/^execute_ipython_cell$/i.test(name) && typeof args?.code === 'string')
     return [...args.code.matchAll(AGENTSKILLS_FILE)].map((m) => (m[1] as string).trim());
@@ -64,8 +69,7 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
   if (typeof command === 'string') return scriptPaths(command);
   if (!Array.isArray(command)) return [];
   const argv = command.filter((w): w is string => typeof w === 'string');
-  if (argv[0] === 'apply_patch')
-    return [...(argv[1] ?? '').matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim());
+  if (argv[0] === 'apply_patch') return patchPaths(argv[1] ?? '');
   const script = argv.length === 3 && /-\w*c$/.test(argv[1] as string) ? argv[2] : argv.join(' ');
   return script ? scriptPaths(script) : [];
 }
@@ -79,7 +83,7 @@ function scriptPaths(script: string): string[] {
     (m[1] as string).replace(/^(\.\.?\/)+/, ''),
   );
   if (!/\bapply_?patch\s*<</.test(script)) return printed;
-  return [...printed, ...[...script.matchAll(PATCH_FILE)].map((m) => (m[1] as string).trim())];
+  return [...printed, ...patchPaths(script)];
 }
 
 /** Paths read, written or edited by the tool calls of `items`, in first-seen order. */

@@ -1,7 +1,7 @@
 /**
  * The files a shell command touches by printing them, redirecting output into them, removing,
  * moving, copying or creating them (agents run much of their work through a shell): reads,
- * `sed -i` edits, redirections as writes, `rm` as deletes, and a here-document's lines read as
+ * `sed -i` edits, redirections as writes, `rm` as removals, and a here-document's lines read as
  * data, never as commands, unless they are a patch given to `apply_patch`.
  */
 import { describe, expect, it } from 'vitest';
@@ -69,72 +69,6 @@ describe('shellReads', () => {
       ],
     ],
     ['a file moved into a directory', 'git mv src/a.ts lib/', [{ path: 'src/a.ts', op: 'remove' }]],
-  ])('%s: %s', (_, command, touches) => {
-    expect(shellReads(command)).toStrictEqual(touches);
-  });
-
-  it('a file written from a here-document is written, and the document is data', () => {
-    const command = [
-      "cat > /tmp/fix.py << 'EOF'",
-      'cat secrets.txt',
-      "with open('src/a.ts') as f: print(f.read())",
-      'EOF',
-      'python /tmp/fix.py && head -5 src/a.ts',
-    ].join('\n');
-    expect(shellReads(command)).toStrictEqual([
-      { path: '/tmp/fix.py', op: 'write' },
-      { path: 'src/a.ts', op: 'read' },
-    ]);
-  });
-
-  it.each([
-    ['bash', 'pi'],
-    ['Bash', 'Claude Code'],
-    ['execute_bash', 'OpenHands'],
-  ])("a string command (%s, %s's shell) touches what it prints and writes", (tool) => {
-    const effect = toolCallEffect(
-      tool,
-      JSON.stringify({ command: "cd pkg && sed -n '1,40p' src/a.ts | head -5 > /tmp/top.txt" }),
-      null,
-    );
-    expect(effect.touches).toStrictEqual([
-      { path: 'pkg/src/a.ts', op: 'read' },
-      { path: '/tmp/top.txt', op: 'write' },
-    ]);
-  });
-
-  it('a command of a tool that is no shell touches nothing', () => {
-    expect(toolCallEffect('search', JSON.stringify({ command: 'cat a.ts' }), null).touches).toStrictEqual([]);
-  });
-
-  it.each(['apply_patch', 'applypatch'])(
-    'a patch given to %s in a here-document touches its files, and is no command',
-    (program) => {
-      const script = [
-        `cd app && ${program} <<'PATCH'`,
-        '*** Begin Patch',
-        '*** Add File: src/new.ts',
-        '+cat secrets.txt',
-        '*** Update File: src/old.ts',
-        '@@',
-        '-a',
-        '+b',
-        '*** Delete File: src/gone.ts',
-        '*** End Patch',
-        'PATCH',
-        'head -3 src/new.ts',
-      ].join('\n');
-      const effect = toolCallEffect('shell', JSON.stringify({ command: ['bash', '-lc', script] }), null);
-      expect(effect.touches).toStrictEqual([
-        { path: 'app/src/new.ts', op: 'write' },
-        { path: 'app/src/old.ts', op: 'edit' },
-        { path: 'app/src/gone.ts', op: 'delete' },
-        { path: 'app/src/new.ts', op: 'read' },
-      ]);
-    },
-  );
-
-  it.each<[string, string, { path: string; op: string }[]]>([
     [
       'a relative path after a cd is in that directory',
       'cd packages/tui && cat test/a.ts; cd ../ai; rm -f ./src/b.ts; cat /etc/hosts',
@@ -201,6 +135,67 @@ describe('shellReads', () => {
   ])('%s: %s', (_, command, touches) => {
     expect(shellReads(command)).toStrictEqual(touches);
   });
+
+  it('a file written from a here-document is written, and the document is data', () => {
+    const command = [
+      "cat > /tmp/fix.py << 'EOF'",
+      'cat secrets.txt',
+      "with open('src/a.ts') as f: print(f.read())",
+      'EOF',
+      'python /tmp/fix.py && head -5 src/a.ts',
+    ].join('\n');
+    expect(shellReads(command)).toStrictEqual([
+      { path: '/tmp/fix.py', op: 'write' },
+      { path: 'src/a.ts', op: 'read' },
+    ]);
+  });
+
+  it.each([
+    ['bash', 'pi'],
+    ['Bash', 'Claude Code'],
+    ['execute_bash', 'OpenHands'],
+  ])("a string command (%s, %s's shell) touches what it prints and writes", (tool) => {
+    const effect = toolCallEffect(
+      tool,
+      JSON.stringify({ command: "cd pkg && sed -n '1,40p' src/a.ts | head -5 > /tmp/top.txt" }),
+      null,
+    );
+    expect(effect.touches).toStrictEqual([
+      { path: 'pkg/src/a.ts', op: 'read' },
+      { path: '/tmp/top.txt', op: 'write' },
+    ]);
+  });
+
+  it('a command of a tool that is no shell touches nothing', () => {
+    expect(toolCallEffect('search', JSON.stringify({ command: 'cat a.ts' }), null).touches).toStrictEqual([]);
+  });
+
+  it.each(['apply_patch', 'applypatch'])(
+    'a patch given to %s in a here-document touches its files, and is no command',
+    (program) => {
+      const script = [
+        `cd app && ${program} <<'PATCH'`,
+        '*** Begin Patch',
+        '*** Add File: src/new.ts',
+        '+cat secrets.txt',
+        '*** Update File: src/old.ts',
+        '@@',
+        '-a',
+        '+b',
+        '*** Delete File: src/gone.ts',
+        '*** End Patch',
+        'PATCH',
+        'head -3 src/new.ts',
+      ].join('\n');
+      const effect = toolCallEffect('shell', JSON.stringify({ command: ['bash', '-lc', script] }), null);
+      expect(effect.touches).toStrictEqual([
+        { path: 'app/src/new.ts', op: 'write' },
+        { path: 'app/src/old.ts', op: 'edit' },
+        { path: 'app/src/gone.ts', op: 'delete' },
+        { path: 'app/src/new.ts', op: 'read' },
+      ]);
+    },
+  );
 
   it('a here-document given to another program is data, even when it looks like a patch', () => {
     const command = ["cat > notes.md <<'EOF'", '*** Update File: src/a.ts', 'EOF'].join('\n');
