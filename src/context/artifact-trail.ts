@@ -74,7 +74,9 @@ export function collectArtifactTrail(
             // worked on; one a patch deleted is.
             if (!before && op === 'remove') continue;
             const touch: FileTouch = before
-              ? { path, ops: [...before.ops], lastRound: before.lastRound }
+              ? before.listTokens === undefined
+                ? { path, ops: [...before.ops], lastRound: before.lastRound }
+                : { path, ops: [...before.ops], lastRound: before.lastRound, listTokens: before.listTokens }
               : { path, ops: [op], lastRound: item.round };
             known = { touch, last: touches, source };
             touched.set(path, known);
@@ -96,8 +98,12 @@ export function collectArtifactTrail(
   // A file touched here has a new line in the text: its count, if it had one, is no longer it.
   // Object literals, not spreads: spreading these touches took 16 of the function's 40 µs (V8).
   for (const { touch, source } of [...touched.values()].sort((a, b) => a.last - b.last)) {
-    const { path, ops, lastRound } = touch;
-    files.push({ path, ops, lastRound, handle: handleOf(source) });
+    const { path, ops, lastRound, listTokens } = touch;
+    files.push(
+      listTokens === undefined
+        ? { path, ops, lastRound, handle: handleOf(source) }
+        : { path, ops, lastRound, handle: handleOf(source), listTokens },
+    );
   }
   return { files, commands: commands.slice(-MAX_COMMANDS) };
 }
@@ -158,8 +164,8 @@ export interface RenderedTrail {
   tokens?: number;
   /**
    * The trail rendered, its files and commands carrying the tokens of their parts of the text
-   * where they were counted (`FileTouch.tokens`, `TrailCommand.tokens`): a later compaction
-   * renders them without counting again.
+   * where they were counted (`FileTouch.tokens` and `listTokens`, `TrailCommand.tokens`): a later
+   * compaction renders them without counting again.
    */
   trail: ArtifactTrail;
 }
@@ -192,6 +198,8 @@ export function renderTrailCounted(
   const detailed = lines.map((line) => `${line}\n`);
   const lineTokens = newestFirst.map((file, i) => storedCount(file.tokens, detailed[i] as string));
   const lineCost = (i: number): number => (lineTokens[i] ??= tokenizer.countText(detailed[i] as string));
+  // Each file's entry in the bare list with its comma, when counted (tier 3).
+  const listTokens = new Array<number | undefined>(count);
   // The latest commands, newest first, each as the text writes it followed by another ('; ').
   const latest = trail.commands.slice(-10).reverse();
   const entries = latest.map((c) => ` \`${c.command}\` (round ${c.round});`);
@@ -219,12 +227,14 @@ export function renderTrailCounted(
     ...(tokens === undefined ? {} : { tokens }),
     trail: {
       files: trail.files.map((file, i) => {
-        const tokens = lineTokens[count - 1 - i];
-        if (tokens === undefined || tokens === file.tokens) return file;
-        const { path, ops, lastRound, handle } = file;
-        return handle === undefined
-          ? { path, ops, lastRound, tokens }
-          : { path, ops, lastRound, handle, tokens };
+        const tokens = lineTokens[count - 1 - i] ?? file.tokens;
+        const listed = listTokens[count - 1 - i] ?? file.listTokens;
+        if (tokens === file.tokens && listed === file.listTokens) return file;
+        const touch: FileTouch = { path: file.path, ops: file.ops, lastRound: file.lastRound };
+        if (file.handle !== undefined) touch.handle = file.handle;
+        if (tokens !== undefined) touch.tokens = tokens;
+        if (listed !== undefined) touch.listTokens = listed;
+        return touch;
       }),
       commands: trail.commands.map((command, i) => {
         const tokens = entryTokens[trail.commands.length - 1 - i];
@@ -269,12 +279,19 @@ export function renderTrailCounted(
   // `Also touched, older: a, b, c` is the heading, then ' a,', ' b,' and ' c' (the last, no comma).
   const listed = newestFirst.map((file) => ` ${file.path},`);
   const oldest = ` ${(newestFirst[count - 1] as FileTouch).path}`;
-  // The bare list's tokens from each file on (suffix sums; none past the last file).
+  // The bare list's tokens from each file on (suffix sums; none past the last file). An entry's
+  // count is the trail's when it carries one (additive: the entries meet at breaks).
   const bareFrom = new Array<number>(count + 1).fill(0);
   if (count > 0) {
     bareFrom[count - 1] = fixedTextTokens(BARE_HEADING, tokenizer) + counter.part(oldest);
-    for (let i = count - 2; i >= 0; i--)
-      bareFrom[i] = (bareFrom[i + 1] as number) + counter.part(listed[i] as string);
+    for (let i = count - 2; i >= 0; i--) {
+      const entry = listed[i] as string;
+      const tokens = additive
+        ? (listTokens[i] ??=
+            storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? counter.part(entry))
+        : counter.part(entry);
+      bareFrom[i] = (bareFrom[i + 1] as number) + tokens;
+    }
   }
   const bareParts = (from: number): string[] => [BARE_HEADING, ...listed.slice(from, count - 1), oldest];
   let detailCost = fixedTextTokens(HEADING_LINE, tokenizer);
@@ -344,12 +361,13 @@ export function trailPaths(trail: ArtifactTrail): string[] {
 
 /**
  * A count stored with the trail for `text`, when it can be one: a whole number of tokens, at least
- * one and at most the text's bytes. Anything else (a row edited by hand, another encoding's count
+ * one and at most three per UTF-16 unit (the most bytes one can take). Anything else (a row edited by hand, another encoding's count
  * far off) is counted again rather than trusted: a huge count would make the trail look too large
  * for any budget.
  */
 function storedCount(tokens: unknown, text: string): number | undefined {
-  return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 1 && tokens <= maxTokens(text)
+  // Three bytes per UTF-16 unit at most: the bound without reading the text.
+  return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 1 && tokens <= 3 * text.length
     ? tokens
     : undefined;
 }

@@ -209,6 +209,12 @@ export interface FileTouch {
    * while the file is not touched again (absent: counted when needed).
    */
   tokens?: number;
+  /**
+   * Tokens of its entry in the trail's list of older paths when another follows it (` src/a.ts,`
+   * after a space), counted like {@link tokens}. It depends on the path alone: it stays when the
+   * file is touched again.
+   */
+  listTokens?: number;
 }
 
 /** A shell command the conversation ran, as the artifact trail keeps it (`artifact-trail.ts`). */

@@ -696,6 +696,38 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
     expect(counted.filter((text) => text.startsWith('- ') && text.endsWith('\n')).length).toBe(5);
   });
 
+  it('carries the counts of its older paths: rendered again, no path of the list counted; touched again, the count stays', () => {
+    const first = renderTrailCounted(trail, 48, o200k);
+    expect(first.text).toContain('Also touched, older: src/d.ts, lib/util/c.ts');
+    expect(first.tokens).toBe(o200k.countText(first.text));
+    // Every file's entry with a comma is counted (the list's sums from each file on choose how
+    // many stay in detail); the oldest, with no comma after it, has no such count.
+    expect(first.trail.files.map((file) => file.listTokens)).toEqual([
+      undefined,
+      ...['lib/old/b.ts', 'lib/util/c.ts', 'src/d.ts', 'src/e.ts'].map((path) =>
+        o200k.countText(` ${path},`),
+      ),
+    ]);
+    const counted: string[] = [];
+    const watching = {
+      ...o200k,
+      countText: (text: string) => {
+        counted.push(text);
+        return o200k.countText(text);
+      },
+    };
+    const again = renderTrailCounted(first.trail, 48, watching);
+    expect([again.text, again.tokens]).toEqual([first.text, first.tokens]);
+    expect(counted.filter((text) => text.endsWith(','))).toEqual([]);
+    // A file touched again has a new line (its count goes) but the same path (its list count stays).
+    const touchedAgain = collectArtifactTrail(
+      conversation(itemsFactory(o200k).block('read_file', { path: 'lib/util/c.ts' }, 'x', { round: 9 })),
+      first.trail,
+    );
+    const file = touchedAgain.files.find((f) => f.path === 'lib/util/c.ts');
+    expect([file?.tokens, file?.listTokens]).toEqual([undefined, o200k.countText(' lib/util/c.ts,')]);
+  });
+
   it('counts a line again whose stored count cannot be its count (not a whole number, more than its bytes)', () => {
     const first = renderTrailCounted(trail, 129, o200k);
     const spoiled: ArtifactTrail = {
