@@ -92,6 +92,11 @@ export interface ImportedSession {
   /** The context: OpenAI-shaped, token-counted items with rounds assigned, in context order. */
   items: ContextItem[];
   document: SessionDocument;
+  /**
+   * What the import read but could not map, said once per kind (e.g. Anthropic `tool_use` blocks
+   * in an OpenAI list: kept for export, never seen by the model). Absent when there is none.
+   */
+  warnings?: string[];
 }
 
 /** A converted source message: the item type and the OpenAI-shaped message. */

@@ -56,6 +56,41 @@ function itemsFromMessages(
   });
 }
 
+/** Block types of Anthropic's Messages format, which an OpenAI list does not have. */
+const ANTHROPIC_BLOCKS = ['tool_use', 'tool_result'];
+
+/**
+ * A warning when messages hold Anthropic tool blocks (the Messages format, as Cline and Roo Code
+ * write `api_conversation_history.json`): the OpenAI reading keeps them for export only, so the
+ * model would see none of those calls and results, and rounds follow every message that carries
+ * results.
+ */
+function anthropicBlocksWarning(messages: readonly unknown[]): string[] {
+  const counts = new Map<string, number>();
+  for (const message of messages) {
+    const content = isRecord(message) ? message.content : undefined;
+    if (!Array.isArray(content)) continue;
+    for (const part of content) {
+      const type = isRecord(part) ? part.type : undefined;
+      if (typeof type === 'string' && ANTHROPIC_BLOCKS.includes(type))
+        counts.set(type, (counts.get(type) ?? 0) + 1);
+    }
+  }
+  if (counts.size === 0) return [];
+  const found = [...counts].map(([type, n]) => `${n} ${type}`).join(' and ');
+  return [
+    `${found} content block(s) of Anthropic's Messages format (Cline, Roo Code): read as an OpenAI ` +
+      'list, they are kept for export but are not tool calls or results here — the model sees none of ' +
+      'them, and no file or error of theirs is tracked. That format is not supported yet.',
+  ];
+}
+
+/** The session, with the warnings its messages give. */
+function withWarnings(session: ImportedSession, messages: readonly unknown[]): ImportedSession {
+  const warnings = anthropicBlocksWarning(messages);
+  return warnings.length > 0 ? { ...session, warnings } : session;
+}
+
 /** Import from an already parsed value: an array of messages or an object with `messages`. */
 export function openAIFromValue(value: unknown, options: ImportOptions, idPrefix: string): ImportedSession {
   let items: ContextItem[];
@@ -89,7 +124,8 @@ export function openAIFromValue(value: unknown, options: ImportOptions, idPrefix
       field: 'messages',
     });
   }
-  return { format: 'openai', items: finishItems(items, options.tokenizer), document };
+  const messages = Array.isArray(value) ? value : (value.messages as unknown[]);
+  return withWarnings({ format: 'openai', items: finishItems(items, options.tokenizer), document }, messages);
 }
 
 /** Import from parsed JSONL lines, one message each. */
@@ -103,11 +139,14 @@ export function openAIFromLines(
     (i) => ({ field: 'message', line: (lines[i] as { line: number }).line }),
     idPrefix,
   );
-  return {
-    format: 'openai',
-    items: finishItems(items, options.tokenizer),
-    document: { format: 'openai', layout: 'jsonl' },
-  };
+  return withWarnings(
+    {
+      format: 'openai',
+      items: finishItems(items, options.tokenizer),
+      document: { format: 'openai', layout: 'jsonl' },
+    },
+    lines.map((l) => l.value),
+  );
 }
 
 /**

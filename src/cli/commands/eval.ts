@@ -126,6 +126,7 @@ export async function evaluate(options: EvalCommandOptions): Promise<EvalRow[]> 
       // What the agent did, whole: a pi session's own compactions are left out (ours replace them).
       const session = readSession(file, { conversationId: 'eval', model: options.model, wholeHistory: true });
       if (session.items.length === 0) throw new UsageError(`${file} holds no messages`);
+      for (const warning of session.warnings ?? []) options.log?.(`warning: ${name}: ${warning}`);
       sessions.push({ name, items: session.items });
     } catch (err) {
       if (!(err instanceof UsageError) || !options.onRefused) throw err;

@@ -161,6 +161,7 @@ export function registerImport(program: Command): void {
             ...(opts.model !== undefined ? { model: opts.model } : {}),
             ...(opts.lossy ? { lossy: true } : {}),
           });
+          for (const warning of prepared.session.warnings ?? []) console.error(`warning: ${warning}`);
           const result = await withStore((store) => saveImport(store, prepared), { migrate: true });
           if (opts.json) printJson(result);
           else {

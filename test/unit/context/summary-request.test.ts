@@ -721,7 +721,7 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
     expect(counted.filter((text) => text.endsWith(','))).toEqual([]);
     // A file touched again has a new line (its count goes) but the same path (its list count stays).
     const touchedAgain = collectArtifactTrail(
-      conversation(itemsFactory(o200k).block('read_file', { path: 'lib/util/c.ts' }, 'x', { round: 9 })),
+      conversation(itemsFactory(o200k).block('read_file', { path: 'lib/util/c.ts' }, 'x')),
       first.trail,
     );
     const file = touchedAgain.files.find((f) => f.path === 'lib/util/c.ts');

@@ -94,3 +94,45 @@ describe('JSONL of another agent', () => {
     expect(session.items.map((i) => i.type)).toEqual(['USER_MESSAGE']);
   });
 });
+
+describe("a list of Anthropic's Messages format (Cline's api_conversation_history.json)", () => {
+  const anthropicList = [
+    { role: 'user', content: [{ type: 'text', text: '<task>Fix a.py</task>' }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Reading it.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.py' } },
+      ],
+    },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x = 1' }] },
+    {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_2', name: 'read_file', input: { path: 'b.py' } }],
+    },
+    { role: 'user', content: [{ type: 'text', text: "[read_file for 'b.py'] Result:\ny = 2" }] },
+  ];
+
+  it.each([
+    ['a JSON array', JSON.stringify(anthropicList)],
+    ['an object with messages', JSON.stringify({ messages: anthropicList })],
+    ['JSONL', jsonl(anthropicList)],
+  ])('as %s: imported as an OpenAI list, with a warning that its tool blocks are not read', (_, text) => {
+    const session = importSession(text, { tokenizer: fakeTokenizer });
+    expect(session.format).toBe('openai');
+    expect(session.warnings).toHaveLength(1);
+    expect(session.warnings?.[0]).toContain('2 tool_use and 1 tool_result content block(s)');
+    expect(session.warnings?.[0]).toContain('not supported yet');
+  });
+
+  it('an OpenAI list with content parts of its own gives no warning', () => {
+    const session = importSession(
+      JSON.stringify([
+        { role: 'user', content: [{ type: 'text', text: 'Fix a.py' }] },
+        { role: 'assistant', content: 'Done.' },
+      ]),
+      { tokenizer: fakeTokenizer },
+    );
+    expect(session.warnings).toBeUndefined();
+  });
+});
