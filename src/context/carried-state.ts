@@ -4,7 +4,8 @@
  * summarizer can lose them:
  * - the artifact trail: every file read, written or edited, with the operation and the last round
  *   (`artifact-trail.ts`), and the latest commands;
- * - the open errors (`open-errors.ts`);
+ * - the open errors (`open-errors.ts`): the latest 8 shown, the latest 32 kept in its data, so
+ *   that an older error still open is shown again when later steps resolve newer ones;
  * - the workspace's `git diff --stat` when the workspace is a git repository (seed 001), refreshed
  *   at each compaction;
  * - the agent's notes read off tool calls that left no note item (another agent's `TodoWrite`, a
@@ -37,7 +38,12 @@ import {
   type UserMessageItem,
 } from './items';
 import { callFactsOf } from './item-facts';
-import { collectOpenErrors, renderOpenErrorsWithin } from './open-errors';
+import {
+  collectOpenErrors,
+  OPEN_ERRORS_LIMIT,
+  OPEN_ERRORS_TRACKED,
+  renderOpenErrorsWithin,
+} from './open-errors';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
 import { maxTokens, type Tokenizer } from './tokenizer';
 import { indexPairs, movePairs, type PairIndex } from './tool-pairs';
@@ -87,6 +93,7 @@ export interface CarriedState {
   /** The items made here (to be stored). */
   added: ContextItem[];
   trail: ArtifactTrail;
+  /** The open errors shown (the latest `OPEN_ERRORS_LIMIT`). */
   openErrors: OpenError[];
   /** The pairing of `items` (the carried items hold no tool call or result). */
   pairs: PairIndex;
@@ -243,7 +250,8 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const previous = previousCarried(items);
   const pairs = input.pairs ?? indexPairs(items);
   const trail = collectArtifactTrail(items, previous.trail, pairs);
-  const openErrors = collectOpenErrors(items, previous.errors, pairs);
+  const trackedErrors = collectOpenErrors(items, previous.errors, pairs, OPEN_ERRORS_TRACKED);
+  const openErrors = trackedErrors.slice(-OPEN_ERRORS_LIMIT);
   const round = previous.round;
   const budget = Math.max(0, input.budgetTokens);
   const quarter = Math.floor(budget / 4);
@@ -289,7 +297,7 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
       'OPEN_ERRORS',
       'open-errors',
       fitted,
-      { kind: 'open_errors', errors: openErrors },
+      { kind: 'open_errors', errors: trackedErrors },
       fitted === rendered.text ? rendered.tokens : undefined,
     );
     carried.push(item);

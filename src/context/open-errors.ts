@@ -15,18 +15,24 @@ import { callFactsOf, resultErrorOf } from './item-facts';
 import { maxTokens, type Tokenizer } from './tokenizer';
 import { indexPairs, type PairIndex } from './tool-pairs';
 
-/** Open errors kept by the carried state: the most recent ones. */
+/** Open errors the carried state shows: the most recent ones. */
 export const OPEN_ERRORS_LIMIT = 8;
+/**
+ * Open errors the carried state keeps in its data, for the next compaction to go on from: more
+ * than it shows, so that when later steps resolve some of the errors shown, the older ones still
+ * open take their place, as they would in the whole history.
+ */
+export const OPEN_ERRORS_TRACKED = 32;
 /**
  * The open errors after `items`, starting from `previous` (the open errors a compaction carried):
  * every error a tool result reports is added, every later success of the same tool on the same
- * target resolves the errors before it. The most recent {@link OPEN_ERRORS_LIMIT} are returned,
- * oldest first.
+ * target resolves the errors before it. The most recent `limit` are returned, oldest first.
  */
 export function collectOpenErrors(
   items: readonly ContextItem[],
   previous: readonly OpenError[] = [],
   pairs: PairIndex = indexPairs(items),
+  limit = OPEN_ERRORS_LIMIT,
 ): OpenError[] {
   const open: OpenError[] = [...previous];
   for (let position = 0; position < items.length; position++) {
@@ -47,7 +53,7 @@ export function collectOpenErrors(
     }
     if (error !== null) open.push({ tool, target, round: item.round, text: error });
   }
-  return open.slice(-OPEN_ERRORS_LIMIT);
+  return open.slice(-limit);
 }
 
 /** The first line of the open-errors item's text. */

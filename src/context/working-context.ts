@@ -144,17 +144,33 @@ export class WorkingContext {
 
   /**
    * The latest assistant message's tool block: its calls are waiting for results, or its results
-   * came in after the last request. Either way the model has not seen them yet.
+   * came in after the last request. Either way the model has not seen them yet. A call the user
+   * spoke after (a real user message follows the block) waits for nothing: the agent dropped it
+   * (Cline's interrupted tool, a request cancelled), and the request gives it a missing result
+   * (`lower.ts`); the block is then kept only for the results it has.
    */
   private protectPending(): void {
+    let userAfter = false;
     for (let i = this.units.length - 1; i >= 0; i--) {
       const unit = this.units[i] as WorkingUnit;
       const first = unit.originals[0] as ContextItem;
-      if (first.type !== 'ASSISTANT_MESSAGE') continue;
+      if (first.type !== 'ASSISTANT_MESSAGE') {
+        userAfter ||= unit.kind === 'item' && isRoundStart(first);
+        continue;
+      }
       if (unit.kind === 'block' && !unit.protected) {
         const calls = first.message.tool_calls?.length ?? 0;
-        unit.protected = true;
-        unit.protection = unit.originals.length - 1 < calls ? 'pending_call' : 'fresh_results';
+        const results = unit.originals.length - 1;
+        if (results >= calls) {
+          unit.protected = true;
+          unit.protection = 'fresh_results';
+        } else if (!userAfter) {
+          unit.protected = true;
+          unit.protection = 'pending_call';
+        } else if (results > 0) {
+          unit.protected = true;
+          unit.protection = 'fresh_results';
+        }
       }
       return;
     }

@@ -675,6 +675,30 @@ describe('collectOpenErrors', () => {
     );
     expect(open[0]).toStrictEqual({ tool: 'bash', target: 'make t3', round: 1, text: 'Error: t3 failed' });
   });
+
+  it(`across compactions: an older error still open is shown again when newer ones are resolved, as in the whole history`, () => {
+    const f = itemsFactory(o200k);
+    const failing = (i: number) => f.block('bash', { command: `make t${i}` }, `Error: t${i} failed`);
+    const first = conversation(
+      f.user('task', { id: 'task' }),
+      ...Array.from({ length: 11 }, (_, i) => failing(i)),
+    );
+    const once = carried(first);
+    const shown = (state: ReturnType<typeof carried>) =>
+      textOf(state.items.find((i) => i.type === 'OPEN_ERRORS'))
+        .split('\n')
+        .slice(1)
+        .map((line) => /Error: (t\d+)/.exec(line)?.[1]);
+    expect(shown(once)).toStrictEqual(['t10', 't9', 't8', 't7', 't6', 't5', 't4', 't3']);
+    // The failures summarized away, the next compaction sees the carried errors and two fixes; the
+    // whole history has t1 and t2 open then.
+    const fixes = [9, 10].flatMap((i) => f.block('bash', { command: `make t${i}` }, 'ok'));
+    const compacted = once.items.filter((i) => i.id === 'task' || i.type === 'OPEN_ERRORS');
+    const twice = carried([...compacted, ...fixes]);
+    const whole = collectOpenErrors([...first, ...fixes]).map((e) => /t\d+/.exec(e.text)?.[0]);
+    expect(shown(twice)).toStrictEqual([...whole].reverse());
+    expect(shown(twice)).toStrictEqual(['t8', 't7', 't6', 't5', 't4', 't3', 't2', 't1']);
+  });
 });
 
 describe('agent notes', () => {

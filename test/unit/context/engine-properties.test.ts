@@ -296,14 +296,16 @@ function expectNothingPendingLost(
   const origin = originIn(before);
   const kept = new Set(after.map(origin));
   const [call, ...results] = latestBlock(before);
-  if (call !== undefined) {
+  const at = before.findIndex((i) => i.id === call);
+  const missing = before.some(
+    (i) =>
+      i.id === call && i.type === 'ASSISTANT_MESSAGE' && (i.message.tool_calls?.length ?? 0) > results.length,
+  );
+  // A call the user spoke after waits for nothing: with no result in, nothing of it must stay.
+  const dropped = missing && results.length === 0 && before.slice(at + 1).some(isRoundStart);
+  if (call !== undefined && !dropped) {
     // Kept (a call waiting for a result verbatim; with its results in, at least as previews).
-    const waiting = before.some(
-      (i) =>
-        i.id === call &&
-        i.type === 'ASSISTANT_MESSAGE' &&
-        (i.message.tool_calls?.length ?? 0) > results.length,
-    );
+    const waiting = missing && !before.slice(at + 1).some(isRoundStart);
     if (waiting)
       expect(
         after.some((i) => i.id === call),

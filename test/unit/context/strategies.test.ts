@@ -743,6 +743,30 @@ describe('planCompaction: previous summaries, pinned and protected units', () =>
     expect(ids(out).filter((id) => id === 'pending' || id === 'u13')).toStrictEqual(['u13', 'pending']);
     expect(unansweredCalls(pairToolCalls(out)).map((c) => c.callItemId)).toStrictEqual(['pending']);
   });
+
+  it('a call the user spoke after waits for nothing: it may be summarized (the request gives it a missing result)', () => {
+    // Cline's interrupted tool: the call, then the user's next message instead of its result.
+    const f = itemsFactory(o200k);
+    const dropped = f.calls([{ name: 'ask_followup_question', args: { question: words(300, 'q') } }], null, {
+      id: 'dropped',
+    });
+    const items = [
+      ...dialogue(f),
+      { ...dropped, round: 13 },
+      { ...f.user(`resume ${words(40, 'r')}`, { id: 'resume' }), round: 14 },
+    ];
+    const work = new WorkingContext(items, { window: 600, summaryReserve: null });
+    const unitOf = (id: string) => work.units.find((u) => u.originals.some((i) => i.id === id));
+    expect(unitOf('dropped')?.protected).toBe(false);
+    expect(unitOf('resume')?.protection).toBe('current_message');
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 600 }));
+    expect(ids(p.toSummarize)).toContain('dropped');
+    // Without the user's message after it, the same call is waiting and stays.
+    const waiting = new WorkingContext(items.slice(0, -1), { window: 600, summaryReserve: null });
+    expect(waiting.units.find((u) => u.originals.some((i) => i.id === 'dropped'))?.protection).toBe(
+      'pending_call',
+    );
+  });
 });
 
 describe('finishCompaction: header → summary → kept, refilled toward the goal', () => {

@@ -352,8 +352,9 @@ describe('the eval command as a user runs it', () => {
 
   it('exits 4 and names the broken invariant (a tool call too large for the window, waiting for its result)', () => {
     const file = join(dir, 'broken.json');
-    // The session ends with a call whose arguments alone exceed the window and no result: every
-    // request after it is over the window, and nothing may cut a call that waits for its result.
+    // The session ends with a call whose arguments alone exceed the window and no result (and no
+    // user message after it, which would end its wait): the request after it is over the window,
+    // and nothing may cut a call that waits for its result.
     writeFileSync(
       file,
       chatSession(2, [
@@ -371,7 +372,6 @@ describe('the eval command as a user runs it', () => {
             },
           ],
         },
-        { role: 'user', content: 'go on' },
         { role: 'assistant', content: 'done' },
       ]),
     );

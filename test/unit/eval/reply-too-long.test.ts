@@ -39,14 +39,16 @@ function session(reply: number, output = 300): ContextItem[] {
   ]);
 }
 
-/** The same header, then a call whose arguments alone are over the window, waiting for its result. */
+/**
+ * The same header, then a call whose arguments alone are over the window, waiting for its result
+ * (no user message after it, which would end the wait) when the next reply is asked for.
+ */
 function pendingSession(): ContextItem[] {
   const f = itemsFactory(o200k);
   return conversation([
     f.system(words(1000, 'rules')),
     f.user('Write src/a.py.'),
     f.calls([{ name: 'write_file', args: { path: 'src/a.py', content: words(3200, 'code') } }]),
-    f.user('go on'),
     f.assistant('done'),
   ]);
 }
