@@ -137,7 +137,15 @@ export interface ItemFacts {
 }
 
 /** The session formats the importers read and the exporters write (`src/importers/`). */
-export const SESSION_FORMATS = ['openai', 'swe-agent', 'pi', 'claude-code', 'codex', 'openhands'] as const;
+export const SESSION_FORMATS = [
+  'openai',
+  'anthropic',
+  'swe-agent',
+  'pi',
+  'claude-code',
+  'codex',
+  'openhands',
+] as const;
 export type SessionFormat = (typeof SESSION_FORMATS)[number];
 
 /**

@@ -7,7 +7,7 @@ import { putText } from './blocks';
 import type { ClaudePart } from './claude-code-import';
 import { unchangedRaw } from './common';
 import { contentHash, isRecord, type JsonObject } from './json';
-import { writeLineSlots, type LineSlot, type LineWriter } from './line-slots';
+import { slotValues, writeLineSlots, type LineSlot, type LineWriter } from './line-slots';
 
 /** Separator of a message's text blocks (and of its thinking blocks) once joined into one string. */
 export const TEXT_SEPARATOR = '\n';
@@ -199,6 +199,11 @@ const WRITER: LineWriter = {
  * `writeLineSlots`. New lines are linked into the chain (`uuid`, `parentUuid`), so the session reads
  * back the same; a system message is written as a meta user line (these files hold no system prompt).
  */
+/** The lines {@link exportClaudeCodeSession} writes, as values (for a format whose messages they hold). */
+export function claudeCodeLineValues(items: readonly ContextItem[], slots: readonly LineSlot[]): unknown[] {
+  return slotValues(items, slots, WRITER);
+}
+
 export function exportClaudeCodeSession(
   items: readonly ContextItem[],
   document: { slots: readonly LineSlot[] },

@@ -48,6 +48,14 @@ export type PiSlot = { itemId: string } | { entry: unknown };
 /** What the exporter of a format needs beyond the items to write the source back. */
 export type SessionDocument =
   | {
+      format: 'anthropic';
+      layout: OpenAILayout;
+      /** Object layout: the top-level keys in order (`system` and `tools` as they were), `messages` a `null` placeholder. */
+      top?: JsonObject;
+      /** The messages as Claude Code's lines without their envelope (`anthropic-messages.ts`). */
+      slots: LineSlot[];
+    }
+  | {
       format: 'openai';
       layout: OpenAILayout;
       /** Object layout: the top-level keys in order, `messages` (and `tools`) as `null` placeholders. */

@@ -60,10 +60,9 @@ function itemsFromMessages(
 const ANTHROPIC_BLOCKS = ['tool_use', 'tool_result'];
 
 /**
- * A warning when messages hold Anthropic tool blocks (the Messages format, as Cline and Roo Code
- * write `api_conversation_history.json`): the OpenAI reading keeps them for export only, so the
- * model would see none of those calls and results, and rounds follow every message that carries
- * results.
+ * A warning when messages hold Anthropic tool blocks: a list in that format with a message it
+ * lacks (a system message), or one read as OpenAI's on request. The OpenAI reading keeps them for
+ * export only, so the model would see none of those calls and results.
  */
 function anthropicBlocksWarning(messages: readonly unknown[]): string[] {
   const counts = new Map<string, number>();
@@ -79,9 +78,10 @@ function anthropicBlocksWarning(messages: readonly unknown[]): string[] {
   if (counts.size === 0) return [];
   const found = [...counts].map(([type, n]) => `${n} ${type}`).join(' and ');
   return [
-    `${found} content block(s) of Anthropic's Messages format (Cline, Roo Code): read as an OpenAI ` +
-      'list, they are kept for export but are not tool calls or results here — the model sees none of ' +
-      'them, and no file or error of theirs is tracked. That format is not supported yet.',
+    `${found} content block(s) of Anthropic's Messages format, read as an OpenAI list: they are kept ` +
+      'for export but are not tool calls or results here — the model sees none of them, and no file or ' +
+      "error of theirs is tracked. Anthropic's format is read when every message is a user or assistant " +
+      'one (`--format anthropic`).',
   ];
 }
 

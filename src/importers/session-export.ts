@@ -1,6 +1,7 @@
 /**
  * One exit for any imported session: writes it back in the format it came from. Pure.
  */
+import { exportAnthropicMessages } from './anthropic-messages';
 import type { ImportedSession } from './common';
 import { exportOpenAIDocument } from './openai-chat-export';
 import { exportClaudeCodeSession } from './claude-code-export';
@@ -19,6 +20,8 @@ export function exportSession(session: Pick<ImportedSession, 'items' | 'document
   switch (document.format) {
     case 'openai':
       return exportOpenAIDocument(items, document);
+    case 'anthropic':
+      return exportAnthropicMessages(items, document);
     case 'swe-agent':
       return exportSweAgentTraj(items, document);
     case 'pi':

@@ -14,6 +14,12 @@ import {
   type JsonLine,
 } from './json';
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
+import {
+  anthropicFromLines,
+  anthropicFromValue,
+  importAnthropicMessages,
+  isAnthropicMessages,
+} from './anthropic-messages';
 import { claudeCodeFromLines, importClaudeCodeSession } from './claude-code-import';
 import { codexFromLines, importCodexRollout, RESPONSE_ITEM_TYPES, ROLLOUT_LINE_TYPES } from './codex-import';
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
@@ -91,8 +97,11 @@ function isOlderCodex(lines: readonly JsonLine[]): boolean {
 function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
   const first = lines[0];
   if (!first) throw new ImportError('the input has no entries');
-  if (isRecord(first.value) && typeof first.value.role === 'string')
-    return { format: 'openai', layout: 'jsonl' };
+  if (isRecord(first.value) && typeof first.value.role === 'string') {
+    return isAnthropicMessages(lines.map((l) => l.value))
+      ? { format: 'anthropic', layout: 'jsonl' }
+      : { format: 'openai', layout: 'jsonl' };
+  }
   if (lines.some((l) => isClaudeCodeLine(l.value))) return { format: 'claude-code' };
   if (lines.some((l) => isCodexLine(l.value)) || isOlderCodex(lines)) return { format: 'codex' };
   if (isRecord(first.value) && typeof first.value.type === 'string') return { format: 'pi' };
@@ -107,10 +116,14 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
   if (isOpenHandsTrajectory(value)) return { format: 'openhands' };
   if (isRecord(value) && Array.isArray(value.history)) return { format: 'swe-agent' };
-  if (Array.isArray(value)) return { format: 'openai', layout: 'array' };
-  if (isRecord(value) && Array.isArray(value.messages)) return { format: 'openai', layout: 'object' };
+  // Anthropic's Messages format before OpenAI's: its lists have the same outline.
+  if (Array.isArray(value))
+    return { format: isAnthropicMessages(value) ? 'anthropic' : 'openai', layout: 'array' };
+  if (isRecord(value) && Array.isArray(value.messages))
+    return { format: isAnthropicMessages(value.messages) ? 'anthropic' : 'openai', layout: 'object' };
   // A one-line JSONL file.
-  if (isRecord(value) && typeof value.role === 'string') return { format: 'openai', layout: 'jsonl' };
+  if (isRecord(value) && typeof value.role === 'string')
+    return { format: isAnthropicMessages([value]) ? 'anthropic' : 'openai', layout: 'jsonl' };
   if (isClaudeCodeLine(value)) return { format: 'claude-code' };
   if (isCodexLine(value)) return { format: 'codex' };
   if (isRecord(value) && typeof value.type === 'string') return { format: 'pi' };
@@ -131,6 +144,7 @@ export function detectSessionFormat(text: string, fileName?: string): DetectedFo
 /** The importer of each format, for a format given rather than detected. */
 const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) => ImportedSession> = {
   openai: importOpenAIChat,
+  anthropic: importAnthropicMessages,
   'swe-agent': importSweAgentTraj,
   pi: importPiSession,
   'claude-code': importClaudeCodeSession,
@@ -140,10 +154,10 @@ const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) =>
 
 /**
  * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
- * SWE-agent trajectory, a pi session, a Claude Code session, a Codex rollout or an OpenHands
- * trajectory. The format is
+ * list in Anthropic's Messages format (the same layouts), a SWE-agent trajectory, a pi session, a
+ * Claude Code session, a Codex rollout or an OpenHands trajectory. The format is
  * detected from the content (and the file name's extension when given), unless `format` names it:
- * then that format's importer reads the text (`importOpenAIChat`, `importSweAgentTraj`,
+ * then that format's importer reads the text (`importOpenAIChat`, `importAnthropicMessages`, `importSweAgentTraj`,
  * `importPiSession`, `importClaudeCodeSession`, `importCodexRollout`, `importOpenHandsTrajectory`)
  * and `fileName` is not used.
  * @throws ImportError naming the line (JSONL) or field of malformed input
@@ -164,6 +178,8 @@ export function importSession(
         return claudeCodeFromLines(parsed.lines, options, prefix);
       case 'codex':
         return codexFromLines(parsed.lines, options, prefix);
+      case 'anthropic':
+        return anthropicFromLines(parsed.lines, options, prefix);
       default:
         return openAIFromLines(parsed.lines, options, prefix);
     }
@@ -181,6 +197,10 @@ export function importSession(
       return codexFromLines([{ line: 1, value: parsed.value }], options, prefix);
     case 'openhands':
       return openHandsFromValue(parsed.value, options, prefix, jsonIndent(text));
+    case 'anthropic':
+      return layout === 'jsonl'
+        ? anthropicFromLines([{ line: 1, value: parsed.value }], options, prefix)
+        : anthropicFromValue(parsed.value, options, prefix);
     case 'openai':
       return layout === 'jsonl'
         ? openAIFromLines([{ line: 1, value: parsed.value }], options, prefix)

@@ -95,9 +95,10 @@ describe('JSONL of another agent', () => {
   });
 });
 
-describe("a list of Anthropic's Messages format (Cline's api_conversation_history.json)", () => {
-  const anthropicList = [
-    { role: 'user', content: [{ type: 'text', text: '<task>Fix a.py</task>' }] },
+describe('an OpenAI list holding Anthropic tool blocks', () => {
+  // A system message keeps it from being read as Anthropic's format (which has none).
+  const mixed = [
+    { role: 'system', content: 'You are a coding agent.' },
     {
       role: 'assistant',
       content: [
@@ -106,24 +107,22 @@ describe("a list of Anthropic's Messages format (Cline's api_conversation_histor
       ],
     },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x = 1' }] },
-    {
-      role: 'assistant',
-      content: [{ type: 'tool_use', id: 'toolu_2', name: 'read_file', input: { path: 'b.py' } }],
-    },
-    { role: 'user', content: [{ type: 'text', text: "[read_file for 'b.py'] Result:\ny = 2" }] },
   ];
 
   it.each([
-    ['a JSON array', JSON.stringify(anthropicList)],
-    ['an object with messages', JSON.stringify({ messages: anthropicList })],
-    ['JSONL', jsonl(anthropicList)],
-  ])('as %s: imported as an OpenAI list, with a warning that its tool blocks are not read', (_, text) => {
-    const session = importSession(text, { tokenizer: fakeTokenizer });
-    expect(session.format).toBe('openai');
-    expect(session.warnings).toHaveLength(1);
-    expect(session.warnings?.[0]).toContain('2 tool_use and 1 tool_result content block(s)');
-    expect(session.warnings?.[0]).toContain('not supported yet');
-  });
+    ['a JSON array', JSON.stringify(mixed), undefined],
+    ['an object with messages', JSON.stringify({ messages: mixed }), undefined],
+    ['JSONL', jsonl(mixed), undefined],
+    ["Anthropic's list read as OpenAI's", JSON.stringify(mixed.slice(1)), 'openai' as const],
+  ])(
+    'as %s: imported as an OpenAI list, with a warning that its tool blocks are not read',
+    (_, text, format) => {
+      const session = importSession(text, { tokenizer: fakeTokenizer, ...(format ? { format } : {}) });
+      expect(session.format).toBe('openai');
+      expect(session.warnings).toHaveLength(1);
+      expect(session.warnings?.[0]).toContain('1 tool_use and 1 tool_result content block(s)');
+    },
+  );
 
   it('an OpenAI list with content parts of its own gives no warning', () => {
     const session = importSession(
