@@ -4,7 +4,9 @@
  * The items are the conversation Claude Code would send next (the chain of `claude-code-path.ts`):
  * - `user` lines: text content (a string, or text and image blocks) → a user message; meta when the
  *   line is `isMeta` or the text is what Claude Code itself writes (a slash command's
- *   `<command-name>` and `<local-command-stdout>`, `[Request interrupted by user]`); every
+ *   `<command-name>` and `<local-command-stdout>`, `[Request interrupted by user]`); a text block
+ *   of the agent's own context (`<system-reminder>`, Cline's `<environment_details>`) → a meta
+ *   message of its own; every
  *   `tool_result` block → a tool message (`tool_use_id` → `tool_call_id`, text blocks joined,
  *   `is_error` marked so the open errors see it); a line with `isCompactSummary` (Claude Code's own
  *   compaction) → a COMPACTION_SUMMARY;
@@ -48,6 +50,14 @@ export interface ClaudePart {
 /** Text Claude Code writes in a user message itself. */
 const AGENT_WRITTEN =
   /^\s*(<command-name>|<command-message>|<local-command-stdout>|<local-command-stderr>|\[Request interrupted by user)/;
+
+/**
+ * A text block an agent adds to a user message as context of its own: Claude Code's system
+ * reminders, Cline's environment details (open tabs, the working directory's files, the time).
+ * It is a meta message of its own, so the user's words around it stay the user's message (the
+ * task, the current message) without it.
+ */
+const AGENT_CONTEXT = /^\s*<(system-reminder|environment_details)>/;
 
 function fail(detail: string, line: ClaudeLine, field?: string): never {
   throw new ImportError(detail, field === undefined ? { line: line.line } : { line: line.line, field });
@@ -97,13 +107,18 @@ function textOfUser(content: string | ContentPart[]): string {
     : content.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
 }
 
-function userItem(content: string | ContentPart[], line: ClaudeLine, opens: boolean): Pending {
+function userItem(
+  content: string | ContentPart[],
+  line: ClaudeLine,
+  opens: boolean,
+  context = false,
+): Pending {
   const summary = line.value.isCompactSummary === true;
   return {
     converted: summary
       ? { type: 'COMPACTION_SUMMARY', message: { role: 'user', content } }
       : { type: 'USER_MESSAGE', message: { role: 'user', content } },
-    isMeta: summary || line.value.isMeta === true || AGENT_WRITTEN.test(textOfUser(content)),
+    isMeta: summary || context || line.value.isMeta === true || AGENT_WRITTEN.test(textOfUser(content)),
     parts: [{ line: opens ? lineShell(line) : null, blocks: null }],
     lines: [line],
   };
@@ -143,24 +158,29 @@ function toolResultItem(block: JsonObject, line: ClaudeLine, field: string, open
   };
 }
 
-/** A user line: its tool results, and a user message of the other blocks (in the blocks' order). */
+/**
+ * A user line: its tool results, the agent's context blocks each a meta message, and a user
+ * message of each run of the other blocks (in the blocks' order).
+ */
 function userItems(line: ClaudeLine): Pending[] {
   const content = messageOf(line).content;
   if (typeof content === 'string') return [userItem(content, line, true)];
   const out: Pending[] = [];
   let run: ContentPart[] = [];
-  const flush = (): void => {
+  const flush = (context = false): void => {
     if (run.length === 0) return;
-    out.push(userItem(run, line, out.length === 0));
+    out.push(userItem(run, line, out.length === 0, context));
     run = [];
   };
   blocksOf(content, line).forEach((block, i) => {
-    if (block.type !== 'tool_result') {
+    if (block.type === 'tool_result') {
+      flush();
+      out.push(toolResultItem(block, line, `message.content[${i}]`, out.length === 0));
+    } else if (block.type === 'text' && typeof block.text === 'string' && AGENT_CONTEXT.test(block.text)) {
+      flush();
       run.push(block as ContentPart);
-      return;
-    }
-    flush();
-    out.push(toolResultItem(block, line, `message.content[${i}]`, out.length === 0));
+      flush(true);
+    } else run.push(block as ContentPart);
   });
   flush();
   return out;

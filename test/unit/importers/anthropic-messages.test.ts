@@ -148,6 +148,8 @@ describe("a list in Anthropic's Messages format", () => {
   it("reads Cline's text results as the results of the calls before them, in order, and their neighbours as meta", () => {
     expect(itemSummary(session.items).map(([type, meta]) => `${type}${meta ? ' (meta)' : ''}`)).toEqual([
       'USER_MESSAGE',
+      // The agent's environment details, beside the task: a meta message of their own.
+      'USER_MESSAGE (meta)',
       'ASSISTANT_MESSAGE',
       'TOOL_RESULT',
       'TOOL_RESULT',
@@ -166,7 +168,8 @@ describe("a list in Anthropic's Messages format", () => {
     ]);
     expect(itemSummary(results)[1]?.[2]).toContain("import { parse } from './dates'");
     // Rounds follow the user's own messages: the task, then the resumption.
-    expect(session.items.map((i) => i.round)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    expect(session.items.map((i) => i.round)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    expect(itemSummary(session.items)[0]?.[2]).toBe('<task>\nFix the date parsing in src/dates.ts\n</task>');
   });
 
   it('gives the calls their files and commands, and the failed run as an open error', () => {

@@ -107,6 +107,22 @@ describe('a Claude Code session', () => {
     expect(session.items.filter((i) => i.round === 1)).toHaveLength(session.items.length);
   });
 
+  it("gives a system reminder block its own meta message: the user's words stay the user's message", () => {
+    const reminded = [
+      user('u1', null, [
+        { type: 'text', text: 'Fix the parser' },
+        { type: 'text', text: '<system-reminder>\nThe todo list is empty.\n</system-reminder>' },
+      ]),
+    ];
+    const text = reminded.map((l) => JSON.stringify(l)).join('\n');
+    const read = importSession(text, { tokenizer: fakeTokenizer });
+    expect(itemSummary(read.items)).toEqual([
+      ['USER_MESSAGE', false, 'Fix the parser'],
+      ['USER_MESSAGE', true, '<system-reminder>\nThe todo list is empty.\n</system-reminder>'],
+    ]);
+    expect(jsonlValues(exportSession(read))).toEqual(reminded);
+  });
+
   it('is read in file order when no line links to another', () => {
     const unlinked = [
       user('u1', null, 'Fix the parser'),
