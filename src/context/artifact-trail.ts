@@ -354,6 +354,28 @@ export function renderTrailCounted(
   return listing(bare, counter.count(bare));
 }
 
+/**
+ * Tokens of the trail's text with every path written bare and nothing else (tier 3 with no file in
+ * detail): the least that keeps every path in the text. 0 for a trail with no file.
+ */
+export function trailPathTokens(trail: ArtifactTrail, tokenizer: Tokenizer): number {
+  const count = trail.files.length;
+  if (count === 0) return 0;
+  const newestFirst = [...trail.files].reverse();
+  const oldest = ` ${(newestFirst[count - 1] as FileTouch).path}`;
+  const entries = newestFirst.slice(0, -1).map((file) => ` ${file.path},`);
+  if (tokenizer.additiveAtBreaks !== true)
+    return tokenizer.countText([HEADING_LINE, BARE_HEADING, ...entries, oldest].join(''));
+  let tokens =
+    fixedTextTokens(HEADING_LINE, tokenizer) +
+    fixedTextTokens(BARE_HEADING, tokenizer) +
+    tokenizer.countText(oldest);
+  entries.forEach((entry, i) => {
+    tokens += storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? tokenizer.countText(entry);
+  });
+  return tokens;
+}
+
 /** Every path in a trail (for tests and the eval's probes). */
 export function trailPaths(trail: ArtifactTrail): string[] {
   return trail.files.map((f) => f.path);

@@ -16,12 +16,19 @@
  * quarter each at most (oldest errors and the stat's middle lines go first), the artifact trail the
  * rest (its own overflow rule keeps every path as long as any budget can). Where that would drop an
  * open error's text or collapse a path, the carried state grows, up to `carriedStateMaxRatio` × the
- * target: the errors to a quarter of it, the trail's paths (bare, without details) to the rest.
+ * target: the errors to a quarter of it (to half where the trail's paths, bare, still fit beside
+ * them), the trail's paths (bare, without details) to the rest.
  * Notes keep their full text, as the notes of our own tools do.
  *
  * Pure module.
  */
-import { collectArtifactTrail, emptyTrail, renderTrailCounted, type ArtifactTrail } from './artifact-trail';
+import {
+  collectArtifactTrail,
+  emptyTrail,
+  renderTrailCounted,
+  trailPathTokens,
+  type ArtifactTrail,
+} from './artifact-trail';
 import {
   formatTaskList,
   MEMORY_PREFIX,
@@ -288,8 +295,20 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     let errorBudget = Math.max(quarter, 40);
     let rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
     if (!rendered.complete && limit > budget) {
-      // A quarter of what the carried state may grow to, to keep every error's text.
-      errorBudget = Math.max(errorBudget, Math.floor(limit / 4));
+      // A quarter of what the carried state may grow to, to keep every error's text; up to half
+      // where the trail's paths written bare still fit beside them (every path first).
+      const stat =
+        input.gitDiffStat === undefined
+          ? (previous.stat?.tokens ?? 0)
+          : input.gitDiffStat
+            ? Math.max(quarter, 40)
+            : 0;
+      const besidePaths = limit - trailPathTokens(trail, tokenizer) - stat - 2 * MESSAGE_OVERHEAD_TOKENS;
+      errorBudget = Math.max(
+        errorBudget,
+        Math.floor(limit / 4),
+        Math.min(Math.floor(limit / 2), besidePaths),
+      );
       rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
     }
     const fitted = fit(rendered.text, errorBudget, tokenizer, rendered.tokens);

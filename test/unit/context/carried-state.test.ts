@@ -328,6 +328,47 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       expect(shown(grown)).toBe(8);
       expect(o200k.countText(grown)).toBeLessThanOrEqual(400);
     });
+
+    it("past a quarter, to half of the limit, only where the trail's paths written bare still fit beside them", () => {
+      const f = itemsFactory(o200k);
+      const errors = Array.from({ length: 8 }, (_, i) =>
+        f.block(
+          'bash',
+          { command: `make target${i}` },
+          `Error: target${i} failed: ${words(16, `cause${i}`)}`,
+        ),
+      );
+      const reads = (n: number) =>
+        Array.from({ length: n }, (_, i) =>
+          f.block('read_file', { path: `src/module${i}/file${i}.ts` }, 'x'),
+        );
+      const shown = (state: ReturnType<typeof carried>) => {
+        const text = textOf(state.added.find((i) => i.type === 'OPEN_ERRORS'));
+        return Array.from({ length: 8 }, (_, i) => text.includes(`target${i} failed`)).filter(Boolean).length;
+      };
+      const pathsKept = (state: ReturnType<typeof carried>, n: number) => {
+        const trail = textOf(state.added.find((i) => i.type === 'ARTIFACT_TRAIL'));
+        return Array.from({ length: n }, (_, i) => trail.includes(`src/module${i}/file${i}.ts`)).every(
+          Boolean,
+        );
+      };
+      // A few files: the errors take what the paths leave, every error shown.
+      const few = carried(conversation(f.user('build'), ...reads(3), ...errors), {
+        budgetTokens: 300,
+        limitTokens: 900,
+      });
+      expect(shown(few)).toBe(8);
+      expect(pathsKept(few, 3)).toBe(true);
+      // Many files: their bare paths need the room, the errors keep a quarter and every path stays.
+      const many = carried(conversation(f.user('build'), ...reads(70), ...errors), {
+        budgetTokens: 300,
+        limitTokens: 900,
+      });
+      expect(shown(many)).toBeLessThan(8);
+      expect(pathsKept(many, 70)).toBe(true);
+      for (const state of [few, many])
+        expect(state.added.reduce((n, i) => n + i.tokens, 0)).toBeLessThanOrEqual(900);
+    });
   });
 });
 
