@@ -2,7 +2,8 @@
  * The agent's notes of seed 001 — memories, the task list, pinned content — as text, and how to
  * read them off any agent's tool calls and messages: our `remember`, `update_tasks` and `pin`
  * tools, and the like-named tools of other agents (a `TodoWrite` with `todos`, an `update_plan`
- * with `plan`, a `save_memory` with `fact`), and `<Pin>…</Pin>` in a user message.
+ * with `plan`, Roo Code's `update_todo_list` with a Markdown checklist, a `save_memory` with
+ * `fact`), Cline's `task_progress` checklist on any call, and `<Pin>…</Pin>` in a user message.
  *
  * Pure module.
  */
@@ -59,21 +60,48 @@ function firstString(obj: Record<string, unknown>, keys: readonly string[]): str
   return null;
 }
 
+/** A line of a Markdown checklist: `- [ ] title`, `[x] title`, `* [-] title`. */
+const CHECKLIST_LINE = /^\s*(?:[-*+]\s+)?\[( |x|X|-|~)\]\s+(\S.*?)\s*$/;
+
+/** The tasks of a Markdown checklist (at least one line of it), or null. */
+function checklist(text: string): Task[] | null {
+  const tasks: Task[] = [];
+  for (const line of text.split('\n')) {
+    const match = CHECKLIST_LINE.exec(line);
+    if (!match) continue;
+    const box = match[1] as string;
+    const status = box === ' ' ? 'pending' : box === 'x' || box === 'X' ? 'completed' : 'in_progress';
+    tasks.push({ title: match[2] as string, status });
+  }
+  return tasks.length > 0 ? tasks : null;
+}
+
 /**
  * The note a tool call makes, if it is a note tool: a task list (a list of tasks under `tasks`,
- * `todos`, `plan`, ...), a memory or a pin (the text under `note`, `text`, ...). Null otherwise.
+ * `todos`, `plan`, ..., or a Markdown checklist there), a memory or a pin (the text under `note`,
+ * `text`, ...). Any tool's `task_progress` checklist (Cline's, given with any call) is a task
+ * list too. Null otherwise.
  */
 export function noteOfToolCall(name: string, argumentsText: string): CallNote | null {
   const isTask = TASK_TOOL.test(name);
   const isMemory = MEMORY_TOOL.test(name);
   const isPin = PIN_TOOL.test(name);
-  if (!isTask && !isMemory && !isPin) return null;
+  const progress = argumentsText.includes('"task_progress"');
+  if (!isTask && !isMemory && !isPin && !progress) return null;
   if (!argumentsText.trimStart().startsWith('{')) return null;
   const args = parseArguments(argumentsText);
   if (!args) return null;
+  if (progress && typeof args.task_progress === 'string') {
+    const tasks = checklist(args.task_progress);
+    if (tasks) return { kind: 'task_list', tasks };
+  }
   if (isTask) {
     for (const key of TASK_LIST_KEYS) {
       const list = args[key];
+      if (typeof list === 'string') {
+        const tasks = checklist(list);
+        if (tasks) return { kind: 'task_list', tasks };
+      }
       if (!Array.isArray(list)) continue;
       const tasks: Task[] = [];
       for (const entry of list) {
@@ -88,6 +116,7 @@ export function noteOfToolCall(name: string, argumentsText: string): CallNote | 
     }
     return null;
   }
+  if (!isMemory && !isPin) return null;
   const text = firstString(args, NOTE_KEYS);
   if (!text) return null;
   return { kind: isPin ? 'pin' : 'memory', text };
