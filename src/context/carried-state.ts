@@ -16,8 +16,9 @@
  * quarter each at most (oldest errors and the stat's middle lines go first), the artifact trail the
  * rest (its own overflow rule keeps every path as long as any budget can). Where that would drop an
  * open error's text or collapse a path, the carried state grows, up to `carriedStateMaxRatio` × the
- * target: the errors to a quarter of it (to half where the trail's paths, bare, still fit beside
- * them), the trail's paths (bare, without details) to the rest.
+ * target: the errors to a quarter of it, the trail's paths (bare, without details) to the rest.
+ * Errors that still do not fit take up to half of it (or of the budget, where a long header
+ * leaves nothing to grow into) as long as the trail's paths, bare, still fit beside them.
  * Notes keep their full text, as the notes of our own tools do.
  *
  * Pure module.
@@ -294,9 +295,10 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   if (openErrors.length > 0) {
     let errorBudget = Math.max(quarter, 40);
     let rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
-    if (!rendered.complete && limit > budget) {
-      // A quarter of what the carried state may grow to, to keep every error's text; up to half
-      // where the trail's paths written bare still fit beside them (every path first).
+    if (!rendered.complete) {
+      // A quarter of what the carried state may use (grown where it may grow), to keep every
+      // error's text; up to half where the trail's paths written bare still fit beside them
+      // (every path first, then every open error, then the trail's details).
       const stat =
         input.gitDiffStat === undefined
           ? (previous.stat?.tokens ?? 0)

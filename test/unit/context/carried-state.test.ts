@@ -368,6 +368,14 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       expect(pathsKept(many, 70)).toBe(true);
       for (const state of [few, many])
         expect(state.added.reduce((n, i) => n + i.tokens, 0)).toBeLessThanOrEqual(900);
+      // A long header leaves no room to grow into: the errors take up to half of the budget itself.
+      const tight = carried(conversation(f.user('build'), ...reads(3), ...errors), {
+        budgetTokens: 900,
+        limitTokens: 300,
+      });
+      expect(shown(tight)).toBe(8);
+      expect(pathsKept(tight, 3)).toBe(true);
+      expect(tight.added.reduce((n, i) => n + i.tokens, 0)).toBeLessThanOrEqual(900);
     });
   });
 });
@@ -783,6 +791,37 @@ describe('agent notes', () => {
     ['a memory without text', 'remember', { note: '  ' }, null],
     ['not JSON', 'TodoWrite', 'todos: a, b', null],
     ['any other tool', 'read_file', { path: 'a.ts' }, null],
+    [
+      "Cline's task_progress checklist, given with any call",
+      'execute_command',
+      { command: 'npm test', task_progress: '- [x] Read the code\n- [ ] Run the tests\nnotes: none' },
+      {
+        kind: 'task_list',
+        tasks: [
+          { title: 'Read the code', status: 'completed' },
+          { title: 'Run the tests', status: 'pending' },
+        ],
+      },
+    ],
+    [
+      'a task_progress that is no checklist',
+      'read_file',
+      { path: 'a.ts', task_progress: 'almost done' },
+      null,
+    ],
+    [
+      "Roo Code's update_todo_list with a Markdown checklist",
+      'update_todo_list',
+      { todos: '[x] Analyze\n[-] Implement\n[ ] Test' },
+      {
+        kind: 'task_list',
+        tasks: [
+          { title: 'Analyze', status: 'completed' },
+          { title: 'Implement', status: 'in_progress' },
+          { title: 'Test', status: 'pending' },
+        ],
+      },
+    ],
   ])('noteOfToolCall: %s', (_, name, args, note) => {
     expect(noteOfToolCall(name, typeof args === 'string' ? args : JSON.stringify(args))).toStrictEqual(note);
   });
