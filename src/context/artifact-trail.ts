@@ -383,9 +383,9 @@ export function trailPaths(trail: ArtifactTrail): string[] {
 
 /**
  * A count stored with the trail for `text`, when it can be one: a whole number of tokens, at least
- * one and at most three per UTF-16 unit (the most bytes one can take). Anything else (a row edited by hand, another encoding's count
- * far off) is counted again rather than trusted: a huge count would make the trail look too large
- * for any budget.
+ * one and at most three per UTF-16 unit (the most bytes one can take). Anything else (a row edited
+ * by hand, another encoding's count far off) is counted again rather than trusted: a huge count
+ * would make the trail look too large for any budget.
  */
 function storedCount(tokens: unknown, text: string): number | undefined {
   // Three bytes per UTF-16 unit at most: the bound without reading the text.

@@ -34,7 +34,10 @@ import { describe, isRecord, omit, parseJson, parseJsonLines, type JsonLine, typ
 /** Block types only Anthropic's format has (an OpenAI list has none of them). */
 const ANTHROPIC_BLOCKS = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
 
-/** The start of a tool's result as Cline writes it in a text block: `[name]` or `[name for '…']`, then ` Result:`. */
+/**
+ * The start of a tool's result as Cline writes it in a text block: `[name]` or `[name for '…']`,
+ * then ` Result:`.
+ */
 const TEXT_RESULT = /^\[[\w.-]+(?: for [\s\S]*?)?\] Result:/;
 
 /**
@@ -70,9 +73,10 @@ function callIds(message: JsonObject): string[] {
 }
 
 /**
- * The messages as Claude Code lines (`line`: the message's 1-based position, which errors name): a user message's
- * text blocks that are Cline results of the previous message's calls as `tool_result` blocks, a
- * user message that carries results meta.
+ * The messages as Claude Code lines, `line` the message's 1-based position (errors name it): a
+ * user message's text blocks that are Cline results of the previous message's calls as
+ * `tool_result` blocks, and a user message that carries results meta (the reminders and, rarely,
+ * feedback beside them start no round).
  */
 function asLines(messages: readonly unknown[]): JsonLine[] {
   let waiting: string[] = [];
@@ -117,7 +121,10 @@ function asLines(messages: readonly unknown[]): JsonLine[] {
   });
 }
 
-/** A message written back from its Claude Code line: the envelope off, results read off text blocks as those blocks. */
+/**
+ * A message written back from its Claude Code line: the envelope off, and the results read off
+ * text blocks written as those blocks again.
+ */
 function messageOfLine(line: unknown): unknown {
   const message = isRecord(line) && isRecord(line.message) ? line.message : line;
   if (!isRecord(message) || !Array.isArray(message.content)) return message;
