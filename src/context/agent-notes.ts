@@ -61,7 +61,7 @@ function firstString(obj: Record<string, unknown>, keys: readonly string[]): str
 }
 
 /** A line of a Markdown checklist: `- [ ] title`, `[x] title`, `* [-] title`. */
-const CHECKLIST_LINE = /^\s*(?:[-*+]\s+)?\[( |x|X|-|~)\]\s+(\S.*?)\s*$/;
+const CHECKLIST_LINE = /^\s*(?:[-*+]\s+)?\[( |x|X|-|~)\]\s+(\S.*)$/;
 
 /** The tasks of a Markdown checklist (at least one line of it), or null. */
 function checklist(text: string): Task[] | null {
@@ -71,7 +71,7 @@ function checklist(text: string): Task[] | null {
     if (!match) continue;
     const box = match[1] as string;
     const status = box === ' ' ? 'pending' : box === 'x' || box === 'X' ? 'completed' : 'in_progress';
-    tasks.push({ title: match[2] as string, status });
+    tasks.push({ title: (match[2] as string).trimEnd(), status });
   }
   return tasks.length > 0 ? tasks : null;
 }
@@ -91,7 +91,8 @@ export function noteOfToolCall(name: string, argumentsText: string): CallNote | 
   if (!argumentsText.trimStart().startsWith('{')) return null;
   const args = parseArguments(argumentsText);
   if (!args) return null;
-  if (progress && typeof args.task_progress === 'string') {
+  // A memory or pin tool's own note comes first.
+  if (progress && !isMemory && !isPin && typeof args.task_progress === 'string') {
     const tasks = checklist(args.task_progress);
     if (tasks) return { kind: 'task_list', tasks };
   }

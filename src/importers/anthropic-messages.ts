@@ -15,8 +15,9 @@
  * - the other blocks of a user message that carries results (Cline's `<environment_details>`, a
  *   reminder) are the agent's, not the user's: meta, so rounds follow the user's own messages.
  *
- * The top level's `system` (a string or text blocks) is the system prompt and its `tools` the tool
- * definitions; both are written back as they were. Pure.
+ * The top level's `system` (a string or text blocks), or a system message some logs put among the
+ * messages, is the system prompt, and the top level's `tools` the tool definitions; all are written
+ * back as they were. Pure.
  */
 import type { ContextItem, ToolDefinition } from '../context/items';
 import { claudeCodeFromLines } from './claude-code-import';
@@ -31,8 +32,26 @@ import {
 import { ImportError } from './errors';
 import { describe, isRecord, omit, parseJson, parseJsonLines, type JsonLine, type JsonObject } from './json';
 
-/** Block types only Anthropic's format has (an OpenAI list has none of them). */
-const ANTHROPIC_BLOCKS = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
+/**
+ * Whether a content block is one only Anthropic's format has, in its shape there: a `tool_use`
+ * with an id, a `tool_result` naming its call, `thinking` as a string (Mistral's OpenAI-compatible
+ * lists have `thinking` blocks holding lists), `redacted_thinking`.
+ */
+function anthropicBlock(block: unknown): boolean {
+  if (!isRecord(block)) return false;
+  switch (block.type) {
+    case 'tool_use':
+      return typeof block.id === 'string';
+    case 'tool_result':
+      return typeof block.tool_use_id === 'string';
+    case 'thinking':
+      return typeof block.thinking === 'string';
+    case 'redacted_thinking':
+      return true;
+    default:
+      return false;
+  }
+}
 
 /**
  * The start of a tool's result as Cline writes it in a text block: `[name]` or `[name for '…']`,
@@ -48,19 +67,28 @@ const TEXT_BLOCK = 'durable-compaction:text-block';
 
 type AnthropicDocument = Extract<SessionDocument, { format: 'anthropic' }>;
 
+/** The roles of the messages: the API's two, and a system message some logs put first. */
+const ROLES = ['user', 'assistant', 'system'];
+
 /**
- * Whether parsed messages are a list in Anthropic's format: every one a user or assistant message,
- * and some block one that only this format has.
+ * Whether parsed messages are a list in Anthropic's format: every one a user, assistant or system
+ * message with none of OpenAI's tool fields, and some block one that only this format has.
  */
 export function isAnthropicMessages(messages: readonly unknown[]): boolean {
   let blocks = false;
   for (const message of messages) {
-    if (!isRecord(message) || (message.role !== 'user' && message.role !== 'assistant')) return false;
+    if (!isRecord(message) || !ROLES.includes(message.role as string)) return false;
+    if (message.tool_calls !== undefined || message.tool_call_id !== undefined) return false;
     const { content } = message;
-    if (!blocks && Array.isArray(content))
-      blocks = content.some((block) => isRecord(block) && ANTHROPIC_BLOCKS.has(block.type as string));
+    if (!blocks && Array.isArray(content)) blocks = content.some(anthropicBlock);
   }
   return blocks;
+}
+
+/** What stands where a message's role should be, for an error. */
+function roleOf(message: unknown): string {
+  if (!isRecord(message)) return describe(message);
+  return typeof message.role === 'string' ? JSON.stringify(message.role) : describe(message.role);
 }
 
 /** The ids of an assistant message's tool calls, in order. */
@@ -79,35 +107,49 @@ function callIds(message: JsonObject): string[] {
  * feedback beside them start no round).
  */
 function asLines(messages: readonly unknown[]): JsonLine[] {
+  // The calls of the assistant messages since the last user message, not answered yet.
   let waiting: string[] = [];
   return messages.map((message, i) => {
-    if (!isRecord(message) || (message.role !== 'user' && message.role !== 'assistant')) {
-      throw new ImportError(`expected a user or assistant message, got ${describe(message)}`, {
+    if (!isRecord(message) || !ROLES.includes(message.role as string)) {
+      throw new ImportError(`expected a user, assistant or system message, got ${roleOf(message)}`, {
         line: i + 1,
+        ...(isRecord(message) ? { field: 'message.role' } : {}),
       });
     }
+    for (const key of ['tool_calls', 'tool_call_id'])
+      if (message[key] !== undefined)
+        throw new ImportError("an OpenAI tool field in a message of Anthropic's format", {
+          line: i + 1,
+          field: `message.${key}`,
+        });
+    // A system message is kept where it is; its text is the system prompt (importMessages).
+    if (message.role === 'system') return { line: i + 1, value: { type: 'system-message', message } };
     if (message.role === 'assistant') {
-      waiting = callIds(message);
+      waiting = [...waiting, ...callIds(message)];
       return { line: i + 1, value: { type: 'assistant', message } };
     }
     let content: unknown = message.content;
     let carries = false;
     if (Array.isArray(content)) {
-      carries = content.some((block) => isRecord(block) && block.type === 'tool_result');
-      if (!carries && waiting.length > 0) {
-        let next = 0;
-        content = content.map((block: unknown) => {
-          if (next >= waiting.length || !isRecord(block) || block.type !== 'text') return block;
-          if (typeof block.text !== 'string' || !TEXT_RESULT.test(block.text)) return block;
-          carries = true;
-          return {
-            type: 'tool_result',
-            tool_use_id: waiting[next++],
-            content: block.text,
-            [TEXT_BLOCK]: omit(block, ['text']),
-          };
-        });
-      }
+      const answered = new Set<unknown>();
+      for (const block of content)
+        if (isRecord(block) && block.type === 'tool_result') answered.add(block.tool_use_id);
+      carries = answered.size > 0;
+      // Cline's text results answer the calls no `tool_result` block of the message answers.
+      const open = waiting.filter((id) => !answered.has(id));
+      let next = 0;
+      content = content.map((block: unknown) => {
+        if (next >= open.length || !isRecord(block) || block.type !== 'text') return block;
+        if (typeof block.text !== 'string' || !TEXT_RESULT.test(block.text)) return block;
+        carries = true;
+        return {
+          type: 'tool_result',
+          tool_use_id: open[next++],
+          content: block.text,
+          [TEXT_BLOCK]: omit(block, ['text']),
+        };
+      });
+      if (next === 0) content = message.content;
     }
     waiting = [];
     return {
@@ -138,22 +180,36 @@ function messageOfLine(line: unknown): unknown {
         : typeof content === 'string'
           ? content
           : '';
-      return { ...block[TEXT_BLOCK], text };
+      // A result cut to a preview that lost its header (Cline's headers hold the call's whole
+      // argument) would read back as the user's words: it goes back as the result it is.
+      return TEXT_RESULT.test(text) ? { ...block[TEXT_BLOCK], text } : omit(block, [TEXT_BLOCK]);
     }),
   };
 }
 
-/** The text of the top level's `system`: a string, or its text blocks joined. */
-function systemText(value: unknown): string {
+/** The text of a system prompt (`field`: where it is): a string, or its text blocks joined. */
+function systemText(value: unknown, field: { line?: number; field?: string }): string {
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) {
     return value
       .map((block) => (isRecord(block) && typeof block.text === 'string' ? block.text : ''))
       .join('\n');
   }
-  throw new ImportError(`expected a string or a list of text blocks, got ${describe(value)}`, {
-    field: 'system',
-  });
+  throw new ImportError(`expected a string or a list of text blocks, got ${describe(value)}`, field);
+}
+
+/** A system prompt item (not written back: its source stays where it was). */
+function systemItem(id: string, content: string): ContextItem {
+  return {
+    id,
+    type: 'SYSTEM_PROMPT',
+    message: { role: 'system', content },
+    tokens: 0,
+    round: 0,
+    isMeta: false,
+    pinned: false,
+    ephemeral: false,
+  };
 }
 
 /** The top level's `tools` as function tools (`input_schema` as their parameters). */
@@ -185,14 +241,26 @@ function importMessages(
   options: ImportOptions,
   idPrefix: string,
 ): { items: ContextItem[]; slots: AnthropicDocument['slots'] } {
+  // The system messages' texts first, as the system prompt.
+  const system: ContextItem[] = [];
+  messages.forEach((message, i) => {
+    if (!isRecord(message) || message.role !== 'system') return;
+    const where = at(i);
+    const content = systemText(message.content, {
+      ...(where.line !== undefined ? { line: where.line } : {}),
+      field: [where.field, 'content'].filter(Boolean).join('.'),
+    });
+    system.push(systemItem(`${idPrefix}system${i}`, content));
+  });
   try {
-    const read = claudeCodeFromLines(asLines(messages), { ...options, wholeHistory: true }, idPrefix);
+    // Each message is whole: none is merged into another with the same id, as Claude Code's lines are.
+    const read = claudeCodeFromLines(asLines(messages), { ...options, wholeHistory: true }, idPrefix, false);
     if (read.document.format !== 'claude-code') throw new Error('unreachable: a Claude Code document');
     // The items name this format: its exporter is the one to write them back.
     const items = read.items.map((item) =>
       item.origin ? { ...item, origin: { ...item.origin, format: 'anthropic' as const } } : item,
     );
-    return { items, slots: read.document.slots };
+    return { items: [...system, ...items], slots: read.document.slots };
   } catch (err) {
     if (!(err instanceof ImportError) || err.line === undefined) throw err;
     const where = at(err.line - 1);
@@ -231,22 +299,18 @@ export function anthropicFromValue(
     idPrefix,
   );
   const head: ContextItem[] = [];
-  const base = { tokens: 0, round: 0, isMeta: false, pinned: false, ephemeral: false };
-  if (value.system !== undefined) {
-    const content = systemText(value.system);
-    head.push({
-      ...base,
-      id: `${idPrefix}system`,
-      type: 'SYSTEM_PROMPT',
-      message: { role: 'system', content },
-    });
-  }
+  if (value.system !== undefined)
+    head.push(systemItem(`${idPrefix}system`, systemText(value.system, { field: 'system' })));
   if (value.tools !== undefined) {
     head.push({
-      ...base,
       id: `${idPrefix}tools`,
       type: 'TOOL_DEFINITIONS',
       tools: toolDefinitions(value.tools),
+      tokens: 0,
+      round: 0,
+      isMeta: false,
+      pinned: false,
+      ephemeral: false,
     });
   }
   return {
@@ -299,8 +363,9 @@ export function importAnthropicMessages(text: string, options: ImportOptions): I
 /**
  * Writes the items back as the list they came from: every message in its place (an unchanged
  * import gives back a deep-equal document); a changed context as Claude Code's lines are written
- * (`writeLineSlots`), new messages in this format's shape. The top level's system prompt and tools
- * stay as they were.
+ * (`writeLineSlots`), new messages in this format's shape. The system prompt and tools stay as
+ * they were, at the top level or as system messages; a system prompt added since is not written
+ * (the format has no place of its own for one).
  */
 export function exportAnthropicMessages(items: readonly ContextItem[], document: AnthropicDocument): string {
   const own = items

@@ -154,9 +154,12 @@ function freshLine(message: ChatMessage, summary = false): JsonObject {
   }
 }
 
-/** Joins the parts of one line: the opening part's line, every part's blocks in order. */
-function joinParts(parts: readonly JsonObject[]): JsonObject {
-  const opening = parts.find((p) => typeof p.type === 'string') ?? { type: 'user' };
+/**
+ * Joins the parts of one line: the opening part's line (else the line's `shell`, when the item
+ * that opened it is gone), every part's blocks in order.
+ */
+function joinParts(parts: readonly JsonObject[], shell?: JsonObject): JsonObject {
+  const opening = parts.find((p) => typeof p.type === 'string') ?? shell ?? { type: 'user' };
   const content = parts.flatMap((part) => {
     const value = isRecord(part.message) ? part.message.content : undefined;
     if (Array.isArray(value)) return value as unknown[];
@@ -193,17 +196,17 @@ const WRITER: LineWriter = {
   linkKeys: { id: 'uuid', parent: 'parentUuid' },
 };
 
+/** The lines {@link exportClaudeCodeSession} writes, as values (for a format whose messages they hold). */
+export function claudeCodeLineValues(items: readonly ContextItem[], slots: readonly LineSlot[]): unknown[] {
+  return slotValues(items, slots, WRITER);
+}
+
 /**
  * Writes items back as the Claude Code session they came from: every line of the source in its
  * place (an unchanged import gives back deep-equal lines, line for line); for a changed context see
  * `writeLineSlots`. New lines are linked into the chain (`uuid`, `parentUuid`), so the session reads
  * back the same; a system message is written as a meta user line (these files hold no system prompt).
  */
-/** The lines {@link exportClaudeCodeSession} writes, as values (for a format whose messages they hold). */
-export function claudeCodeLineValues(items: readonly ContextItem[], slots: readonly LineSlot[]): unknown[] {
-  return slotValues(items, slots, WRITER);
-}
-
 export function exportClaudeCodeSession(
   items: readonly ContextItem[],
   document: { slots: readonly LineSlot[] },

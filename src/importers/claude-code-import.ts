@@ -269,6 +269,8 @@ export function claudeCodeFromLines(
   jsonLines: readonly JsonLine[],
   options: ImportOptions,
   idPrefix: string,
+  /** Whether the lines of one API message (one `message.id`) make one item, as Claude Code writes them. */
+  mergeById = true,
 ): ImportedSession {
   const lines = readLines(jsonLines);
   const whole = options.wholeHistory === true;
@@ -279,7 +281,7 @@ export function claudeCodeFromLines(
     const { type } = line.value;
     if (type === 'assistant') {
       if (line.value.isApiErrorMessage === true) continue;
-      const started = addAssistant(line, open);
+      const started = addAssistant(line, mergeById ? open : undefined);
       if (started) {
         pending.push(started);
         open = started;
@@ -325,9 +327,11 @@ export function claudeCodeFromLines(
     const parts = partsOfLine.get(line.index);
     if (!parts) return { entry: line.value };
     const { uuid, parentUuid } = line.value;
+    // A line of several items keeps its envelope, for when the item that opened it is dropped.
+    const shell = parts.length > 1 ? { shell: lineShell(line) } : {};
     return typeof uuid === 'string'
-      ? { parts, link: { id: uuid, parent: typeof parentUuid === 'string' ? parentUuid : null } }
-      : { parts };
+      ? { parts, link: { id: uuid, parent: typeof parentUuid === 'string' ? parentUuid : null }, ...shell }
+      : { parts, ...shell };
   });
   return {
     format: 'claude-code',

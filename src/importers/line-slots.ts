@@ -22,7 +22,16 @@ export interface PartRef {
  * a line left out can be linked to that line's parent instead).
  */
 export type LineSlot =
-  { entry: unknown } | { parts: PartRef[]; link?: { id: string; parent: string | null } };
+  | { entry: unknown }
+  | {
+      parts: PartRef[];
+      link?: { id: string; parent: string | null };
+      /**
+       * A line made of several items: the line without their content, written around what is left
+       * of them when the item whose part opened it is gone (see {@link LineWriter.join}).
+       */
+      shell?: JsonObject;
+    };
 
 /** An item's line in a slot: one line, several (a changed item grew), or none (it shrank). */
 export type ItemPart = JsonObject | JsonObject[] | null;
@@ -36,8 +45,11 @@ export interface LineWriter {
    * source lines while the item is unchanged.
    */
   partsOf(item: ContextItem): ItemPart[];
-  /** One line from the parts of items it is made of (in the source's order), when there are several. */
-  join(parts: readonly JsonObject[]): JsonObject;
+  /**
+   * One line from the parts of items it is made of (in the source's order), when there are several
+   * or the slot has a `shell` (the line's envelope, for when the part that opened it is gone).
+   */
+  join(parts: readonly JsonObject[], shell?: JsonObject): JsonObject;
   /** The lines of an item that has no part in the document (new, or of another format). */
   fresh(item: ContextItem, previous: JsonObject | undefined): JsonObject[];
   /** The keys of a line's own id and of the id of the line it links to, if lines link. */
@@ -168,9 +180,9 @@ export function slotValues(
       const parts = slot.parts.map(partOf).filter((p): p is JsonObject | JsonObject[] => p !== null);
       if (parts.length === 0) {
         if (slot.link !== undefined) relinked.set(slot.link.id, slot.link.parent ?? '');
-      } else if (parts.length === 1)
+      } else if (parts.length === 1 && (slot.shell === undefined || Array.isArray(parts[0])))
         for (const line of [parts[0] as JsonObject | JsonObject[]].flat()) emit(line);
-      else emit(writer.join(parts.flat()));
+      else emit(writer.join(parts.flat(), slot.shell));
     }
     emitNew(after.get(i) ?? []);
   });

@@ -60,9 +60,9 @@ function itemsFromMessages(
 const ANTHROPIC_BLOCKS = ['tool_use', 'tool_result'];
 
 /**
- * A warning when messages hold Anthropic tool blocks: a list in that format with a message it
- * lacks (a system message), or one read as OpenAI's on request. The OpenAI reading keeps them for
- * export only, so the model would see none of those calls and results.
+ * A warning when messages hold Anthropic tool blocks: a list that mixes the two formats (an OpenAI
+ * `tool` message or `tool_calls` among them), or one read as OpenAI's on request. The OpenAI
+ * reading keeps them for export only, so the model would see none of those calls and results.
  */
 function anthropicBlocksWarning(messages: readonly unknown[]): string[] {
   const counts = new Map<string, number>();
@@ -80,8 +80,8 @@ function anthropicBlocksWarning(messages: readonly unknown[]): string[] {
   return [
     `${found} content block(s) of Anthropic's Messages format, read as an OpenAI list: they are kept ` +
       'for export but are not tool calls or results here — the model sees none of them, and no file or ' +
-      "error of theirs is tracked. Anthropic's format is read when every message is a user or assistant " +
-      'one (`--format anthropic`).',
+      "error of theirs is tracked. Anthropic's format is read when no message has OpenAI's tool fields " +
+      '(`tool_calls`, `tool_call_id`, the `tool` role): `--format anthropic` names the first that does.',
   ];
 }
 

@@ -810,6 +810,12 @@ describe('agent notes', () => {
       null,
     ],
     [
+      "a memory tool's own note before a task_progress",
+      'remember',
+      { fact: 'API v2', task_progress: '- [ ] ship' },
+      { kind: 'memory', text: 'API v2' },
+    ],
+    [
       "Roo Code's update_todo_list with a Markdown checklist",
       'update_todo_list',
       { todos: '[x] Analyze\n[-] Implement\n[ ] Test' },
@@ -824,6 +830,13 @@ describe('agent notes', () => {
     ],
   ])('noteOfToolCall: %s', (_, name, args, note) => {
     expect(noteOfToolCall(name, typeof args === 'string' ? args : JSON.stringify(args))).toStrictEqual(note);
+  });
+
+  it('reads a long checklist line in linear time', () => {
+    const started = performance.now();
+    const note = noteOfToolCall('x', JSON.stringify({ task_progress: `- [ ] a${' '.repeat(40_000)}b ` }));
+    expect(note).toMatchObject({ kind: 'task_list', tasks: [{ title: `a${' '.repeat(40_000)}b` }] });
+    expect(performance.now() - started).toBeLessThan(200);
   });
 
   it.each<[string, string]>([

@@ -222,7 +222,13 @@ describe("a list in Anthropic's Messages format", () => {
   it('written back after a change (a result cut, an item dropped, one appended), reads back as the changed items', () => {
     const cut = session.items.map((item) =>
       item.type === 'TOOL_RESULT' && item.message.tool_call_id === 'toolu_3'
-        ? { ...item, message: { ...item.message, content: 'Error: expected 2024-01-01 [cut]' } }
+        ? {
+            ...item,
+            message: {
+              ...item.message,
+              content: "[execute_command for 'npm test'] Result:\nError: expected 2024-01-01 [cut]",
+            },
+          }
         : item,
     );
     const kept = cut.filter(
@@ -238,7 +244,7 @@ describe("a list in Anthropic's Messages format", () => {
     const messages = JSON.parse(written) as { role: string; content: unknown }[];
     // Cline's results go back as the text blocks they were, the cut one with its new text.
     expect(messages[4]?.content).toEqual([
-      { type: 'text', text: 'Error: expected 2024-01-01 [cut]' },
+      { type: 'text', text: "[execute_command for 'npm test'] Result:\nError: expected 2024-01-01 [cut]" },
       { type: 'text', text: '<environment_details>\n</environment_details>' },
     ]);
     expect(messages[messages.length - 1]).toEqual({ role: 'user', content: 'Now fix the CLI.' });
@@ -253,8 +259,103 @@ describe("a list in Anthropic's Messages format", () => {
     ).toBe(false);
   });
 
+  it('pairs text results with the calls of every assistant message since the user spoke, and beside tool_result blocks', () => {
+    const list = [
+      { role: 'user', content: 'Read both.' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a.ts' } }],
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 't2', name: 'read_file', input: { path: 'b.ts' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: "[read_file for 'a.ts'] Result:\nA" },
+          { type: 'text', text: "[read_file for 'b.ts'] Result:\nB" },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 't3', name: 'read_file', input: { path: 'c.ts' } },
+          { type: 'tool_use', id: 't4', name: 'read_file', input: { path: 'd.ts' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't3', content: 'C' },
+          { type: 'text', text: "[read_file for 'd.ts'] Result:\nD" },
+        ],
+      },
+    ];
+    const read = importSession(JSON.stringify(list), { tokenizer: fakeTokenizer });
+    const answered = read.items.flatMap((i) =>
+      i.type === 'TOOL_RESULT' ? [`${i.message.tool_call_id}=${String(i.message.content).slice(-1)}`] : [],
+    );
+    expect(answered).toEqual(['t1=A', 't2=B', 't3=C', 't4=D']);
+    expect(JSON.parse(exportSession(read))).toEqual(list);
+  });
+
+  it('keeps two assistant messages with the same id apart (each message is whole)', () => {
+    const list = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', id: 'msg_1', content: [{ type: 'tool_use', id: 't1', name: 'bash', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] },
+      { role: 'assistant', id: 'msg_1', content: [{ type: 'text', text: 'done' }] },
+    ];
+    const read = importSession(JSON.stringify(list), { tokenizer: fakeTokenizer });
+    expect(itemSummary(read.items).map((s) => s[0])).toEqual([
+      'USER_MESSAGE',
+      'ASSISTANT_MESSAGE',
+      'TOOL_RESULT',
+      'ASSISTANT_MESSAGE',
+    ]);
+  });
+
+  it('reads a system message among the messages as the system prompt, and writes it back where it was', () => {
+    const list = [{ role: 'system', content: [{ type: 'text', text: 'Be brief.' }] }, ...cline];
+    const read = importSession(JSON.stringify(list), { tokenizer: fakeTokenizer });
+    expect(read.format).toBe('anthropic');
+    expect(itemSummary(read.items)[0]).toEqual(['SYSTEM_PROMPT', false, 'Be brief.']);
+    expect(JSON.parse(exportSession(read))).toEqual(list);
+  });
+
+  it('a result cut so that it lost its header goes back as a tool_result, not as the user’s words', () => {
+    const cut = session.items.map((item) =>
+      item.type === 'TOOL_RESULT' && item.message.tool_call_id === 'toolu_2'
+        ? { ...item, message: { ...item.message, content: '1 | import { parse }' } }
+        : item,
+    );
+    const written = exportSession({ items: cut, document: session.document });
+    expect((JSON.parse(written) as { content: unknown }[])[2]?.content).toContainEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_2',
+      content: '1 | import { parse }',
+    });
+    const again = importSession(written, { tokenizer: fakeTokenizer });
+    expect(again.items.filter((i) => i.type === 'TOOL_RESULT')).toHaveLength(3);
+    expect(again.items.filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta)).toHaveLength(2);
+  });
+
+  it('a message whose first item was dropped keeps its envelope: its other items are written in it', () => {
+    // The results of the first calls summarized: the environment details beside them stay.
+    const kept = session.items.filter(
+      (i) => !(i.type === 'TOOL_RESULT' && ['toolu_1', 'toolu_2'].includes(i.message.tool_call_id)),
+    );
+    const written = JSON.parse(exportSession({ items: kept, document: session.document })) as {
+      role?: string;
+      content: unknown;
+    }[];
+    expect(written[2]).toMatchObject({ role: 'user', ts: 1777073160794 });
+    expect(() => importSession(JSON.stringify(written), { tokenizer: fakeTokenizer })).not.toThrow();
+  });
+
   it('names the message of a bad entry by its field (or line, in JSONL)', () => {
-    const bad = [...cline.slice(0, 3), { role: 'system', content: 'x' }];
+    const bad = [...cline.slice(0, 3), { role: 'tool', content: 'x' }];
     // A list with a role Anthropic's format lacks is not detected as it: read in that format, it is refused.
     const err = (() => {
       try {
@@ -265,7 +366,7 @@ describe("a list in Anthropic's Messages format", () => {
       return null;
     })();
     expect(err).toBeInstanceOf(ImportError);
-    expect((err as ImportError).field).toBe('[3]');
+    expect((err as ImportError).field).toBe('[3].role');
     const badCall = structuredClone(cline);
     (badCall[1]?.content[1] as { id: unknown }).id = 7;
     expect(() => importSession(JSON.stringify(badCall), { tokenizer: fakeTokenizer })).toThrow(

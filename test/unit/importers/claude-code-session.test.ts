@@ -123,6 +123,28 @@ describe('a Claude Code session', () => {
     expect(jsonlValues(exportSession(read))).toEqual(reminded);
   });
 
+  it('a line whose first item was dropped keeps its envelope and its place in the chain', () => {
+    const reminded = [
+      user('u1', null, [
+        { type: 'text', text: '<system-reminder>\nThe todo list is empty.\n</system-reminder>' },
+        { type: 'text', text: 'Fix the parser' },
+      ]),
+      assistant('a1', 'u1', 'msg_1', [{ type: 'text', text: 'On it.' }]),
+    ];
+    const read = importSession(reminded.map((l) => JSON.stringify(l)).join('\n'), {
+      tokenizer: fakeTokenizer,
+    });
+    const withoutReminder = read.items.filter((i) => !i.isMeta);
+    const out = jsonlValues(exportSession({ items: withoutReminder, document: read.document }));
+    expect(out[0]).toMatchObject({
+      type: 'user',
+      uuid: 'u1',
+      message: { role: 'user', content: [{ text: 'Fix the parser' }] },
+    });
+    const again = importSession(out.map((l) => JSON.stringify(l)).join('\n'), { tokenizer: fakeTokenizer });
+    expect(itemSummary(again.items).map((s) => s[2])).toEqual(['Fix the parser', 'On it.']);
+  });
+
   it('is read in file order when no line links to another', () => {
     const unlinked = [
       user('u1', null, 'Fix the parser'),

@@ -96,8 +96,7 @@ describe('JSONL of another agent', () => {
 });
 
 describe('an OpenAI list holding Anthropic tool blocks', () => {
-  // A system message keeps it from being read as Anthropic's format (which has none).
-  const mixed = [
+  const anthropic = [
     { role: 'system', content: 'You are a coding agent.' },
     {
       role: 'assistant',
@@ -108,12 +107,14 @@ describe('an OpenAI list holding Anthropic tool blocks', () => {
     },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x = 1' }] },
   ];
+  // An OpenAI tool message keeps it from being read as Anthropic's format.
+  const mixed = [...anthropic, { role: 'tool', tool_call_id: 'call_1', content: 'ok' }];
 
   it.each([
     ['a JSON array', JSON.stringify(mixed), undefined],
     ['an object with messages', JSON.stringify({ messages: mixed }), undefined],
     ['JSONL', jsonl(mixed), undefined],
-    ["Anthropic's list read as OpenAI's", JSON.stringify(mixed.slice(1)), 'openai' as const],
+    ["Anthropic's list read as OpenAI's", JSON.stringify(anthropic), 'openai' as const],
   ])(
     'as %s: imported as an OpenAI list, with a warning that its tool blocks are not read',
     (_, text, format) => {
@@ -123,6 +124,30 @@ describe('an OpenAI list holding Anthropic tool blocks', () => {
       expect(session.warnings?.[0]).toContain('1 tool_use and 1 tool_result content block(s)');
     },
   );
+
+  it("read as Anthropic's format on request, the first OpenAI tool field is named", () => {
+    expect(() =>
+      importSession(JSON.stringify(mixed), { tokenizer: fakeTokenizer, format: 'anthropic' }),
+    ).toThrow(/\[3\]\.role: expected a user, assistant or system message, got "tool"/);
+    const calls = [...anthropic, { role: 'assistant', content: null, tool_calls: [] }];
+    expect(() =>
+      importSession(JSON.stringify(calls), { tokenizer: fakeTokenizer, format: 'anthropic' }),
+    ).toThrow(/\[3\]\.tool_calls: an OpenAI tool field/);
+  });
+
+  it("a Mistral list's thinking blocks (lists, not strings) keep it an OpenAI list", () => {
+    const mistral = [
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: [{ type: 'text', text: 'greet back' }] },
+          { type: 'text', text: 'hello' },
+        ],
+      },
+    ];
+    expect(importSession(JSON.stringify(mistral), { tokenizer: fakeTokenizer }).format).toBe('openai');
+  });
 
   it('an OpenAI list with content parts of its own gives no warning', () => {
     const session = importSession(
