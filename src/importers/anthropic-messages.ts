@@ -30,7 +30,16 @@ import {
   type SessionDocument,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, omit, parseJson, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import {
+  describe,
+  isRecord,
+  jsonLines,
+  omit,
+  parseJson,
+  parseJsonLines,
+  type JsonLine,
+  type JsonObject,
+} from './json';
 
 /**
  * Whether a content block is one only Anthropic's format has, in its shape there: a `tool_use`
@@ -382,8 +391,6 @@ export function exportAnthropicMessages(items: readonly ContextItem[], document:
     case 'object':
       return `${JSON.stringify({ ...document.top, messages })}\n`;
     case 'jsonl':
-      return (
-        messages.map((message) => JSON.stringify(message)).join('\n') + (messages.length > 0 ? '\n' : '')
-      );
+      return jsonLines(messages);
   }
 }

@@ -94,6 +94,11 @@ export function parseJson(text: string, line?: number): unknown {
 }
 
 /** One parsed JSONL line with its 1-based line number. Blank lines are skipped. */
+/** Values as JSONL: one a line, a line break after the last (none for no value). */
+export function jsonLines(values: readonly unknown[]): string {
+  return values.map((value) => JSON.stringify(value)).join('\n') + (values.length > 0 ? '\n' : '');
+}
+
 export interface JsonLine {
   line: number;
   value: unknown;

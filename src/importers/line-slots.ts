@@ -8,7 +8,7 @@
  * taken out). Writing back walks the slots. Pure.
  */
 import type { ChatMessage, ContextItem, SessionFormat } from '../context/items';
-import { isRecord, type JsonObject } from './json';
+import { isRecord, jsonLines, type JsonObject } from './json';
 
 /** A part of an item: the `part`-th line the item came from. */
 export interface PartRef {
@@ -93,8 +93,7 @@ export function writeLineSlots(
   slots: readonly LineSlot[],
   writer: LineWriter,
 ): string {
-  const out = slotValues(items, slots, writer);
-  return out.map((line) => JSON.stringify(line)).join('\n') + (out.length > 0 ? '\n' : '');
+  return jsonLines(slotValues(items, slots, writer));
 }
 
 /**

@@ -6,7 +6,7 @@ import type { ContextItem, ToolDefinition } from '../context/items';
 import { lower } from '../context/lower';
 import { chatMessageToJson } from './chat-messages-export';
 import type { OpenAILayout, SessionDocument } from './common';
-import type { JsonObject } from './json';
+import { jsonLines, type JsonObject } from './json';
 
 /** Tools of every TOOL_DEFINITIONS item, in order. */
 function collectTools(items: readonly ContextItem[]): ToolDefinition[] {
@@ -28,10 +28,6 @@ function sourceMessages(items: readonly ContextItem[]): JsonObject[] {
   );
 }
 
-function jsonl(values: readonly unknown[]): string {
-  return values.map((value) => JSON.stringify(value)).join('\n') + (values.length > 0 ? '\n' : '');
-}
-
 /**
  * Writes items back as the OpenAI chat list they were imported from (same layout, same top-level
  * keys, same side fields): an unchanged import gives back a deep-equal document. Items are written
@@ -46,7 +42,7 @@ export function exportOpenAIDocument(
     case 'array':
       return JSON.stringify(messages, null, 2) + '\n';
     case 'jsonl':
-      return jsonl(messages);
+      return jsonLines(messages);
     case 'object': {
       const tools = collectTools(items);
       const out: JsonObject = { ...(document.top ?? {}), messages };
@@ -70,7 +66,7 @@ export function exportOpenAIChat(
     case 'array':
       return JSON.stringify(request.messages, null, 2) + '\n';
     case 'jsonl':
-      return jsonl(request.messages);
+      return jsonLines(request.messages);
     case 'object':
       return (
         JSON.stringify(

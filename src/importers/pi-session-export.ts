@@ -6,7 +6,7 @@ import type { ChatMessage, ContextItem, UserMessage } from '../context/items';
 import { messageText } from '../context/items';
 import { putText } from './blocks';
 import { unchangedRaw, type SessionDocument } from './common';
-import { contentHash, isRecord, omit, type JsonObject } from './json';
+import { contentHash, isRecord, jsonLines, omit, type JsonObject } from './json';
 
 /** Separator of a message's text blocks (and of its thinking blocks) once joined into one string. */
 export const BLOCK_SEPARATOR = '\n';
@@ -185,5 +185,5 @@ export function exportPiSession(
     emitNew(after.get(i) ?? []);
   });
   if (firstItemSlot < 0) emitNew(head);
-  return out.map((entry) => JSON.stringify(entry)).join('\n') + (out.length > 0 ? '\n' : '');
+  return jsonLines(out);
 }
