@@ -159,18 +159,12 @@ export class WorkingContext {
         continue;
       }
       if (unit.kind === 'block' && !unit.protected) {
-        const calls = first.message.tool_calls?.length ?? 0;
         const results = unit.originals.length - 1;
-        if (results >= calls) {
-          unit.protected = true;
-          unit.protection = 'fresh_results';
-        } else if (!userAfter) {
-          unit.protected = true;
-          unit.protection = 'pending_call';
-        } else if (results > 0) {
-          unit.protected = true;
-          unit.protection = 'fresh_results';
-        }
+        const missing = results < (first.message.tool_calls?.length ?? 0);
+        // Dropped with nothing in: nothing the model has not seen.
+        if (missing && userAfter && results === 0) return;
+        unit.protected = true;
+        unit.protection = missing && !userAfter ? 'pending_call' : 'fresh_results';
       }
       return;
     }

@@ -36,6 +36,19 @@ import { createTokenCounter } from '../../../src/tokens';
 import { conversation, fakeTokenizer, itemsFactory } from '../../support/items-factory';
 
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
+
+/** o200k, keeping every text it counts (`counted`), to see what a rendering counts again. */
+function watchedO200k() {
+  const counted: string[] = [];
+  const watching = {
+    ...o200k,
+    countText: (text: string) => {
+      counted.push(text);
+      return o200k.countText(text);
+    },
+  };
+  return { counted, watching };
+}
 const DEFAULTS = parseCompactionConfig({});
 
 function request(over: Partial<SummaryRequestInput> & Pick<SummaryRequestInput, 'items'>) {
@@ -677,14 +690,7 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
       false,
       ...new Array<boolean>(9).fill(true),
     ]);
-    const counted: string[] = [];
-    const watching = {
-      ...o200k,
-      countText: (text: string) => {
-        counted.push(text);
-        return o200k.countText(text);
-      },
-    };
+    const { counted, watching } = watchedO200k();
     const again = renderTrailCounted(first.trail, 129, watching);
     expect([again.text, again.tokens]).toEqual([first.text, first.tokens]);
     // No line is counted with its line break (the last line, with none after it, is).
@@ -708,14 +714,7 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
         o200k.countText(` ${path},`),
       ),
     ]);
-    const counted: string[] = [];
-    const watching = {
-      ...o200k,
-      countText: (text: string) => {
-        counted.push(text);
-        return o200k.countText(text);
-      },
-    };
+    const { counted, watching } = watchedO200k();
     const again = renderTrailCounted(first.trail, 48, watching);
     expect([again.text, again.tokens]).toEqual([first.text, first.tokens]);
     expect(counted.filter((text) => text.endsWith(','))).toEqual([]);
