@@ -444,7 +444,10 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
     const text = args
       ? [args.input, args.patch, args.diff].find((v): v is string => typeof v === 'string')
       : argumentsText;
-    return { touches: patchTouches(text ?? ''), command: null };
+    const touches = patchTouches(text ?? '');
+    // A diff of search and replace blocks names no file: Roo Code's `apply_diff` gives it as `path`.
+    const path = touches.length === 0 && args ? cleanPath(args.path) : null;
+    return { touches: path ? [{ path, op: 'edit' }] : touches, command: null };
   }
   if (!args) return { touches, command };
   if (IPYTHON_TOOL.test(tool) && typeof args.code === 'string')

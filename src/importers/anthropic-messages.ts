@@ -20,7 +20,7 @@
  * back as they were. Pure.
  */
 import type { ContextItem, ToolDefinition } from '../context/items';
-import { claudeCodeFromLines } from './claude-code-import';
+import { AGENT_CONTEXT, claudeCodeFromLines } from './claude-code-import';
 import { claudeCodeLineValues } from './claude-code-export';
 import {
   defaultIdPrefix,
@@ -40,6 +40,8 @@ import {
   type JsonLine,
   type JsonObject,
 } from './json';
+import { isTaskMarkdown, parseTaskMarkdown, TEXT_RESULT, writeTaskMarkdown } from './task-markdown';
+import { hasXmlToolCall, splitXmlToolCalls } from './xml-tool-use';
 
 /**
  * Whether a content block is one only Anthropic's format has, in its shape there: a `tool_use`
@@ -62,11 +64,10 @@ function anthropicBlock(block: unknown): boolean {
   }
 }
 
-/**
- * The start of a tool's result as Cline writes it in a text block: `[name]` or `[name for '…']`,
- * then ` Result:`.
- */
-const TEXT_RESULT = /^\[[\w.-]+(?: for [\s\S]*?)?\] Result:/;
+/** A result's header with nothing after it: the output is in the text blocks that follow. */
+const HEADER_ONLY = /^\[[\w.-]+(?: [\s\S]*?)?\] Result:\s*$/;
+/** Cline's reply to a message that called no tool: the agent's words, not the user's. */
+const NO_TOOL_NAG = /^\s*\[ERROR\] You did not use a tool/;
 
 /**
  * The key under which a result read off a text block keeps that block's other keys, until it is
@@ -74,24 +75,158 @@ const TEXT_RESULT = /^\[[\w.-]+(?: for [\s\S]*?)?\] Result:/;
  */
 const TEXT_BLOCK = 'durable-compaction:text-block';
 
+/**
+ * The key under which the blocks one text block (or a string content) was cut into — its words
+ * and the tool calls it wrote as XML — keep what they were, until written back as that text.
+ */
+const XML_TEXT = 'durable-compaction:xml-text';
+
 type AnthropicDocument = Extract<SessionDocument, { format: 'anthropic' }>;
 
 /** The roles of the messages: the API's two, and a system message some logs put first. */
 const ROLES = ['user', 'assistant', 'system'];
 
+/** The texts of a message's content: a string, or its text blocks'. */
+function textsOf(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((block) =>
+    isRecord(block) && block.type === 'text' && typeof block.text === 'string' ? [block.text] : [],
+  );
+}
+
 /**
  * Whether parsed messages are a list in Anthropic's format: every one a user, assistant or system
- * message with none of OpenAI's tool fields, and some block one that only this format has.
+ * message with none of OpenAI's tool fields, and some block one that only this format has — or,
+ * as Cline and Roo Code kept tasks before they used the API's tool calls, an assistant's text
+ * calling a tool in XML and a user's text answering with its result.
  */
 export function isAnthropicMessages(messages: readonly unknown[]): boolean {
   let blocks = false;
+  let xmlCall = false;
+  let textResult = false;
   for (const message of messages) {
     if (!isRecord(message) || !ROLES.includes(message.role as string)) return false;
     if (message.tool_calls !== undefined || message.tool_call_id !== undefined) return false;
     const { content } = message;
     if (!blocks && Array.isArray(content)) blocks = content.some(anthropicBlock);
+    if (blocks) continue;
+    if (message.role === 'assistant' && !xmlCall) xmlCall = textsOf(content).some(hasXmlToolCall);
+    if (message.role === 'user' && !textResult)
+      textResult = textsOf(content).some((t) => TEXT_RESULT.test(t));
   }
-  return blocks;
+  return blocks || (xmlCall && textResult);
+}
+
+/**
+ * An assistant message with the tool calls its text writes as XML (`xml-tool-use.ts`) as
+ * `tool_use` blocks, their ids made of `line` (the message's 1-based position) and their order.
+ * Each block made of one text keeps, under `XML_TEXT`, which text it was cut from (`group`), what
+ * it was (`raw`) and the rest of the text block (or that the content was a string); words are
+ * trimmed, and the space between a call and the next words is the call's.
+ */
+function withXmlCalls(message: JsonObject, line: number): JsonObject {
+  const { content } = message;
+  const isString = typeof content === 'string';
+  const blocks: unknown[] = isString
+    ? [{ type: 'text', text: content }]
+    : Array.isArray(content)
+      ? content
+      : [];
+  const xml = (block: unknown): block is JsonObject & { text: string } =>
+    isRecord(block) && block.type === 'text' && typeof block.text === 'string' && hasXmlToolCall(block.text);
+  if (!blocks.some(xml)) return message;
+  let calls = 0;
+  const out = blocks.flatMap((block, group) => {
+    if (!xml(block)) return [block];
+    const source = isString ? { string: true } : { block: omit(block, ['text']) };
+    const pieces: JsonObject[] = [];
+    for (const piece of splitXmlToolCalls(block.text)) {
+      const last = pieces[pieces.length - 1];
+      const mark = last?.[XML_TEXT] as JsonObject | undefined;
+      if (piece.kind === 'text' && piece.text.trim() === '' && last && mark) {
+        mark.raw = `${String(mark.raw)}${piece.text}`;
+      } else if (piece.kind === 'text') {
+        pieces.push({
+          type: 'text',
+          text: piece.text.trim(),
+          [XML_TEXT]: { group, raw: piece.text, ...source },
+        });
+      } else {
+        pieces.push({
+          type: 'tool_use',
+          id: `xml-${line}-${++calls}`,
+          name: piece.name,
+          input: piece.input,
+          [XML_TEXT]: { group, raw: piece.raw, ...source },
+        });
+      }
+    }
+    return pieces;
+  });
+  return { ...message, content: out };
+}
+
+/**
+ * The text a block cut from an assistant's text stands for: what it was while it is unchanged
+ * (words trimmed, a call with the same input), else its words, or its call written as XML.
+ */
+function xmlTextOf(block: JsonObject, mark: JsonObject): string {
+  const raw = typeof mark.raw === 'string' ? mark.raw : '';
+  if (block.type === 'text') {
+    const text = typeof block.text === 'string' ? block.text : '';
+    return text === raw.trim() ? raw : text;
+  }
+  const [was] = splitXmlToolCalls(raw.trimEnd());
+  const input = isRecord(block.input) ? block.input : {};
+  if (was?.kind === 'call' && was.name === block.name && JSON.stringify(was.input) === JSON.stringify(input))
+    return raw;
+  const name = String(block.name);
+  const lines = Object.entries(input)
+    .filter(([key]) => key !== 'files' || input.args === undefined)
+    .map(([key, value]) => `<${key}>${typeof value === 'string' ? value : JSON.stringify(value)}</${key}>`);
+  return [`<${name}>`, ...lines, `</${name}>`].join('\n');
+}
+
+/**
+ * An assistant message's content with the blocks cut from one text (`withXmlCalls`) joined into
+ * that text again: a string if it was one.
+ */
+function joinXmlText(content: readonly unknown[]): unknown {
+  const out: unknown[] = [];
+  let group: unknown = null;
+  let string = false;
+  for (const block of content) {
+    const mark = isRecord(block) && isRecord(block[XML_TEXT]) ? block[XML_TEXT] : null;
+    if (!isRecord(block) || !mark) {
+      out.push(block);
+      group = null;
+      continue;
+    }
+    const text = xmlTextOf(block, mark);
+    const last = out[out.length - 1];
+    if (group !== null && mark.group === group && isRecord(last)) last.text = `${String(last.text)}${text}`;
+    else out.push({ ...(isRecord(mark.block) ? mark.block : { type: 'text' }), text });
+    group = mark.group;
+    string = mark.string === true;
+  }
+  const [only] = out;
+  return string && out.length === 1 && isRecord(only) ? only.text : out;
+}
+
+/** Whether a user message's words (its text but the agent's context blocks) are only Cline's nag. */
+function noToolNag(content: unknown): boolean {
+  if (typeof content === 'string') return NO_TOOL_NAG.test(content);
+  if (!Array.isArray(content)) return false;
+  const texts = content.flatMap((block) =>
+    isRecord(block) &&
+    block.type === 'text' &&
+    typeof block.text === 'string' &&
+    !AGENT_CONTEXT.test(block.text)
+      ? [block.text]
+      : [],
+  );
+  return texts.length > 0 && texts.every((text) => NO_TOOL_NAG.test(text));
 }
 
 /** What stands where a message's role should be, for an error. */
@@ -134,8 +269,9 @@ function asLines(messages: readonly unknown[]): JsonLine[] {
     // A system message is kept where it is; its text is the system prompt (importMessages).
     if (message.role === 'system') return { line: i + 1, value: { type: 'system-message', message } };
     if (message.role === 'assistant') {
-      waiting = [...waiting, ...callIds(message)];
-      return { line: i + 1, value: { type: 'assistant', message } };
+      const withCalls = withXmlCalls(message, i + 1);
+      waiting = [...waiting, ...callIds(withCalls)];
+      return { line: i + 1, value: { type: 'assistant', message: withCalls } };
     }
     let content: unknown = message.content;
     let carries = false;
@@ -147,25 +283,42 @@ function asLines(messages: readonly unknown[]): JsonLine[] {
       // Cline's text results answer the calls no `tool_result` block of the message answers.
       const open = waiting.filter((id) => !answered.has(id));
       let next = 0;
-      content = content.map((block: unknown) => {
-        if (next >= open.length || !isRecord(block) || block.type !== 'text') return block;
-        if (typeof block.text !== 'string' || !TEXT_RESULT.test(block.text)) return block;
+      // A result whose header stands alone: its output is the text and image blocks after it.
+      let output: unknown[] | null = null;
+      const blocks: unknown[] = [];
+      for (const block of content as unknown[]) {
+        const text =
+          isRecord(block) && block.type === 'text' && typeof block.text === 'string' ? block.text : null;
+        const result = text !== null && TEXT_RESULT.test(text);
+        if (output && isRecord(block) && (block.type === 'image' || text !== null)) {
+          if (!result && !(text !== null && AGENT_CONTEXT.test(text))) {
+            output.push(block);
+            continue;
+          }
+        }
+        output = null;
+        if (next >= open.length || !isRecord(block) || text === null || !result) {
+          blocks.push(block);
+          continue;
+        }
         carries = true;
-        return {
+        const alone = HEADER_ONLY.test(text);
+        if (alone) output = [{ type: 'text', text }];
+        blocks.push({
           type: 'tool_result',
           tool_use_id: open[next++],
-          content: block.text,
+          content: output ?? text,
           [TEXT_BLOCK]: omit(block, ['text']),
-        };
-      });
-      if (next === 0) content = message.content;
+        });
+      }
+      if (next > 0) content = blocks;
     }
     waiting = [];
     return {
       line: i + 1,
       value: {
         type: 'user',
-        ...(carries ? { isMeta: true } : {}),
+        ...(carries || noToolNag(content) ? { isMeta: true } : {}),
         message: content === message.content ? message : { ...message, content },
       },
     };
@@ -179,11 +332,16 @@ function asLines(messages: readonly unknown[]): JsonLine[] {
 function messageOfLine(line: unknown): unknown {
   const message = isRecord(line) && isRecord(line.message) ? line.message : line;
   if (!isRecord(message) || !Array.isArray(message.content)) return message;
+  if (message.role === 'assistant') return { ...message, content: joinXmlText(message.content) };
   return {
     ...message,
-    content: message.content.map((block: unknown) => {
-      if (!isRecord(block) || !isRecord(block[TEXT_BLOCK])) return block;
+    content: message.content.flatMap((block: unknown) => {
+      if (!isRecord(block) || !isRecord(block[TEXT_BLOCK])) return [block];
       const { content } = block;
+      // A header that stood alone, and the blocks of its output after it.
+      const [head, ...rest] = Array.isArray(content) ? content : [];
+      if (isRecord(head) && typeof head.text === 'string' && HEADER_ONLY.test(head.text))
+        return [{ ...block[TEXT_BLOCK], text: head.text }, ...rest];
       const text = Array.isArray(content)
         ? content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('')
         : typeof content === 'string'
@@ -191,7 +349,7 @@ function messageOfLine(line: unknown): unknown {
           : '';
       // A result cut to a preview that lost its header (Cline's headers hold the call's whole
       // argument) would read back as the user's words: it goes back as the result it is.
-      return TEXT_RESULT.test(text) ? { ...block[TEXT_BLOCK], text } : omit(block, [TEXT_BLOCK]);
+      return [TEXT_RESULT.test(text) ? { ...block[TEXT_BLOCK], text } : omit(block, [TEXT_BLOCK])];
     }),
   };
 }
@@ -348,13 +506,29 @@ export function anthropicFromLines(
   };
 }
 
+/** Import from a task Cline or Roo Code exported as Markdown (`task-markdown.ts`). */
+export function anthropicFromMarkdown(
+  text: string,
+  options: ImportOptions,
+  idPrefix: string,
+): ImportedSession {
+  const { messages, lines, frame } = parseTaskMarkdown(text);
+  const { items, slots } = importMessages(messages, (i) => ({ line: lines[i] as number }), options, idPrefix);
+  return {
+    format: 'anthropic',
+    items: finishItems(items, options.tokenizer),
+    document: { format: 'anthropic', layout: 'markdown', frame, slots },
+  };
+}
+
 /**
  * Imports a list of messages in Anthropic's format (see the module comment): a JSON array, an
- * object with `messages`, or JSONL.
- * @throws ImportError naming the line (JSONL) or field of malformed input
+ * object with `messages`, JSONL, or a task exported as Markdown.
+ * @throws ImportError naming the line (JSONL, Markdown) or field of malformed input
  */
 export function importAnthropicMessages(text: string, options: ImportOptions): ImportedSession {
   const idPrefix = options.idPrefix ?? defaultIdPrefix('anthropic', text);
+  if (isTaskMarkdown(text)) return anthropicFromMarkdown(text, options, idPrefix);
   const trimmed = text.trim();
   if (trimmed.startsWith('[')) return anthropicFromValue(parseJson(text), options, idPrefix);
   let value: unknown;
@@ -392,5 +566,7 @@ export function exportAnthropicMessages(items: readonly ContextItem[], document:
       return `${JSON.stringify({ ...document.top, messages })}\n`;
     case 'jsonl':
       return jsonLines(messages);
+    case 'markdown':
+      return writeTaskMarkdown(messages, document.frame ?? { head: '', tail: '\n\n', eol: '\n' });
   }
 }

@@ -57,7 +57,7 @@ const AGENT_WRITTEN =
  * It is a meta message of its own, so the user's words around it stay the user's message (the
  * task, the current message) without it.
  */
-const AGENT_CONTEXT = /^\s*<(system-reminder|environment_details)>/;
+export const AGENT_CONTEXT = /^\s*<(system-reminder|environment_details)>/;
 
 function fail(detail: string, line: ClaudeLine, field?: string): never {
   throw new ImportError(detail, field === undefined ? { line: line.line } : { line: line.line, field });

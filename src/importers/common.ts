@@ -19,6 +19,7 @@ import { withTokenCount } from '../context/token-accounting';
 import type { Tokenizer } from '../context/tokenizer';
 import { contentHash, jsonEqual, type JsonObject } from './json';
 import type { LineSlot, PartRef } from './line-slots';
+import type { MarkdownFrame } from './task-markdown';
 
 export interface ImportOptions {
   /** Counts each item's tokens (content + per-message overhead, see `token-accounting.ts`). */
@@ -49,7 +50,10 @@ export type PiSlot = { itemId: string } | { entry: unknown };
 export type SessionDocument =
   | {
       format: 'anthropic';
-      layout: OpenAILayout;
+      /** `markdown`: a task exported by Cline or Roo Code (`task-markdown.ts`). */
+      layout: OpenAILayout | 'markdown';
+      /** Markdown layout: what is around the messages. */
+      frame?: MarkdownFrame;
       /** Object layout: the top-level keys in order (`system` and `tools` as they were), `messages` a `null` placeholder. */
       top?: JsonObject;
       /** The messages as Claude Code's lines without their envelope (`anthropic-messages.ts`). */

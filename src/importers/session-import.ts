@@ -16,6 +16,7 @@ import {
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
 import {
   anthropicFromLines,
+  anthropicFromMarkdown,
   anthropicFromValue,
   importAnthropicMessages,
   isAnthropicMessages,
@@ -25,14 +26,15 @@ import { codexFromLines, importCodexRollout, RESPONSE_ITEM_TYPES, ROLLOUT_LINE_T
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
+import { isTaskMarkdown } from './task-markdown';
 
 export interface DetectedFormat {
   format: SessionFormat;
-  /** For OpenAI chat lists: how the messages are laid out. */
-  layout?: OpenAILayout;
+  /** For message lists: how the messages are laid out (`markdown`: a task Cline or Roo Code exported). */
+  layout?: OpenAILayout | 'markdown';
 }
 
-type Parsed = { kind: 'value'; value: unknown } | { kind: 'lines'; lines: JsonLine[] };
+type Parsed = { kind: 'value'; value: unknown } | { kind: 'lines'; lines: JsonLine[] } | { kind: 'markdown' };
 
 function extension(fileName: string | undefined): string {
   const match = fileName ? /\.([^./\\]+)$/.exec(fileName) : null;
@@ -43,6 +45,7 @@ function extension(fileName: string | undefined): string {
 function parse(text: string, fileName: string | undefined): Parsed {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (body.trim().length === 0) throw new ImportError('the input is empty');
+  if (isTaskMarkdown(body)) return { kind: 'markdown' };
   if (extension(fileName) === 'jsonl') return { kind: 'lines', lines: parseJsonLines(body) };
   let value: unknown;
   try {
@@ -138,6 +141,7 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
 /** Which format a session text is in (the file name's extension helps: `.traj`, `.jsonl`). */
 export function detectSessionFormat(text: string, fileName?: string): DetectedFormat {
   const parsed = parse(text, fileName);
+  if (parsed.kind === 'markdown') return { format: 'anthropic', layout: 'markdown' };
   return parsed.kind === 'lines' ? linesFormat(parsed.lines) : valueFormat(parsed.value, fileName);
 }
 
@@ -168,6 +172,8 @@ export function importSession(
 ): ImportedSession {
   if (options.format !== undefined) return IMPORTERS[options.format](text, options);
   const parsed = parse(text, options.fileName);
+  if (parsed.kind === 'markdown')
+    return anthropicFromMarkdown(text, options, options.idPrefix ?? defaultIdPrefix('anthropic', text));
   if (parsed.kind === 'lines') {
     const { format } = linesFormat(parsed.lines);
     const prefix = options.idPrefix ?? defaultIdPrefix(format, text);

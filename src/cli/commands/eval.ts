@@ -10,7 +10,7 @@
  * summary call failed: its compaction was rolled back and listed, the rest still measured; or one
  * every call would repeat, such as a bad key, which stops the run).
  */
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { loadCompactionConfig } from '../../infra/config-sources';
@@ -18,6 +18,7 @@ import { connectPostgres } from '../../infra/postgres';
 import { createLlmClient, requestSummary } from '../../llm';
 import { tokenCounterForModel } from '../../tokens';
 import { evalJson, evalSvg, markdownTable, textTable } from '../../eval/report';
+import { isTaskMarkdown } from '../../importers/task-markdown';
 import { MAX_SUMMARY_FAILURES_IN_A_ROW } from '../../eval/replay';
 import { llmSummarizer, runEval, SUMMARY_ATTEMPTS, type EvalRow, type EvalSession } from '../../eval/run';
 import { action, intArgument, printJson, UsageError } from '../client';
@@ -71,6 +72,20 @@ export function parseWindows(value: string): number[] {
 
 /** The files a directory is searched for: sessions of every importer format. */
 const SESSION_FILE = /\.(jsonl|json|traj)$/i;
+/** Markdown files, searched too when they are a task Cline or Roo Code exported. */
+const MARKDOWN_FILE = /\.md$/i;
+
+/** Whether a Markdown file is a task export: its first bytes are a message's heading. */
+function isTaskExport(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(64);
+    const read = readSync(fd, head, 0, head.length, 0);
+    return isTaskMarkdown(head.subarray(0, read).toString('utf8'));
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * The session files named: a file as it is (named by its base name), a directory as every session
@@ -99,11 +114,14 @@ export function sessionFiles(paths: readonly string[]): { path: string; name: st
         if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
         const full = join(dir, entry.name);
         if (entry.isDirectory()) walk(full);
-        else if (entry.isFile() && SESSION_FILE.test(entry.name)) found.push(full);
+        else if (!entry.isFile()) continue;
+        else if (SESSION_FILE.test(entry.name)) found.push(full);
+        else if (MARKDOWN_FILE.test(entry.name) && isTaskExport(full)) found.push(full);
       }
     };
     walk(path);
-    if (found.length === 0) throw new UsageError(`${path} holds no session file (.jsonl, .json or .traj)`);
+    if (found.length === 0)
+      throw new UsageError(`${path} holds no session file (.jsonl, .json, .traj or a task exported as .md)`);
     for (const file of found.sort()) out.push({ path: file, name: relative(path, file) });
   }
   return out;

@@ -221,11 +221,17 @@ describe('the eval command’s input', () => {
         .replace(/\},\{"role"/g, '}\n{"role"'),
     );
     writeFileSync(join(dir, 'notes.md'), '# not a session');
+    // A task Cline exported as Markdown is one.
+    writeFileSync(
+      join(dir, 'cline_task.md'),
+      '**User:**\n\n<task>\nRead a.ts\n</task>\n\n---\n\n**Assistant:**\n\n<read_file>\n<path>a.ts</path>\n</read_file>\n\n',
+    );
     writeFileSync(join(dir, '.hidden', 'c.json'), chatSession(1));
     writeFileSync(join(dir, 'node_modules', 'd.json'), '{}');
     expect(sessionFiles([dir, '/elsewhere/x.traj'])).toEqual([
       { path: join(dir, '2025', '09', 'b.json'), name: join('2025', '09', 'b.json') },
       { path: join(dir, 'a.jsonl'), name: 'a.jsonl' },
+      { path: join(dir, 'cline_task.md'), name: 'cline_task.md' },
       { path: '/elsewhere/x.traj', name: 'x.traj' },
     ]);
     const base = { windows: [8000], summarizer: 'extractive' as const, model: 'gpt-4o', peers: false };
@@ -233,11 +239,12 @@ describe('the eval command’s input', () => {
     expect(rows.map((r) => [r.session, r.requests])).toEqual([
       [join('2025', '09', 'b.json'), 4],
       ['a.jsonl', 2],
+      ['cline_task.md', 1],
     ]);
     const empty = mkdtempSync(join(tmpdir(), 'dc-eval-empty-'));
     writeFileSync(join(empty, 'notes.md'), '# not a session');
     await expect(evaluate({ ...base, files: [empty] })).rejects.toThrow(
-      `${empty} holds no session file (.jsonl, .json or .traj)`,
+      `${empty} holds no session file (.jsonl, .json, .traj or a task exported as .md)`,
     );
   });
 });
