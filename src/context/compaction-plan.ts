@@ -346,7 +346,12 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
         }
         // A result's head with its recall handle serves at any length; a message's, from 50 tokens.
         const minimum = item.type === 'TOOL_RESULT' ? 1 : MIN_PREVIEW_TOKENS;
-        const cut = planPreview(item, plan.config, plan.tokenizer, fits, minimum);
+        // Calls that do not fit whole, each under the threshold (many writes in one message): their
+        // arguments cut to previews, before the reasoning is.
+        const cut =
+          (item.type === 'ASSISTANT_MESSAGE'
+            ? longestCut(item, plan.config, plan.tokenizer, fits, true)
+            : null) ?? planPreview(item, plan.config, plan.tokenizer, fits, minimum);
         if (cut) work.cut(unit, position, cut);
       });
       // The newest removed units, contiguous: a question comes back with its answer or not at all.

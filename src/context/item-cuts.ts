@@ -171,15 +171,19 @@ export function planCut(
   config: CompactionConfig,
   tokenizer: Tokenizer,
   previewTokens = config.previewTokens,
-  /** Cut a result under `toolResultThreshold` too (a removed block coming back as a preview). */
+  /**
+   * Cut what is under its threshold too: a result under `toolResultThreshold` (a removed block
+   * coming back as a preview), the arguments of every call over the preview (a message whose
+   * calls are each under `toolCallThreshold` and together over the room).
+   */
   anySize = false,
 ): (PlannedCut & { calls: number; results: number }) | null {
   // Most items are not cut: they are turned away before anything is made for them.
   if (item.type === 'TOOL_RESULT') return planTextCut(item, config, tokenizer, previewTokens, anySize);
   if (item.type !== 'ASSISTANT_MESSAGE' || !item.message.tool_calls) return null;
   // The whole message (every call and the text) is under the threshold: no argument is over.
-  if (item.tokens <= config.toolCallThreshold) return null;
-  return planArgumentsCut(item, config, tokenizer, previewTokens);
+  if (!anySize && item.tokens <= config.toolCallThreshold) return null;
+  return planArgumentsCut(item, config, tokenizer, previewTokens, anySize);
 }
 
 /** Whether {@link planCut} may cut the item at the seed's sizes: what it turns away first, at a glance. */
@@ -315,6 +319,7 @@ function planArgumentsCut(
   config: CompactionConfig,
   tokenizer: Tokenizer,
   previewTokens: number,
+  anySize: boolean,
 ): (PlannedCut & { calls: number; results: number }) | null {
   const calls = item.message.tool_calls ?? [];
   // Arguments are cut once (a form whose reasoning alone was cut may have them cut).
@@ -332,9 +337,11 @@ function planArgumentsCut(
             (facts?.length === calls.length ? facts[i]?.argumentTokens : undefined) ??
             tokenizer.countText(c.function.arguments),
         );
-  const over = originals.map((n) => n > config.toolCallThreshold && n > previewTokens);
+  const over = originals.map((n) => (anySize || n > config.toolCallThreshold) && n > previewTokens);
   const cutCount = over.filter(Boolean).length;
   if (cutCount === 0) return null;
+  // Which calls are cut is part of the form: a cut of calls under the threshold is named apart.
+  const under = over.some((cut, i) => cut && (originals[i] as number) <= config.toolCallThreshold);
   const tokens =
     item.tokens -
     originals.reduce(
@@ -344,7 +351,7 @@ function planArgumentsCut(
     );
   if (tokens >= item.tokens) return null;
   const source = item.sourceId ?? item.id;
-  const id = `${item.id}~cut${previewTokens}`;
+  const id = `${item.id}~cut${under ? 'all' : ''}${previewTokens}`;
   const write = (): ContextItem => {
     const next: AssistantMessageItem = {
       ...item,
@@ -378,19 +385,22 @@ function planArgumentsCut(
 
 /**
  * The cut of an item with the longest preview (at least `previewTokens`) that takes at most
- * `tokens`, or null when none is longer than the seed's preview.
+ * `tokens`, or null when none is longer than the seed's preview (with `anySize`: when not even
+ * the seed's preview fits).
  */
 export function longestCut(
   item: ContextItem,
   config: CompactionConfig,
   tokenizer: Tokenizer,
   tokens: number,
+  /** Cut the arguments of every call over the preview (see {@link planCut}); then the seed's preview also serves. */
+  anySize = false,
 ): ReturnType<typeof planCut> {
   // A result's cut has one preview: its size follows from the tokens.
   if (item.type === 'TOOL_RESULT') return planCut(item, config, tokenizer, previewFitting(tokens));
   // Arguments: a cut's tokens grow with its preview (the calls over it share it); the longest that fits.
   const fits = (preview: number): ReturnType<typeof planCut> => {
-    const cut = planCut(item, config, tokenizer, preview);
+    const cut = planCut(item, config, tokenizer, preview, anySize);
     return cut && cut.tokens <= tokens ? cut : null;
   };
   let low = config.previewTokens;
@@ -400,5 +410,5 @@ export function longestCut(
     if (fits(mid)) low = mid;
     else high = mid - 1;
   }
-  return low > config.previewTokens ? fits(low) : null;
+  return low > config.previewTokens || anySize ? fits(low) : null;
 }

@@ -87,10 +87,11 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
 
 /**
  * The last resort, after the full summary, when the context started over the target and is still
- * over the goal: the reasoning text of the kept messages that call tools — the latest one too,
- * whose results the model has not seen — cut to a preview, oldest first: the seed's size, longer
- * where the goal leaves room. Their calls stay whole, so a call waiting for its result is never
- * cut; pinned content is never touched. Mostly a reply longer than the window allows comes this
+ * over the goal: the kept messages that call tools — the latest one too, whose results the model
+ * has not seen — cut to a preview, oldest first: the seed's size, longer where the goal leaves
+ * room. Their calls' arguments are cut, whatever their size, once the calls' results are in (a
+ * message of many writes, each under the threshold); else their reasoning text, the calls whole,
+ * so a call waiting for its result is never cut; pinned content is never touched. Mostly a reply longer than the window allows comes this
  * far (a session replayed at a smaller window than it was recorded at).
  */
 export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): Step {
@@ -99,11 +100,26 @@ export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): S
       const total = ctx.total();
       if (total <= goal) return;
       const item = unit.originals[0] as ContextItem;
-      if (unit.removed || unit.protection === 'pinned' || unit.kind !== 'block' || unit.cuts[0]) continue;
+      if (unit.removed || unit.protection === 'pinned' || unit.kind !== 'block') continue;
       if (item.type !== 'ASSISTANT_MESSAGE') continue;
-      // The size that reaches the goal, or else the seed's preview.
+      const earlier = unit.cuts[0];
+      // Calls whose results are in (each maybe under the threshold, many in one message): their
+      // arguments, to the size that reaches the goal or else the seed's preview — also where the
+      // prune cut those over the threshold alone.
+      const reach = item.tokens - (total - goal);
+      const args =
+        unit.protection === 'pending_call'
+          ? null
+          : (longestCut(item, config, tokenizer, reach, true) ??
+            planCut(item, config, tokenizer, config.previewTokens, true));
+      if (earlier) {
+        if (args && args.tokens < earlier.tokens) ctx.cut(unit, 0, args);
+        continue;
+      }
+      // Else the reasoning: the size that reaches the goal, or else the seed's preview.
       const cut =
-        planPreview(item, config, tokenizer, item.tokens - (total - goal), config.previewTokens) ??
+        args ??
+        planPreview(item, config, tokenizer, reach, config.previewTokens) ??
         planReasoning(item, tokenizer, config.previewTokens);
       if (cut) ctx.cut(unit, 0, cut);
     }

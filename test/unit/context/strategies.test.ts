@@ -982,6 +982,66 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(out.find((i) => i.sourceId === call.id)?.id).toMatch(/~text\d+$/);
   });
 
+  /** A reply that writes `n` files, each call's arguments under the seed's threshold (500 tokens). */
+  const writes = (f: ItemsFactory, n: number, id: string) =>
+    f.calls(
+      Array.from({ length: n }, (_, k) => ({
+        name: 'write_to_file',
+        args: { path: `src/m${k}.py`, content: words(200, `code${k}`) },
+      })),
+      null,
+      { id },
+    );
+
+  it('a removed reply of many calls, each under the threshold, comes back with all their arguments cut', () => {
+    const f = itemsFactory(o200k);
+    const call = writes(f, 8, 'writes');
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('Write the modules.', { id: 'task' }),
+      call,
+      ...(call.message.tool_calls ?? []).map((c) => f.result(c.id, 'saved')),
+      f.user(`Now read the log. ${words(1500, 'context')}`, { id: 'now' }),
+      ...f.block('read_file', { path: 'log.txt' }, words(50, 'log')),
+    );
+    const config = parseCompactionConfig({ maxContextTokens: 8000 });
+    expect(call.tokens).toBeGreaterThan(targetTokens(config) - 2000);
+    const p = plan(items, config);
+    expect(ids(p.toSummarize)).toContain('writes');
+    const out = finishCompaction(p, summaryOf(100));
+    const back = out.find((i) => i.sourceId === 'writes');
+    expect(back?.id).toMatch(/^writes~cutall\d+$/);
+    // Every call is there, each cut to a preview with its path, and answered.
+    const calls = back?.type === 'ASSISTANT_MESSAGE' ? (back.message.tool_calls ?? []) : [];
+    expect(calls.map((c) => c.id)).toStrictEqual(call.message.tool_calls?.map((c) => c.id));
+    for (const [k, c] of calls.entries()) {
+      expect(c.function.arguments).toContain(`src/m${k}.py`);
+      expect(c.function.arguments).toMatch(/\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]$/);
+    }
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+  });
+
+  it('the last resort cuts the arguments of the latest calls, each under the threshold, once their results are in; never while they wait', () => {
+    const f = itemsFactory(o200k);
+    const call = writes(f, 10, 'writes');
+    const results = (call.message.tool_calls ?? []).map((c) => f.result(c.id, 'saved'));
+    const head = [f.system('sys', { id: 'sys' }), f.user('Write the modules.', { id: 'task' })];
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    expect(call.tokens).toBeGreaterThan(config.maxContextTokens);
+    const answered = plan(conversation(...head, call, ...results), config);
+    expect(answered.strategy).toBe('reasoning');
+    expect(answered.work.units.find((u) => u.originals[0]?.id === 'writes')?.cuts[0]?.id).toMatch(
+      /^writes~cutall\d+$/,
+    );
+    const out = finishCompaction(answered, summaryOf(20));
+    expect(sumTokens(out)).toBeLessThanOrEqual(config.maxContextTokens);
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+    // Waiting for their results, the calls stay whole.
+    const waiting = plan(conversation(...head, call), config, 'check');
+    expect(waiting.work.units.find((u) => u.originals[0]?.id === 'writes')?.cuts[0]).toBeUndefined();
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
