@@ -1,7 +1,8 @@
 /**
  * `npx tsx bench/quality-outside.ts <dir> [--manifest <file.tsv>]`: `eval` on recorded sessions
  * that are not in ../shared — any directory of pi, Claude Code or Codex JSONL, OpenHands
- * trajectories, SWE-agent .traj or OpenAI chat files — at 4k, 8k, 16k, 32k and 64k windows with the extractive summarizer, one file at a time (a file the
+ * trajectories, SWE-agent .traj, OpenAI chat or Anthropic message files, or Cline and Roo Code
+ * tasks exported as Markdown — at 4k, 8k, 16k, 32k and 64k windows with the extractive summarizer, one file at a time (a file the
  * importers refuse is listed with the reason, not fatal), written to bench/QUALITY-OUTSIDE.md and
  * bench/quality-outside.json. The sessions stay where they are: nothing of them is copied, only
  * figures. `bench/outside-sessions.tsv` names where each file of the last run came from (repository,
@@ -65,7 +66,7 @@ runMain(async () => {
   const manifestAt = args.indexOf('--manifest');
   const sources = manifest(manifestAt >= 0 ? args[manifestAt + 1] : undefined);
   const files = readdirSync(dir)
-    .filter((name) => /\.(jsonl|traj|json)$/.test(name))
+    .filter((name) => /\.(jsonl|traj|json|md)$/.test(name))
     .sort();
   const results: FileResult[] = [];
   for (const name of files) {
