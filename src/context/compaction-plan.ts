@@ -337,20 +337,27 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
       // text, a message's text, the reasoning of a message that calls tools; a result's cut planned
       // by an earlier step is planned again to that size).
       unit.originals.forEach((item, position) => {
-        // A call whose arguments an earlier step cut keeps that cut.
-        if (item.type !== 'TOOL_RESULT' && unit.cuts[position]) return;
         const fits = room - (unit.tokens - work.tokensAt(unit, position));
+        const earlier = unit.cuts[position];
+        if (item.type !== 'TOOL_RESULT' && earlier) {
+          // A call whose arguments an earlier step cut keeps that cut, unless the block does not
+          // fit: then every call's arguments are cut to what fits (50 tokens at least).
+          if (item.type !== 'ASSISTANT_MESSAGE' || earlier.of !== 'arguments' || unit.tokens <= room) return;
+          const all = longestCut(item, plan.config, plan.tokenizer, fits, true, MIN_PREVIEW_TOKENS);
+          if (all && all.tokens < earlier.tokens) work.cut(unit, position, all);
+          return;
+        }
         if (item.tokens <= fits) {
           if (unit.cuts[position]) work.uncut(unit, position);
           return;
         }
         // A result's head with its recall handle serves at any length; a message's, from 50 tokens.
         const minimum = item.type === 'TOOL_RESULT' ? 1 : MIN_PREVIEW_TOKENS;
-        // Calls that do not fit whole, each under the threshold (many writes in one message): their
-        // arguments cut to previews, before the reasoning is.
+        // Calls that do not fit whole, each maybe under the threshold (many writes in one message):
+        // their arguments cut to what fits (50 tokens at least), before the reasoning is.
         const cut =
           (item.type === 'ASSISTANT_MESSAGE'
-            ? longestCut(item, plan.config, plan.tokenizer, fits, true)
+            ? longestCut(item, plan.config, plan.tokenizer, fits, true, MIN_PREVIEW_TOKENS)
             : null) ?? planPreview(item, plan.config, plan.tokenizer, fits, minimum);
         if (cut) work.cut(unit, position, cut);
       });

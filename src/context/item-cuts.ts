@@ -386,15 +386,17 @@ function planArgumentsCut(
 /**
  * The cut of an item with the longest preview (at least `previewTokens`) that takes at most
  * `tokens`, or null when none is longer than the seed's preview (with `anySize`: when not even
- * the seed's preview fits).
+ * the shortest preview, `minPreview`, fits).
  */
 export function longestCut(
   item: ContextItem,
   config: CompactionConfig,
   tokenizer: Tokenizer,
   tokens: number,
-  /** Cut the arguments of every call over the preview (see {@link planCut}); then the seed's preview also serves. */
+  /** Cut the arguments of every call over the preview (see {@link planCut}); then the shortest preview also serves. */
   anySize = false,
+  /** The shortest preview of arguments (`anySize` only): the seed's, or less where a removed block comes back. */
+  minPreview = config.previewTokens,
 ): ReturnType<typeof planCut> {
   // A result's cut has one preview: its size follows from the tokens.
   if (item.type === 'TOOL_RESULT') return planCut(item, config, tokenizer, previewFitting(tokens));
@@ -403,7 +405,7 @@ export function longestCut(
     const cut = planCut(item, config, tokenizer, preview, anySize);
     return cut && cut.tokens <= tokens ? cut : null;
   };
-  let low = config.previewTokens;
+  let low = anySize ? Math.min(minPreview, config.previewTokens) : config.previewTokens;
   let high = item.tokens;
   while (low < high) {
     const mid = (low + high + 1) >> 1;

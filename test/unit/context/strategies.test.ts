@@ -1022,6 +1022,45 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
   });
 
+  it('a removed reply whose larger call the prune cut comes back with every call cut, shorter than the seed’s preview where only that fits', () => {
+    const f = itemsFactory(o200k);
+    const call = f.calls(
+      [
+        { name: 'write_to_file', args: { path: 'src/big.py', content: words(700, 'big') } },
+        ...Array.from({ length: 9 }, (_, k) => ({
+          name: 'write_to_file',
+          args: { path: `src/m${k}.py`, content: words(200, `code${k}`) },
+        })),
+      ],
+      null,
+      { id: 'writes' },
+    );
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('Write the modules.', { id: 'task' }),
+      call,
+      ...(call.message.tool_calls ?? []).map((c) => f.result(c.id, 'saved')),
+      f.user(`Now read the log. ${words(2000, 'context')}`, { id: 'now' }),
+      ...f.block('read_file', { path: 'log.txt' }, words(50, 'log')),
+    );
+    const config = parseCompactionConfig({ maxContextTokens: 8000 });
+    const p = plan(items, config);
+    // The prune cut the call over the threshold alone; the reply was removed all the same.
+    expect(p.work.units.find((u) => u.originals[0]?.id === 'writes')?.cuts[0]?.id).toMatch(/^writes~cut200$/);
+    expect(ids(p.toSummarize)).toContain('writes');
+    const out = finishCompaction(p, summaryOf(100));
+    const back = out.find((i) => i.sourceId === 'writes');
+    const preview = Number(/^writes~cutall(\d+)$/.exec(back?.id ?? '')?.[1]);
+    expect(preview).toBeGreaterThanOrEqual(50);
+    expect(preview).toBeLessThan(config.previewTokens);
+    const calls = back?.type === 'ASSISTANT_MESSAGE' ? (back.message.tool_calls ?? []) : [];
+    expect(
+      calls.every((c) => /\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]$/.test(c.function.arguments)),
+    ).toBe(true);
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+  });
+
   it('the last resort cuts the arguments of the latest calls, each under the threshold, once their results are in; never while they wait', () => {
     const f = itemsFactory(o200k);
     const call = writes(f, 10, 'writes');
