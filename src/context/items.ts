@@ -145,6 +145,7 @@ export const SESSION_FORMATS = [
   'claude-code',
   'codex',
   'openhands',
+  'gemini',
 ] as const;
 export type SessionFormat = (typeof SESSION_FORMATS)[number];
 

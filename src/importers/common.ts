@@ -60,6 +60,20 @@ export type SessionDocument =
       slots: LineSlot[];
     }
   | {
+      format: 'gemini';
+      /** `json`: the record as one object; `jsonl`: its lines (v0.39 on). */
+      layout: 'json' | 'jsonl';
+      /** The record's keys in order (its metadata, for JSONL), `messages` a `null` placeholder. */
+      top: JsonObject;
+      /** The messages as read (folded, for JSONL): what each line of `slots` came from. */
+      messages: unknown[];
+      /** JSONL: the lines as they were, written back while no message changed. */
+      lines?: unknown[];
+      indent: number;
+      /** The messages as Claude Code's lines (`gemini-cli.ts`). */
+      slots: LineSlot[];
+    }
+  | {
       format: 'openai';
       layout: OpenAILayout;
       /** Object layout: the top-level keys in order, `messages` (and `tools`) as `null` placeholders. */

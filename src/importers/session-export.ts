@@ -6,6 +6,7 @@ import type { ImportedSession } from './common';
 import { exportOpenAIDocument } from './openai-chat-export';
 import { exportClaudeCodeSession } from './claude-code-export';
 import { exportCodexRollout } from './codex-export';
+import { exportGeminiRecording } from './gemini-cli';
 import { exportOpenHandsTrajectory } from './openhands-export';
 import { exportPiSession } from './pi-session-export';
 import { exportSweAgentTraj } from './swe-agent-export';
@@ -32,5 +33,7 @@ export function exportSession(session: Pick<ImportedSession, 'items' | 'document
       return exportCodexRollout(items, document);
     case 'openhands':
       return exportOpenHandsTrajectory(items, document);
+    case 'gemini':
+      return exportGeminiRecording(items, document);
   }
 }

@@ -23,6 +23,13 @@ import {
 } from './anthropic-messages';
 import { claudeCodeFromLines, importClaudeCodeSession } from './claude-code-import';
 import { codexFromLines, importCodexRollout, RESPONSE_ITEM_TYPES, ROLLOUT_LINE_TYPES } from './codex-import';
+import {
+  geminiFromLines,
+  geminiFromValue,
+  importGeminiRecording,
+  isGeminiLines,
+  isGeminiRecording,
+} from './gemini-cli';
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
@@ -105,6 +112,7 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
       ? { format: 'anthropic', layout: 'jsonl' }
       : { format: 'openai', layout: 'jsonl' };
   }
+  if (isGeminiLines(lines)) return { format: 'gemini' };
   if (lines.some((l) => isClaudeCodeLine(l.value))) return { format: 'claude-code' };
   if (lines.some((l) => isCodexLine(l.value)) || isOlderCodex(lines)) return { format: 'codex' };
   if (isRecord(first.value) && typeof first.value.type === 'string') return { format: 'pi' };
@@ -118,6 +126,7 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   if (extension(fileName) === 'traj') return { format: 'swe-agent' };
   // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
   if (isOpenHandsTrajectory(value)) return { format: 'openhands' };
+  if (isGeminiRecording(value)) return { format: 'gemini' };
   if (isRecord(value) && Array.isArray(value.history)) return { format: 'swe-agent' };
   // Anthropic's Messages format before OpenAI's: its lists have the same outline.
   if (Array.isArray(value))
@@ -134,6 +143,7 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
     'not a session: expected an OpenAI chat list (an array, or an object with "messages"), ' +
       'a SWE-agent trajectory (an object with "history"), a pi session (JSONL entries with "type"), ' +
       'a Claude Code session or a Codex rollout (JSONL), an OpenHands trajectory (a list of events), ' +
+      'a Gemini CLI chat recording (an object with "sessionId", "projectHash" and "messages"), ' +
       `got ${describe(value)}`,
   );
 }
@@ -154,6 +164,7 @@ const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) =>
   'claude-code': importClaudeCodeSession,
   codex: importCodexRollout,
   openhands: importOpenHandsTrajectory,
+  gemini: importGeminiRecording,
 };
 
 /**
@@ -186,6 +197,8 @@ export function importSession(
         return codexFromLines(parsed.lines, options, prefix);
       case 'anthropic':
         return anthropicFromLines(parsed.lines, options, prefix);
+      case 'gemini':
+        return geminiFromLines(parsed.lines, options, prefix);
       default:
         return openAIFromLines(parsed.lines, options, prefix);
     }
@@ -203,6 +216,8 @@ export function importSession(
       return codexFromLines([{ line: 1, value: parsed.value }], options, prefix);
     case 'openhands':
       return openHandsFromValue(parsed.value, options, prefix, jsonIndent(text));
+    case 'gemini':
+      return geminiFromValue(parsed.value, options, prefix, jsonIndent(text));
     case 'anthropic':
       return layout === 'jsonl'
         ? anthropicFromLines([{ line: 1, value: parsed.value }], options, prefix)

@@ -1,8 +1,9 @@
 /**
  * `durable-compaction import <file>
- * [--format openai|anthropic|swe-agent|pi|claude-code|codex|openhands] [--id ...]`: a session file
- * (OpenAI chat JSON/JSONL, Anthropic messages or a task Cline or Roo Code exported as Markdown,
- * SWE-agent `.traj`, pi, Claude Code or Codex JSONL, OpenHands trajectory JSON) into a new conversation in the store, so it can be inspected,
+ * [--format openai|anthropic|swe-agent|pi|claude-code|codex|openhands|gemini] [--id ...]`: a session
+ * file (OpenAI chat JSON/JSONL, Anthropic messages or a task Cline or Roo Code exported as Markdown,
+ * SWE-agent `.traj`, pi, Claude Code or Codex JSONL, OpenHands trajectory JSON, a Gemini CLI chat
+ * recording) into a new conversation in the store, so it can be inspected,
  * exported, or continued by starting the workflow on its id.
  */
 import type { Command } from 'commander';

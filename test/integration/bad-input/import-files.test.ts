@@ -44,7 +44,7 @@ async function expectImportRefused(name: string, text: string, message: RegExp):
 }
 
 const SESSION_KINDS =
-  /not a session: expected an OpenAI chat list .*, a SWE-agent trajectory .*, a pi session .*, a Claude Code session or a Codex rollout \(JSONL\), an OpenHands trajectory \(a list of events\), got /;
+  /not a session: expected an OpenAI chat list .*, a SWE-agent trajectory .*, a pi session .*, a Claude Code session or a Codex rollout \(JSONL\), an OpenHands trajectory \(a list of events\), a Gemini CLI chat recording .*, got /;
 
 describe('unknown item types', () => {
   it.each([
@@ -206,6 +206,14 @@ describe('not a session, or an empty one', () => {
         '{"id":1,"source":"agent","action":"run","args":{"command":"ls","thought":""}},' +
         '{"id":2,"source":"agent","cause":1,"observation":"run","extras":{}}]',
       /: \[2\]\.content: expected a string, got missing$/,
+    ],
+    [
+      'a Gemini CLI chat recording whose tool call has no name',
+      'gemini-call.json',
+      '{"sessionId":"s","projectHash":"p","startTime":"","lastUpdated":"","messages":[' +
+        '{"id":"u","type":"user","content":"Fix a.py"},' +
+        '{"id":"g","type":"gemini","content":"","toolCalls":[{"id":"c1","args":{"file_path":"a.py"}}]}]}',
+      /: messages\[1\]\.toolCalls\[0\]: expected a tool call with a string id and name$/,
     ],
   ])('%s is refused', async (_what, name, text, message) => {
     await expectImportRefused(name, text, message);

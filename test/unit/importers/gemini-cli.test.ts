@@ -1,0 +1,214 @@
+/**
+ * Gemini CLI's chat recordings: a JSON record or, from v0.39, JSONL (metadata, then messages
+ * written again when they change, `$set` and `$rewindTo` lines). Read with their calls, results,
+ * thoughts and errors, the CLI's notices left out; written back deep-equal (JSONL line for line)
+ * when unchanged and readable when changed. The records are made up in the shapes the CLI writes.
+ */
+import { describe, expect, it } from 'vitest';
+import { collectArtifactTrail, trailPaths } from '../../../src/context/artifact-trail';
+import type { ContextItem } from '../../../src/context/items';
+import { collectOpenErrors } from '../../../src/context/open-errors';
+import { exportSession, ImportError, importSession } from '../../../src/importers';
+import { jsonlValues } from '../../support/files';
+import { fakeTokenizer, itemSummary } from '../../support/items-factory';
+
+const response = (id: string, name: string, body: Record<string, unknown>) => [
+  { functionResponse: { id, name, response: body } },
+];
+const messages = [
+  {
+    id: 'u1',
+    timestamp: '2026-03-18T02:48:35.570Z',
+    type: 'user',
+    content: [{ text: 'Fix the failing test in src/app.ts' }],
+  },
+  {
+    id: 'g1',
+    timestamp: '2026-03-18T02:48:41.628Z',
+    type: 'gemini',
+    content: 'Reading the file and running the tests.',
+    thoughts: [
+      { subject: 'Planning', description: 'Read first, then test.', timestamp: '2026-03-18T02:48:40.182Z' },
+    ],
+    toolCalls: [
+      {
+        id: 'read_file_1',
+        name: 'read_file',
+        args: { file_path: 'src/app.ts' },
+        result: response('read_file_1', 'read_file', { output: 'export const x = 1;' }),
+        status: 'success',
+        timestamp: '2026-03-18T02:48:41.700Z',
+        displayName: 'ReadFile',
+      },
+      {
+        id: 'run_shell_command_2',
+        name: 'run_shell_command',
+        args: { command: 'npm test' },
+        result: response('run_shell_command_2', 'run_shell_command', { error: 'Error: expected 2, got 1' }),
+        status: 'error',
+        timestamp: '2026-03-18T02:48:42.000Z',
+      },
+    ],
+    tokens: { input: 100, output: 20, cached: 0, total: 120 },
+    model: 'gemini-2.5-pro',
+  },
+  { id: 'i1', timestamp: '2026-03-18T02:49:00.000Z', type: 'info', content: 'Request cancelled.' },
+  { id: 'u2', timestamp: '2026-03-18T02:50:00.000Z', type: 'user', content: 'use the UTC date' },
+  { id: 'g2', timestamp: '2026-03-18T02:50:05.000Z', type: 'gemini', content: 'Done.', thoughts: [] },
+];
+const record = {
+  sessionId: 'daa0ceb2',
+  projectHash: 'abc123',
+  startTime: '2026-03-18T02:48:35.000Z',
+  lastUpdated: '2026-03-18T02:50:05.000Z',
+  messages,
+  kind: 'main',
+};
+
+describe('a Gemini CLI chat recording', () => {
+  const text = JSON.stringify(record, null, 2);
+  const session = importSession(text, { tokenizer: fakeTokenizer });
+
+  it('is read as its user and gemini messages, each call answered by its result, the notices left out', () => {
+    expect(session.format).toBe('gemini');
+    expect(itemSummary(session.items)).toEqual([
+      ['USER_MESSAGE', false, 'Fix the failing test in src/app.ts'],
+      ['ASSISTANT_MESSAGE', false, 'Reading the file and running the tests.'],
+      ['TOOL_RESULT', false, 'export const x = 1;'],
+      ['TOOL_RESULT', false, 'Error: expected 2, got 1'],
+      ['USER_MESSAGE', false, 'use the UTC date'],
+      ['ASSISTANT_MESSAGE', false, 'Done.'],
+    ]);
+    expect(session.items[1]).toMatchObject({
+      message: {
+        reasoning_content: 'Planning: Read first, then test.',
+        tool_calls: [
+          { id: 'read_file_1', function: { name: 'read_file', arguments: '{"file_path":"src/app.ts"}' } },
+          {
+            id: 'run_shell_command_2',
+            function: { name: 'run_shell_command', arguments: '{"command":"npm test"}' },
+          },
+        ],
+      },
+    });
+    expect(session.items.map((i) => i.round)).toEqual([1, 1, 1, 1, 2, 2]);
+  });
+
+  it('gives the files their operations and the failed call as an open error', () => {
+    expect(trailPaths(collectArtifactTrail(session.items))).toEqual(['src/app.ts']);
+    expect(collectOpenErrors(session.items)).toMatchObject([
+      { tool: 'run_shell_command', text: expect.stringContaining('expected 2, got 1') },
+    ]);
+  });
+
+  it('writes back deep-equal when unchanged', () => {
+    expect(JSON.parse(exportSession(session))).toEqual(record);
+    expect(exportSession(session)).toBe(`${text}\n`);
+  });
+
+  it('written back after a change (a result cut, a message dropped, a summary added), reads back as the changed items', () => {
+    const cut = session.items.map((item) =>
+      item.type === 'TOOL_RESULT' && item.message.tool_call_id === 'read_file_1'
+        ? { ...item, message: { ...item.message, content: 'export const [cut]' } }
+        : item,
+    );
+    const kept = cut.filter((i) => !(i.type === 'USER_MESSAGE' && i.round === 2));
+    const summary = {
+      ...(session.items[0] as ContextItem),
+      id: 'summary-1',
+      type: 'COMPACTION_SUMMARY',
+      origin: undefined,
+      summarizer: 'extractive',
+      message: { role: 'user', content: '[summary] earlier work' },
+    } as ContextItem;
+    const written = JSON.parse(
+      exportSession({ items: [summary, ...kept.slice(1)], document: session.document }),
+    ) as {
+      messages: Record<string, unknown>[];
+    };
+    // The notice stays; the dropped message is gone; the summary is a user message of its own.
+    expect(written.messages.map((m) => m.type)).toEqual(['user', 'gemini', 'info', 'gemini']);
+    expect(written.messages[0]?.content).toEqual([{ text: '[summary] earlier work' }]);
+    const calls = written.messages[1]?.toolCalls as Record<string, unknown>[];
+    expect(calls[0]?.result).toEqual(response('read_file_1', 'read_file', { output: 'export const [cut]' }));
+    // The call that was not changed keeps its result as it was.
+    expect(calls[1]).toEqual(messages[1]?.toolCalls?.[1]);
+    const again = importSession(JSON.stringify(written), { tokenizer: fakeTokenizer });
+    expect(itemSummary(again.items).map((r) => r[2])).toEqual([
+      '[summary] earlier work',
+      'Reading the file and running the tests.',
+      'export const [cut]',
+      'Error: expected 2, got 1',
+      'Done.',
+    ]);
+  });
+});
+
+describe('a Gemini CLI chat recording as JSONL', () => {
+  const { messages: _, ...meta } = record;
+  const lines = [
+    { ...meta, messages: [] },
+    messages[0],
+    // The message written again once its calls finished: the last copy counts.
+    { ...messages[1], toolCalls: [], content: '' },
+    { $set: { lastUpdated: '2026-03-18T02:48:42.000Z' } },
+    messages[1],
+    messages[3],
+    { id: 'g9', timestamp: '2026-03-18T02:50:01.000Z', type: 'gemini', content: 'A reply the user rewound.' },
+    { $rewindTo: 'g9' },
+    messages[4],
+  ];
+  const text = lines.map((l) => JSON.stringify(l)).join('\n');
+  const session = importSession(text, { tokenizer: fakeTokenizer, fileName: 'session-1.jsonl' });
+
+  it('folds the lines as the CLI does: the last copy of a message, the rewound one gone', () => {
+    expect(session.format).toBe('gemini');
+    expect(itemSummary(session.items).map((r) => r[2])).toEqual([
+      'Fix the failing test in src/app.ts',
+      'Reading the file and running the tests.',
+      'export const x = 1;',
+      'Error: expected 2, got 1',
+      'use the UTC date',
+      'Done.',
+    ]);
+  });
+
+  it('writes back line for line when unchanged, and as its metadata and messages when changed', () => {
+    expect(jsonlValues(exportSession(session))).toEqual(lines);
+    const kept = session.items.slice(0, 4);
+    const written = jsonlValues(exportSession({ items: kept, document: session.document }));
+    expect(written[0]).toMatchObject({
+      sessionId: 'daa0ceb2',
+      lastUpdated: '2026-03-18T02:48:42.000Z',
+      messages: [],
+    });
+    expect(written.slice(1)).toEqual([messages[0], messages[1]]);
+  });
+
+  it('a $set that replaces the messages (the CLI’s compression) is honoured on import, left out for the whole history', () => {
+    const compressed = [
+      ...lines,
+      { $set: { messages: [{ id: 's1', type: 'user', content: 'summary of it all' }] } },
+    ];
+    const jsonl = compressed.map((l) => JSON.stringify(l)).join('\n');
+    const imported = importSession(jsonl, { tokenizer: fakeTokenizer, fileName: 'session-1.jsonl' });
+    expect(itemSummary(imported.items).map((r) => r[2])).toEqual(['summary of it all']);
+    const whole = importSession(jsonl, {
+      tokenizer: fakeTokenizer,
+      fileName: 'session-1.jsonl',
+      wholeHistory: true,
+    });
+    expect(whole.items).toHaveLength(6);
+  });
+
+  it('names a bad line, and a bad call by its field', () => {
+    const bad = [...lines.slice(0, 2), { nothing: true }].map((l) => JSON.stringify(l)).join('\n');
+    expect(() => importSession(bad, { tokenizer: fakeTokenizer, fileName: 's.jsonl' })).toThrow(ImportError);
+    expect(() => importSession(bad, { tokenizer: fakeTokenizer, fileName: 's.jsonl' })).toThrow(/line 3/);
+    const badCall = structuredClone(record);
+    (badCall.messages[1]?.toolCalls?.[0] as { id: unknown }).id = 7;
+    expect(() => importSession(JSON.stringify(badCall), { tokenizer: fakeTokenizer })).toThrow(
+      /messages\[1\]\.toolCalls\[0\]: expected a tool call with a string id and name/,
+    );
+  });
+});
