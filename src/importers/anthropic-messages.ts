@@ -20,7 +20,7 @@
  * back as they were. Pure.
  */
 import type { ContextItem, ToolDefinition } from '../context/items';
-import { AGENT_CONTEXT, claudeCodeFromLines } from './claude-code-import';
+import { claudeCodeFromLines } from './claude-code-import';
 import { claudeCodeLineValues } from './claude-code-export';
 import {
   defaultIdPrefix,
@@ -34,14 +34,22 @@ import {
   describe,
   isRecord,
   jsonLines,
-  omit,
   parseJson,
   parseJsonLines,
   type JsonLine,
   type JsonObject,
 } from './json';
-import { isTaskMarkdown, parseTaskMarkdown, TEXT_RESULT, writeTaskMarkdown } from './task-markdown';
-import { hasXmlToolCall, splitXmlToolCalls } from './xml-tool-use';
+import {
+  isNoToolNag,
+  isTextResult,
+  joinXmlText,
+  textsOf,
+  withResultTexts,
+  withTextResults,
+  withXmlCalls,
+} from './cline-text';
+import { isTaskMarkdown, parseTaskMarkdown, writeTaskMarkdown } from './task-markdown';
+import { hasXmlToolCall } from './xml-tool-use';
 
 /**
  * Whether a content block is one only Anthropic's format has, in its shape there: a `tool_use`
@@ -64,36 +72,10 @@ function anthropicBlock(block: unknown): boolean {
   }
 }
 
-/** A result's header with nothing after it: the output is in the text blocks that follow. */
-const HEADER_ONLY = /^\[[\w.-]+(?: [\s\S]*?)?\] Result:\s*$/;
-/** Cline's reply to a message that called no tool: the agent's words, not the user's. */
-const NO_TOOL_NAG = /^\s*\[ERROR\] You did not use a tool/;
-
-/**
- * The key under which a result read off a text block keeps that block's other keys, until it is
- * written back as the text block it was.
- */
-const TEXT_BLOCK = 'durable-compaction:text-block';
-
-/**
- * The key under which the blocks one text block (or a string content) was cut into — its words
- * and the tool calls it wrote as XML — keep what they were, until written back as that text.
- */
-const XML_TEXT = 'durable-compaction:xml-text';
-
 type AnthropicDocument = Extract<SessionDocument, { format: 'anthropic' }>;
 
 /** The roles of the messages: the API's two, and a system message some logs put first. */
 const ROLES = ['user', 'assistant', 'system'];
-
-/** The texts of a message's content: a string, or its text blocks'. */
-function textsOf(content: unknown): string[] {
-  if (typeof content === 'string') return [content];
-  if (!Array.isArray(content)) return [];
-  return content.flatMap((block) =>
-    isRecord(block) && block.type === 'text' && typeof block.text === 'string' ? [block.text] : [],
-  );
-}
 
 /**
  * Whether parsed messages are a list in Anthropic's format: every one a user, assistant or system
@@ -112,121 +94,9 @@ export function isAnthropicMessages(messages: readonly unknown[]): boolean {
     if (!blocks && Array.isArray(content)) blocks = content.some(anthropicBlock);
     if (blocks) continue;
     if (message.role === 'assistant' && !xmlCall) xmlCall = textsOf(content).some(hasXmlToolCall);
-    if (message.role === 'user' && !textResult)
-      textResult = textsOf(content).some((t) => TEXT_RESULT.test(t));
+    if (message.role === 'user' && !textResult) textResult = textsOf(content).some(isTextResult);
   }
   return blocks || (xmlCall && textResult);
-}
-
-/**
- * An assistant message with the tool calls its text writes as XML (`xml-tool-use.ts`) as
- * `tool_use` blocks, their ids made of `line` (the message's 1-based position) and their order.
- * Each block made of one text keeps, under `XML_TEXT`, which text it was cut from (`group`), what
- * it was (`raw`) and the rest of the text block (or that the content was a string); words are
- * trimmed, and the space between a call and the next words is the call's.
- */
-function withXmlCalls(message: JsonObject, line: number): JsonObject {
-  const { content } = message;
-  const isString = typeof content === 'string';
-  const blocks: unknown[] = isString
-    ? [{ type: 'text', text: content }]
-    : Array.isArray(content)
-      ? content
-      : [];
-  const xml = (block: unknown): block is JsonObject & { text: string } =>
-    isRecord(block) && block.type === 'text' && typeof block.text === 'string' && hasXmlToolCall(block.text);
-  if (!blocks.some(xml)) return message;
-  let calls = 0;
-  const out = blocks.flatMap((block, group) => {
-    if (!xml(block)) return [block];
-    const source = isString ? { string: true } : { block: omit(block, ['text']) };
-    const pieces: JsonObject[] = [];
-    for (const piece of splitXmlToolCalls(block.text)) {
-      const last = pieces[pieces.length - 1];
-      const mark = last?.[XML_TEXT] as JsonObject | undefined;
-      if (piece.kind === 'text' && piece.text.trim() === '' && last && mark) {
-        mark.raw = `${String(mark.raw)}${piece.text}`;
-      } else if (piece.kind === 'text') {
-        pieces.push({
-          type: 'text',
-          text: piece.text.trim(),
-          [XML_TEXT]: { group, raw: piece.text, ...source },
-        });
-      } else {
-        pieces.push({
-          type: 'tool_use',
-          id: `xml-${line}-${++calls}`,
-          name: piece.name,
-          input: piece.input,
-          [XML_TEXT]: { group, raw: piece.raw, ...source },
-        });
-      }
-    }
-    return pieces;
-  });
-  return { ...message, content: out };
-}
-
-/**
- * The text a block cut from an assistant's text stands for: what it was while it is unchanged
- * (words trimmed, a call with the same input), else its words, or its call written as XML.
- */
-function xmlTextOf(block: JsonObject, mark: JsonObject): string {
-  const raw = typeof mark.raw === 'string' ? mark.raw : '';
-  if (block.type === 'text') {
-    const text = typeof block.text === 'string' ? block.text : '';
-    return text === raw.trim() ? raw : text;
-  }
-  const [was] = splitXmlToolCalls(raw.trimEnd());
-  const input = isRecord(block.input) ? block.input : {};
-  if (was?.kind === 'call' && was.name === block.name && JSON.stringify(was.input) === JSON.stringify(input))
-    return raw;
-  const name = String(block.name);
-  const lines = Object.entries(input)
-    .filter(([key]) => key !== 'files' || input.args === undefined)
-    .map(([key, value]) => `<${key}>${typeof value === 'string' ? value : JSON.stringify(value)}</${key}>`);
-  return [`<${name}>`, ...lines, `</${name}>`].join('\n');
-}
-
-/**
- * An assistant message's content with the blocks cut from one text (`withXmlCalls`) joined into
- * that text again: a string if it was one.
- */
-function joinXmlText(content: readonly unknown[]): unknown {
-  const out: unknown[] = [];
-  let group: unknown = null;
-  let string = false;
-  for (const block of content) {
-    const mark = isRecord(block) && isRecord(block[XML_TEXT]) ? block[XML_TEXT] : null;
-    if (!isRecord(block) || !mark) {
-      out.push(block);
-      group = null;
-      continue;
-    }
-    const text = xmlTextOf(block, mark);
-    const last = out[out.length - 1];
-    if (group !== null && mark.group === group && isRecord(last)) last.text = `${String(last.text)}${text}`;
-    else out.push({ ...(isRecord(mark.block) ? mark.block : { type: 'text' }), text });
-    group = mark.group;
-    string = mark.string === true;
-  }
-  const [only] = out;
-  return string && out.length === 1 && isRecord(only) ? only.text : out;
-}
-
-/** Whether a user message's words (its text but the agent's context blocks) are only Cline's nag. */
-function noToolNag(content: unknown): boolean {
-  if (typeof content === 'string') return NO_TOOL_NAG.test(content);
-  if (!Array.isArray(content)) return false;
-  const texts = content.flatMap((block) =>
-    isRecord(block) &&
-    block.type === 'text' &&
-    typeof block.text === 'string' &&
-    !AGENT_CONTEXT.test(block.text)
-      ? [block.text]
-      : [],
-  );
-  return texts.length > 0 && texts.every((text) => NO_TOOL_NAG.test(text));
 }
 
 /** What stands where a message's role should be, for an error. */
@@ -279,46 +149,20 @@ function asLines(messages: readonly unknown[]): JsonLine[] {
       const answered = new Set<unknown>();
       for (const block of content)
         if (isRecord(block) && block.type === 'tool_result') answered.add(block.tool_use_id);
-      carries = answered.size > 0;
       // Cline's text results answer the calls no `tool_result` block of the message answers.
-      const open = waiting.filter((id) => !answered.has(id));
-      let next = 0;
-      // A result whose header stands alone: its output is the text and image blocks after it.
-      let output: unknown[] | null = null;
-      const blocks: unknown[] = [];
-      for (const block of content as unknown[]) {
-        const text =
-          isRecord(block) && block.type === 'text' && typeof block.text === 'string' ? block.text : null;
-        const result = text !== null && TEXT_RESULT.test(text);
-        if (output && isRecord(block) && (block.type === 'image' || text !== null)) {
-          if (!result && !(text !== null && AGENT_CONTEXT.test(text))) {
-            output.push(block);
-            continue;
-          }
-        }
-        output = null;
-        if (next >= open.length || !isRecord(block) || text === null || !result) {
-          blocks.push(block);
-          continue;
-        }
-        carries = true;
-        const alone = HEADER_ONLY.test(text);
-        if (alone) output = [{ type: 'text', text }];
-        blocks.push({
-          type: 'tool_result',
-          tool_use_id: open[next++],
-          content: output ?? text,
-          [TEXT_BLOCK]: omit(block, ['text']),
-        });
-      }
-      if (next > 0) content = blocks;
+      const read = withTextResults(
+        content,
+        waiting.filter((id) => !answered.has(id)),
+      );
+      carries = answered.size > 0 || read.answered > 0;
+      if (read.answered > 0) content = read.content;
     }
     waiting = [];
     return {
       line: i + 1,
       value: {
         type: 'user',
-        ...(carries || noToolNag(content) ? { isMeta: true } : {}),
+        ...(carries || isNoToolNag(content) ? { isMeta: true } : {}),
         message: content === message.content ? message : { ...message, content },
       },
     };
@@ -326,31 +170,15 @@ function asLines(messages: readonly unknown[]): JsonLine[] {
 }
 
 /**
- * A message written back from its Claude Code line: the envelope off, and the results read off
- * text blocks written as those blocks again.
+ * A message written back from its Claude Code line: the envelope off, an assistant's text joined
+ * again around its calls in XML, and the results read off text blocks written as those blocks again.
  */
 function messageOfLine(line: unknown): unknown {
   const message = isRecord(line) && isRecord(line.message) ? line.message : line;
   if (!isRecord(message) || !Array.isArray(message.content)) return message;
-  if (message.role === 'assistant') return { ...message, content: joinXmlText(message.content) };
   return {
     ...message,
-    content: message.content.flatMap((block: unknown) => {
-      if (!isRecord(block) || !isRecord(block[TEXT_BLOCK])) return [block];
-      const { content } = block;
-      // A header that stood alone, and the blocks of its output after it.
-      const [head, ...rest] = Array.isArray(content) ? content : [];
-      if (isRecord(head) && typeof head.text === 'string' && HEADER_ONLY.test(head.text))
-        return [{ ...block[TEXT_BLOCK], text: head.text }, ...rest];
-      const text = Array.isArray(content)
-        ? content.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join('')
-        : typeof content === 'string'
-          ? content
-          : '';
-      // A result cut to a preview that lost its header (Cline's headers hold the call's whole
-      // argument) would read back as the user's words: it goes back as the result it is.
-      return [TEXT_RESULT.test(text) ? { ...block[TEXT_BLOCK], text } : omit(block, [TEXT_BLOCK])];
-    }),
+    content: message.role === 'assistant' ? joinXmlText(message.content) : withResultTexts(message.content),
   };
 }
 

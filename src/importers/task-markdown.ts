@@ -7,8 +7,14 @@
  * or the agent's context (`<environment_details>`) starts a line, an assistant's left whole — it is
  * read as any list in Anthropic's format (`anthropic-messages.ts`), and written back the same way.
  *
+ * The export marks nothing else: a message whose text holds a blank line, `---`, a blank line and
+ * `**User:**` (a task that read an earlier export) is read as several messages. It is still written
+ * back byte for byte.
+ *
  * Pure.
  */
+import { AGENT_CONTEXT } from './claude-code-import';
+import { isTextResult } from './cline-text';
 import { isRecord, type JsonObject } from './json';
 
 /** What is around the messages, to write the file back as it was. */
@@ -21,19 +27,8 @@ export interface MarkdownFrame {
   eol: '\n' | '\r\n';
 }
 
-/** The start of a message. */
-const HEADING = /^\*\*(User|Assistant):\*\*\n\n/;
 /** The line between two messages, before the next one's heading. */
 const SEPARATOR = /\n\n---\n\n(?=\*\*(?:User|Assistant):\*\*\n\n)/g;
-/**
- * The start of a tool's result as Cline and Roo Code write it in a user's text: `[name]` or `[name
- * for '…']` (`to '…' because: …`, `for 3 files`), then ` Result:`; or the words that stand for the
- * result of a call not run (a second call in one message, or one after a call the user rejected).
- */
-export const TEXT_RESULT =
-  /^(?:\[[\w.-]+(?: [\s\S]*?)?\] Result:|Tool \[[\w.-]+(?: [\s\S]*?)?\] was (?:not executed|interrupted)|Skipping tool \[[\w.-]+)/;
-/** The agent's context in a user's text (as `AGENT_CONTEXT` in `claude-code-import.ts`). */
-const AGENT_CONTEXT_START = /^<(?:environment_details|system-reminder)>/;
 /** Characters of a line looked at for the start of a block. */
 const BLOCK_START_CHARS = 4000;
 
@@ -49,7 +44,7 @@ function userBlocks(content: string): JsonObject[] {
     const c = content[at + 1];
     if (c !== '[' && c !== 'T' && c !== 'S' && c !== '<') continue;
     const line = content.slice(at + 1, at + 1 + BLOCK_START_CHARS);
-    if (TEXT_RESULT.test(line) || AGENT_CONTEXT_START.test(line)) starts.push(at + 1);
+    if (isTextResult(line) || AGENT_CONTEXT.test(line)) starts.push(at + 1);
   }
   return starts.map((start, i) => ({
     type: 'text',
@@ -66,10 +61,12 @@ export function parseTaskMarkdown(text: string): {
   lines: number[];
   frame: MarkdownFrame;
 } {
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  // Windows line breaks only when every line break is one: a file that mixes them stays as it is.
+  const breaks = text.split('\n').length - 1;
+  const eol = breaks > 0 && text.split('\r\n').length - 1 === breaks ? '\r\n' : '\n';
   const body = eol === '\n' ? text : text.replace(/\r\n/g, '\n');
   const start = body.indexOf('**');
-  const end = body.search(/\s*$/);
+  const end = body.trimEnd().length;
   const frame = { head: body.slice(0, start), tail: body.slice(end), eol } as const;
   const messages: JsonObject[] = [];
   const lines: number[] = [];
@@ -87,9 +84,9 @@ export function parseTaskMarkdown(text: string): {
     line += countLines(body, last, a);
     last = a;
     const chunk = body.slice(a, b);
-    const heading = HEADING.exec(chunk) as RegExpExecArray;
-    const content = chunk.slice(heading[0].length);
-    const role = heading[1] === 'User' ? 'user' : 'assistant';
+    // Every chunk starts with a heading: the first by isTaskMarkdown, the others by SEPARATOR.
+    const role = chunk.startsWith('**User:**') ? 'user' : 'assistant';
+    const content = chunk.slice(role === 'user' ? '**User:**\n\n'.length : '**Assistant:**\n\n'.length);
     messages.push({ role, content: role === 'user' ? userBlocks(content) : content });
     lines.push(line);
   }

@@ -6,13 +6,17 @@
  *     <path>src/a.ts</path>
  *     </read_file>
  *
- * The tool is a tag that starts a line, named as one of these agents' tools; its parameters are the
- * tags inside it, each value trimmed. A value that is free text (a file's `content`, a `diff`,
- * Roo Code's nested `args`) runs to the last closing tag of its name, so that text may hold the
- * tag itself; Roo Code's `<args><file><path>…</path></file>…</args>` also gives the paths as
- * `files`. A call the text breaks off in (a reply cut short) runs to the end of the text.
+ * A call opens with the tag of one of these agents' tools, at the start of a line or right before
+ * one of its parameters (`<read_file><path>…`): a tag in a sentence is no call. Its parameters are
+ * these agents' parameter tags inside it, read in order, each value trimmed; other tags are part of
+ * the values. A value that is free text (a file's `content`, a `diff`, Roo Code's nested `args`)
+ * runs to the last closing tag of its name before the call closes, so that text may hold its own
+ * closing tag or the call's; Roo Code's `<args><file><path>…</path></file>…</args>` also gives the
+ * paths as `files`. The call closes with its tag after its parameters; a call the text breaks off
+ * in (a reply cut short) runs to the end of the text, and so does a value left open.
  *
- * Pure.
+ * Pure; each text is read in one pass (every search goes forward, but for a free-text value's
+ * last closing tag).
  */
 
 /** The tools of Cline, Roo Code and Kilo Code that models wrote as XML. */
@@ -48,39 +52,116 @@ const TOOLS = [
   'write_to_file',
 ];
 
-/** A tool's opening tag at the start of a line (leading spaces allowed). */
-const OPENING = new RegExp(`^[ \\t]*<(${TOOLS.join('|')})>`, 'gm');
+/** The parameters of those tools. */
+const PARAMETERS = [
+  'action',
+  'additional_context',
+  'api_request_output',
+  'args',
+  'arguments',
+  'command',
+  'content',
+  'context',
+  'coordinate',
+  'cwd',
+  'diff',
+  'end_line',
+  'file_pattern',
+  'follow_up',
+  'ignore_case',
+  'image',
+  'line',
+  'message',
+  'mode',
+  'mode_slug',
+  'operations',
+  'options',
+  'path',
+  'prompt',
+  'query',
+  'question',
+  'reason',
+  'recursive',
+  'regex',
+  'replace',
+  'requires_approval',
+  'response',
+  'result',
+  'search',
+  'server_name',
+  'size',
+  'start_line',
+  'steps_to_reproduce',
+  'task_progress',
+  'text',
+  'title',
+  'todos',
+  'tool_name',
+  'uri',
+  'url',
+  'use_regex',
+  'what_happened',
+];
+
+/** A tool's opening tag: at the start of a line, or anywhere right before a parameter's tag. */
+const OPENING = new RegExp(
+  `^[ \\t]*<(${TOOLS.join('|')})>|<(${TOOLS.join('|')})>(?=\\s*<(?:${PARAMETERS.join('|')})>)`,
+  'gm',
+);
 /** A parameter's opening tag. */
-const PARAMETER = /<([A-Za-z_][\w-]*)>/g;
-/** Parameters whose value is free text, running to the last closing tag of their name. */
-const FREE_TEXT = new Set(['content', 'diff', 'args', 'result', 'question', 'todos']);
+const PARAMETER = new RegExp(`<(${PARAMETERS.join('|')})>`, 'g');
+/** Parameters whose value is free text: it runs to the last closing tag of its name in the call. */
+const FREE_TEXT = new Set([
+  'content',
+  'diff',
+  'args',
+  'result',
+  'question',
+  'todos',
+  'response',
+  'task_progress',
+]);
 
 /** A piece of an assistant's text: words, or a tool call written as XML (`raw`: its text). */
 export type XmlPiece =
   | { kind: 'text'; text: string }
   | { kind: 'call'; name: string; input: Record<string, unknown>; raw: string };
 
-/** The parameters of a call's body (the text between its tags). */
-function parameters(body: string): Record<string, unknown> {
+/** A call's parameters and where it ends, read from `from` (just after its opening tag). */
+function readCall(text: string, name: string, from: number): { input: Record<string, unknown>; end: number } {
+  const closing = `</${name}>`;
   const input: Record<string, unknown> = {};
-  PARAMETER.lastIndex = 0;
-  let match: RegExpExecArray | null;
-  while ((match = PARAMETER.exec(body)) !== null) {
-    const name = match[1] as string;
-    const start = match.index + match[0].length;
-    const closing = `</${name}>`;
-    const end = FREE_TEXT.has(name) ? body.lastIndexOf(closing) : body.indexOf(closing, start);
-    if (end < start) continue;
-    if (!(name in input)) input[name] = body.slice(start, end).trim();
-    PARAMETER.lastIndex = end + closing.length;
+  let at = from;
+  for (;;) {
+    PARAMETER.lastIndex = at;
+    const open = PARAMETER.exec(text);
+    const close = text.indexOf(closing, at);
+    // The call closes before its next parameter opens (or has none left).
+    if (!open || (close !== -1 && close < open.index)) {
+      return { input, end: close === -1 ? text.length : close + closing.length };
+    }
+    const key = open[1] as string;
+    const start = open.index + open[0].length;
+    const keyClosing = `</${key}>`;
+    let valueEnd = text.indexOf(keyClosing, start);
+    if (valueEnd !== -1 && FREE_TEXT.has(key)) {
+      // The last closing tag of its name before the call's closing tag after it.
+      const callEnd = text.indexOf(closing, valueEnd);
+      valueEnd = text.lastIndexOf(keyClosing, callEnd === -1 ? text.length : callEnd);
+    }
+    if (!(key in input)) input[key] = text.slice(start, valueEnd === -1 ? text.length : valueEnd).trim();
+    if (valueEnd === -1) return { input, end: text.length };
+    at = valueEnd + keyClosing.length;
   }
-  if (typeof input.args === 'string') {
-    const files = [...input.args.matchAll(/<path>([\s\S]*?)<\/path>/g)].map((m) => ({
-      path: (m[1] as string).trim(),
-    }));
-    if (files.length > 0) input.files = files;
-  }
-  return input;
+}
+
+/** Roo Code's nested `args`: the paths of its files, as `files`. */
+function withFiles(input: Record<string, unknown>): Record<string, unknown> {
+  if (typeof input.args !== 'string') return input;
+  const files = [...input.args.matchAll(/<path>([^<]*)<\/path>/g)].map((m) => ({
+    path: (m[1] as string).trim(),
+  }));
+  return files.length > 0 ? { ...input, files } : input;
 }
 
 /**
@@ -93,18 +174,10 @@ export function splitXmlToolCalls(text: string): XmlPiece[] {
   OPENING.lastIndex = 0;
   let match: RegExpExecArray | null;
   while ((match = OPENING.exec(text)) !== null) {
-    const name = match[1] as string;
-    const bodyStart = match.index + match[0].length;
-    const closing = `</${name}>`;
-    const close = text.indexOf(closing, bodyStart);
-    const end = close === -1 ? text.length : close + closing.length;
+    const name = (match[1] ?? match[2]) as string;
+    const { input, end } = readCall(text, name, match.index + match[0].length);
     if (match.index > from) pieces.push({ kind: 'text', text: text.slice(from, match.index) });
-    pieces.push({
-      kind: 'call',
-      name,
-      input: parameters(text.slice(bodyStart, close === -1 ? text.length : close)),
-      raw: text.slice(match.index, end),
-    });
+    pieces.push({ kind: 'call', name, input: withFiles(input), raw: text.slice(match.index, end) });
     from = end;
     OPENING.lastIndex = end;
   }
@@ -116,4 +189,36 @@ export function splitXmlToolCalls(text: string): XmlPiece[] {
 export function hasXmlToolCall(text: string): boolean {
   OPENING.lastIndex = 0;
   return OPENING.test(text);
+}
+
+/**
+ * A call written as XML from its input: each parameter a line, a value that is not a string as
+ * JSON (Roo Code's `files`, read off `args`, left out beside it). `input` a string (arguments cut
+ * to a preview, no longer JSON): the string values it still holds, in order, the last one cut.
+ */
+export function xmlOfCall(name: string, input: unknown): string {
+  const entries =
+    typeof input === 'string'
+      ? [...input.matchAll(/"(\w+)":\s*"((?:[^"\\]|\\.)*)(?:"|$)/g)].map(([, key, value]) => [
+          key,
+          unescape(value as string),
+        ])
+      : Object.entries(typeof input === 'object' && input !== null ? input : {}).filter(
+          ([key]) => key !== 'files' || !('args' in (input as object)),
+        );
+  const tail = typeof input === 'string' ? (/\[TRUNCATED[^\]]*\]\s*$/.exec(input)?.[0] ?? '') : '';
+  const lines = entries.map(
+    ([key, value], i) =>
+      `<${key}>${typeof value === 'string' ? value : JSON.stringify(value)}${i === entries.length - 1 && tail && !String(value).includes(tail) ? `\n${tail}` : ''}</${key}>`,
+  );
+  return [`<${name}>`, ...lines, `</${name}>`].join('\n');
+}
+
+/** A JSON string's escapes undone (a string cut off mid-escape keeps what it has). */
+function unescape(value: string): string {
+  try {
+    return JSON.parse(`"${value}"`) as string;
+  } catch {
+    return value.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
+  }
 }

@@ -324,17 +324,18 @@ describe("a list in Anthropic's Messages format", () => {
     expect(JSON.parse(exportSession(read))).toEqual(list);
   });
 
-  it('a result cut so that it lost its header goes back as a tool_result, not as the user’s words', () => {
+  it('a result cut so that it lost its header goes back as a result with its tool’s header, not as the user’s words', () => {
     const cut = session.items.map((item) =>
       item.type === 'TOOL_RESULT' && item.message.tool_call_id === 'toolu_2'
         ? { ...item, message: { ...item.message, content: '1 | import { parse }' } }
         : item,
     );
     const written = exportSession({ items: cut, document: session.document });
+    // A text block again, never a tool_result: Cline's calls may exist only as text, and a
+    // tool_result must answer a tool_use block.
     expect((JSON.parse(written) as { content: unknown }[])[2]?.content).toContainEqual({
-      type: 'tool_result',
-      tool_use_id: 'toolu_2',
-      content: '1 | import { parse }',
+      type: 'text',
+      text: '[read_file] Result:\n1 | import { parse }',
     });
     const again = importSession(written, { tokenizer: fakeTokenizer });
     expect(again.items.filter((i) => i.type === 'TOOL_RESULT')).toHaveLength(3);

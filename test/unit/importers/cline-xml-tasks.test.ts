@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { callFactsOf } from '../../../src/context/item-facts';
 import { collectArtifactTrail, trailPaths } from '../../../src/context/artifact-trail';
 import type { ContextItem } from '../../../src/context/items';
+import { parseCompactionConfig } from '../../../src/context/config';
+import { planCut } from '../../../src/context/item-cuts';
 import { toolCallEffect } from '../../../src/context/tool-facts';
 import { exportSession, importSession } from '../../../src/importers';
 import { splitXmlToolCalls } from '../../../src/importers/xml-tool-use';
@@ -109,6 +111,36 @@ describe('tool calls written as XML in the text', () => {
     expect(read).toMatchObject({ input: { files: [{ path: 'a.ts' }, { path: 'b.ts' }] } });
     const cut = splitXmlToolCalls('Then:\n<execute_command>\n<command>npm test</command>');
     expect(cut[1]).toMatchObject({ kind: 'call', name: 'execute_command', input: { command: 'npm test' } });
+  });
+
+  it('reads only the tools’ own parameters, in order: a call cut short keeps its open value, its closing tag inside a value does not close it', () => {
+    const [html] = splitXmlToolCalls(
+      '<write_to_file>\n<path>index.html</path>\n<content>\n<div>hi</div>\n<p>more',
+    );
+    expect(html).toMatchObject({ input: { path: 'index.html', content: '<div>hi</div>\n<p>more' } });
+    const doc =
+      '<write_to_file>\n<path>docs/t.md</path>\n<content>\nCall <write_to_file> and </write_to_file>.\n</content>\n</write_to_file>\nDone.';
+    const pieces = splitXmlToolCalls(doc);
+    expect(pieces[0]).toMatchObject({
+      input: { path: 'docs/t.md', content: 'Call <write_to_file> and </write_to_file>.' },
+    });
+    expect(pieces[1]).toEqual({ kind: 'text', text: '\nDone.' });
+  });
+
+  it('a call in the middle of a line counts when a parameter follows its tag', () => {
+    const pieces = splitXmlToolCalls("I'll read it now: <read_file><path>a.ts</path></read_file>");
+    expect(pieces).toMatchObject([
+      { kind: 'text' },
+      { kind: 'call', name: 'read_file', input: { path: 'a.ts' } },
+    ]);
+  });
+
+  it('stays linear on hostile text: many unclosed tags, many opening tags', () => {
+    const started = performance.now();
+    splitXmlToolCalls(`<write_to_file>\n${'<a>'.repeat(50_000)}`);
+    splitXmlToolCalls(`<write_to_file>\n${'<content>'.repeat(20_000)}`);
+    splitXmlToolCalls('<read_file>\n'.repeat(20_000));
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it("Roo Code's apply_diff, a diff of search and replace blocks, edits the file it names", () => {
@@ -234,6 +266,38 @@ function markdownOf(messages: typeof history): string {
     .join('---\n\n')}`;
 }
 
+describe('a compacted task written back', () => {
+  it('a call whose arguments a cut made no JSON is written as XML with what it still holds; each call starts its line', () => {
+    // The edit's diff long enough to be cut.
+    const long = JSON.parse(
+      JSON.stringify(history).replace('return strict(s);', `return strict(s); // ${'x '.repeat(600)}`),
+    ) as typeof history;
+    const session = importSession(JSON.stringify(long), { tokenizer: fakeTokenizer });
+    const config = parseCompactionConfig({ maxContextTokens: 8000 });
+    const cut = session.items.map((item) =>
+      item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 1
+        ? (planCut(item, config, fakeTokenizer, 8, true)?.write() ?? item)
+        : item,
+    );
+    expect(cut.some((i) => i.id.includes('~cut'))).toBe(true);
+    const written = JSON.parse(exportSession({ items: cut, document: session.document })) as typeof history;
+    const text = written[3]?.content[0]?.text ?? '';
+    expect(text).toMatch(
+      /^Now the edit, then the tests\.\n\n<replace_in_file>\n<path>src\/parse\.ts<\/path>\n<diff>/,
+    );
+    expect(text).toMatch(
+      /\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]<\/diff>\n<\/replace_in_file>\n\n<execute_command>\n/,
+    );
+    const again = importSession(JSON.stringify(written), { tokenizer: fakeTokenizer });
+    const names = (items: readonly ContextItem[]) =>
+      items.flatMap((i) =>
+        i.type === 'ASSISTANT_MESSAGE' ? (i.message.tool_calls ?? []).map((c) => c.function.name) : [],
+      );
+    expect(names(again.items)).toEqual(names(session.items));
+    expect(again.items.filter((i) => i.type === 'TOOL_RESULT')).toHaveLength(3);
+  });
+});
+
 describe('a task exported as Markdown', () => {
   const markdown = markdownOf(history);
   const session = importSession(markdown, { tokenizer: fakeTokenizer, fileName: 'cline_task.md' });
@@ -252,10 +316,32 @@ describe('a task exported as Markdown', () => {
     expect(itemSummary(session.items).map((r) => r[2])).toEqual(itemSummary(json.items).map((r) => r[2]));
   });
 
-  it('writes back byte for byte when unchanged, with Windows line breaks too', () => {
+  it('writes back byte for byte when unchanged, with Windows line breaks too, or a mix of both', () => {
     expect(exportSession(session)).toBe(markdown);
     const crlf = markdown.replace(/\n/g, '\r\n');
     expect(exportSession(importSession(crlf, { tokenizer: fakeTokenizer }))).toBe(crlf);
+    const mixed = markdown.replace('Make the parser strict', 'Make the parser strict\r\n(a pasted line)');
+    expect(exportSession(importSession(mixed, { tokenizer: fakeTokenizer }))).toBe(mixed);
+  });
+
+  it('a resumption that quotes a result’s header is the user’s words, not a result', () => {
+    const quoted = markdownOf([
+      ...history.slice(0, 2),
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'text',
+            text: "[TASK RESUMPTION] Interrupted.\nThe log said [read_file for 'a'] Result: twice.",
+          },
+        ],
+      },
+    ]);
+    const read = importSession(quoted, { tokenizer: fakeTokenizer });
+    expect(read.items.filter((i) => i.type === 'TOOL_RESULT')).toHaveLength(0);
+    expect(
+      itemSummary(read.items.filter((i) => i.type === 'USER_MESSAGE' && !i.isMeta)).map((r) => r[2]),
+    ).toContain("[TASK RESUMPTION] Interrupted.\nThe log said [read_file for 'a'] Result: twice.");
   });
 
   it('written back without a result, reads back without it', () => {
