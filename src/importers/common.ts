@@ -61,11 +61,15 @@ export type SessionDocument =
     }
   | {
       format: 'gemini';
-      /** `json`: the record as one object; `jsonl`: its lines (v0.39 on). */
-      layout: 'json' | 'jsonl';
-      /** The record's keys in order (its metadata, for JSONL), `messages` a `null` placeholder. */
+      /**
+       * A chat recording: `json`, the record as one object; `jsonl`, its lines (v0.39 on). A list
+       * of the API's `Content` (`gemini-contents.ts`): `contents`, bare; `checkpoint`, a saved chat's
+       * `history`.
+       */
+      layout: 'json' | 'jsonl' | 'contents' | 'checkpoint';
+      /** The record's keys in order (its metadata, for JSONL; a checkpoint's), the list a `null` placeholder. */
       top: JsonObject;
-      /** The messages as read (folded, for JSONL): what each line of `slots` came from. */
+      /** The messages (or `Content`) as read (folded, for JSONL): what each line of `slots` came from. */
       messages: unknown[];
       /** JSONL: the lines as they were, written back while no message changed. */
       lines?: unknown[];

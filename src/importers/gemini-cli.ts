@@ -32,8 +32,15 @@ import {
 } from './common';
 import { ImportError } from './errors';
 import {
+  exportGeminiContents,
+  geminiContentsFromValue,
+  isGeminiContents,
+  responseText,
+} from './gemini-contents';
+import {
   describe,
   isRecord,
+  jsonEqual,
   jsonIndent,
   jsonLines,
   parseJsonLines,
@@ -76,14 +83,6 @@ function partTexts(content: unknown): string[] {
   return parts.flatMap((part) =>
     typeof part === 'string' ? [part] : isRecord(part) && typeof part.text === 'string' ? [part.text] : [],
   );
-}
-
-/** What a function response says: its `output`, else its `error`, else the response as JSON. */
-function responseText(response: unknown): string {
-  if (!isRecord(response)) return typeof response === 'string' ? response : JSON.stringify(response ?? null);
-  if (typeof response.output === 'string') return response.output;
-  if (typeof response.error === 'string') return response.error;
-  return JSON.stringify(response);
 }
 
 /** A call's result as the model got it (its function responses and text parts), or null when it has none. */
@@ -293,7 +292,7 @@ export function geminiFromLines(
   };
 }
 
-/** Imports a chat recording, JSON or JSONL. @throws ImportError naming the line or field of bad input */
+/** Imports a chat recording, JSON or JSONL, or a list of `Content` (`gemini-contents.ts`). @throws ImportError naming the line or field of bad input */
 export function importGeminiRecording(text: string, options: ImportOptions): ImportedSession {
   const idPrefix = options.idPrefix ?? defaultIdPrefix('gemini', text);
   let value: unknown;
@@ -302,26 +301,12 @@ export function importGeminiRecording(text: string, options: ImportOptions): Imp
   } catch {
     return geminiFromLines(parseJsonLines(text), options, idPrefix);
   }
-  return geminiFromValue(value, options, idPrefix, jsonIndent(text));
+  return isGeminiContents(value)
+    ? geminiContentsFromValue(value, options, idPrefix, jsonIndent(text))
+    : geminiFromValue(value, options, idPrefix, jsonIndent(text));
 }
 
 // ---- writing back ----
-
-/** Canonical JSON: equal for equal values whatever their key order. */
-function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (!isRecord(value)) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .filter((k) => value[k] !== undefined)
-      .map((k) => [k, sortKeys(value[k])]),
-  );
-}
 
 /** The blocks of a line's message (an empty list when it has none). */
 function blocksOf(line: JsonObject | undefined): JsonObject[] {
@@ -418,6 +403,8 @@ function freshMessage(line: JsonObject, previous: JsonObject | undefined, n: num
  * a line per message.
  */
 export function exportGeminiRecording(items: readonly ContextItem[], document: GeminiDocument): string {
+  if (document.layout === 'contents' || document.layout === 'checkpoint')
+    return exportGeminiContents(items, document);
   const own = items.map((item) =>
     item.origin?.format === 'gemini'
       ? { ...item, origin: { ...item.origin, format: 'claude-code' as const } }
@@ -452,7 +439,9 @@ export function exportGeminiRecording(items: readonly ContextItem[], document: G
         .map((b) => String(b.text ?? ''))
         .join(SEPARATOR);
       messages.push(
-        same(line.message, source[0]?.message) ? was : { ...was, content: contentLike(was.content, text) },
+        jsonEqual(line.message, source[0]?.message)
+          ? was
+          : { ...was, content: contentLike(was.content, text) },
       );
       continue;
     }
@@ -467,11 +456,12 @@ export function exportGeminiRecording(items: readonly ContextItem[], document: G
       i++;
     }
     const unchanged =
-      same(line.message, source[0]?.message) && same(results?.message ?? null, source[1]?.message ?? null);
+      jsonEqual(line.message, source[0]?.message) &&
+      jsonEqual(results?.message ?? null, source[1]?.message ?? null);
     messages.push(unchanged ? was : rebuiltGemini(was, line, results));
   }
   if (document.layout === 'jsonl') {
-    if (document.lines && same(messages, document.messages)) return jsonLines(document.lines);
+    if (document.lines && jsonEqual(messages, document.messages)) return jsonLines(document.lines);
     return jsonLines([{ ...document.top, messages: [] }, ...messages]);
   }
   return `${JSON.stringify({ ...document.top, messages }, null, document.indent)}\n`;

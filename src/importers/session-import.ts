@@ -30,6 +30,7 @@ import {
   isGeminiLines,
   isGeminiRecording,
 } from './gemini-cli';
+import { geminiContentsFromValue, isGeminiContents } from './gemini-contents';
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
@@ -126,7 +127,7 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   if (extension(fileName) === 'traj') return { format: 'swe-agent' };
   // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
   if (isOpenHandsTrajectory(value)) return { format: 'openhands' };
-  if (isGeminiRecording(value)) return { format: 'gemini' };
+  if (isGeminiRecording(value) || isGeminiContents(value)) return { format: 'gemini' };
   if (isRecord(value) && Array.isArray(value.history)) return { format: 'swe-agent' };
   // Anthropic's Messages format before OpenAI's: its lists have the same outline.
   if (Array.isArray(value))
@@ -143,7 +144,7 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
     'not a session: expected an OpenAI chat list (an array, or an object with "messages"), ' +
       'a SWE-agent trajectory (an object with "history"), a pi session (JSONL entries with "type"), ' +
       'a Claude Code session or a Codex rollout (JSONL), an OpenHands trajectory (a list of events), ' +
-      'a Gemini CLI chat recording (an object with "sessionId", "projectHash" and "messages"), ' +
+      'a Gemini CLI chat recording (an object with "sessionId", "projectHash" and "messages") or saved chat (Content with "role" and "parts"), ' +
       `got ${describe(value)}`,
   );
 }
@@ -217,7 +218,9 @@ export function importSession(
     case 'openhands':
       return openHandsFromValue(parsed.value, options, prefix, jsonIndent(text));
     case 'gemini':
-      return geminiFromValue(parsed.value, options, prefix, jsonIndent(text));
+      return isGeminiContents(parsed.value)
+        ? geminiContentsFromValue(parsed.value, options, prefix, jsonIndent(text))
+        : geminiFromValue(parsed.value, options, prefix, jsonIndent(text));
     case 'anthropic':
       return layout === 'jsonl'
         ? anthropicFromLines([{ line: 1, value: parsed.value }], options, prefix)

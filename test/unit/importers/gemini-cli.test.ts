@@ -212,3 +212,101 @@ describe('a Gemini CLI chat recording as JSONL', () => {
     );
   });
 });
+
+/** A chat as `/chat share` writes it: the API's `Content`, calls without ids, responses with them. */
+const contents = [
+  {
+    role: 'user',
+    parts: [{ text: 'This is the Gemini CLI. We are setting up the context for our chat.\nOS: linux' }],
+  },
+  { role: 'model', parts: [{ text: 'Got it. Thanks for the context!' }] },
+  { role: 'user', parts: [{ text: 'Fix the failing test in src/app.ts' }] },
+  {
+    role: 'model',
+    parts: [
+      { text: 'Checking the file first.', thought: true },
+      { functionCall: { name: 'read_file', args: { file_path: 'src/app.ts' } }, thoughtSignature: 'sig1' },
+      { functionCall: { name: 'run_shell_command', args: { command: 'npm test' } } },
+    ],
+  },
+  {
+    role: 'user',
+    parts: [
+      {
+        functionResponse: {
+          id: 'run_shell_command-1',
+          name: 'run_shell_command',
+          response: { error: 'Error: expected 2' },
+        },
+      },
+      {
+        functionResponse: {
+          id: 'read_file-1',
+          name: 'read_file',
+          response: { output: 'export const x = 1;' },
+        },
+      },
+    ],
+  },
+  { role: 'model', parts: [{ text: 'The constant is wrong.' }, { thoughtSignature: 'sig2' }] },
+];
+
+describe('a Gemini chat saved as the API’s Content', () => {
+  const session = importSession(JSON.stringify(contents, null, 2), { tokenizer: fakeTokenizer });
+
+  it('is read with its calls, each response answering the call of its name, the CLI’s setup meta', () => {
+    expect(session.format).toBe('gemini');
+    expect(itemSummary(session.items)).toEqual([
+      [
+        'USER_MESSAGE',
+        true,
+        'This is the Gemini CLI. We are setting up the context for our chat.\nOS: linux',
+      ],
+      ['ASSISTANT_MESSAGE', false, 'Got it. Thanks for the context!'],
+      ['USER_MESSAGE', false, 'Fix the failing test in src/app.ts'],
+      ['ASSISTANT_MESSAGE', false, ''],
+      ['TOOL_RESULT', false, 'Error: expected 2'],
+      ['TOOL_RESULT', false, 'export const x = 1;'],
+      ['ASSISTANT_MESSAGE', false, 'The constant is wrong.'],
+    ]);
+    const calls =
+      session.items[3]?.type === 'ASSISTANT_MESSAGE' ? (session.items[3].message.tool_calls ?? []) : [];
+    const answered = session.items.flatMap((i) => (i.type === 'TOOL_RESULT' ? [i.message.tool_call_id] : []));
+    expect(answered).toEqual([calls[1]?.id, calls[0]?.id]);
+    expect(session.items[3]).toMatchObject({ message: { reasoning_content: 'Checking the file first.' } });
+    expect(collectOpenErrors(session.items)).toMatchObject([{ tool: 'run_shell_command' }]);
+  });
+
+  it('writes back deep-equal when unchanged, bare or as a checkpoint', () => {
+    expect(JSON.parse(exportSession(session))).toEqual(contents);
+    const checkpoint = { history: contents, authType: 'oauth-personal' };
+    const saved = importSession(JSON.stringify(checkpoint), { tokenizer: fakeTokenizer });
+    expect(saved.format).toBe('gemini');
+    expect(JSON.parse(exportSession(saved))).toEqual(checkpoint);
+  });
+
+  it('written back after a change, parts change in place and a part no item stands for stays', () => {
+    const changed = session.items
+      .map((item) =>
+        item.type === 'TOOL_RESULT' && item.message.content.startsWith('export')
+          ? { ...item, message: { ...item.message, content: 'export [cut]' } }
+          : item,
+      )
+      .map((item) =>
+        item.type === 'ASSISTANT_MESSAGE' && item.message.content === 'The constant is wrong.'
+          ? { ...item, message: { ...item.message, content: 'The constant is wrong (x).' } }
+          : item,
+      );
+    const written = JSON.parse(
+      exportSession({ items: changed, document: session.document }),
+    ) as typeof contents;
+    expect(written[4]?.parts[1]).toEqual({
+      functionResponse: { id: 'read_file-1', name: 'read_file', response: { output: 'export [cut]' } },
+    });
+    expect(written[4]?.parts[0]).toEqual(contents[4]?.parts[0]);
+    expect(written[5]?.parts).toEqual([{ text: 'The constant is wrong (x).' }, { thoughtSignature: 'sig2' }]);
+    const again = importSession(JSON.stringify(written), { tokenizer: fakeTokenizer });
+    expect(itemSummary(again.items).map((r) => r[2])).toContain('export [cut]');
+    expect(again.items.filter((i) => i.type === 'TOOL_RESULT')).toHaveLength(2);
+  });
+});
