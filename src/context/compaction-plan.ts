@@ -28,7 +28,7 @@ import type { CompactionConfig } from './config';
 import { targetTokens } from './config';
 import { buildCarriedState, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
-import { longestCut, planCut, planPreview } from './item-cuts';
+import { longestCut, MIN_PREVIEW_TOKENS, planCut, planPreview } from './item-cuts';
 import { emptyPruneStats, pruneSteps, reasoningStep, type PruneStats, type Step } from './selective-prune';
 import { strategyStep } from './strategies';
 import { headerRoles } from './segments';
@@ -39,8 +39,6 @@ import { WorkingContext, type WorkingUnit } from './working-context';
 
 /** The smallest summary budget worth asking for, in tokens. */
 const MIN_SUMMARY_TOKENS = 200;
-/** The shortest preview worth giving back of a removed message (a quarter of the seed's 200). */
-const MIN_PREVIEW_TOKENS = 50;
 
 export interface PlanInput {
   /** The context being compacted (the active version), in order. */

@@ -19,6 +19,12 @@ import type { Tokenizer } from './tokenizer';
 import type { PlannedCut } from './working-context';
 
 /**
+ * The shortest preview worth giving (a quarter of the seed's 200): of a removed message coming
+ * back, of arguments where nothing longer fits.
+ */
+export const MIN_PREVIEW_TOKENS = 50;
+
+/**
  * Seed 003's marker after a cut field; with the original's recall handle when given (issue 24):
  * `[TRUNCATED original~N tokens; recall #a1f3c2]`.
  */

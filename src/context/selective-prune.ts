@@ -20,7 +20,7 @@
  */
 import { selectiveRules, type CompactionConfig, type SelectiveRule } from './config';
 import type { ContextItem, ItemType } from './items';
-import { longestCut, mayCut, planCut, planPreview, planReasoning } from './item-cuts';
+import { longestCut, mayCut, MIN_PREVIEW_TOKENS, planCut, planPreview, planReasoning } from './item-cuts';
 import type { Tokenizer } from './tokenizer';
 import { WorkingContext, type WorkingUnit } from './working-context';
 
@@ -90,8 +90,9 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
  * over the goal: the kept messages that call tools — the latest one too, whose results the model
  * has not seen — cut to a preview, oldest first: the seed's size, longer where the goal leaves
  * room. Their calls' arguments are cut, whatever their size, once the calls' results are in (a
- * message of many writes, each under the threshold); else their reasoning text, the calls whole,
- * so a call waiting for its result is never cut; pinned content is never touched. Mostly a reply longer than the window allows comes this
+ * message of many writes, each under the threshold), shorter than the seed's preview (50 tokens at
+ * least) where the seed's would leave the request over the window; else their reasoning text, the
+ * calls whole, so a call waiting for its result is never cut; pinned content is never touched. Mostly a reply longer than the window allows comes this
  * far (a session replayed at a smaller window than it was recorded at).
  */
 export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): Step {
@@ -107,11 +108,20 @@ export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): S
       // arguments, to the size that reaches the goal or else the seed's preview — also where the
       // prune cut those over the threshold alone.
       const reach = item.tokens - (total - goal);
-      const args =
+      let args =
         unit.protection === 'pending_call'
           ? null
           : (longestCut(item, config, tokenizer, reach, true) ??
             planCut(item, config, tokenizer, config.previewTokens, true));
+      // Still over the window with the seed's preview: the previews as long as the window allows
+      // (50 tokens at least), as no request may go over it.
+      const over = args ? total - ctx.tokensAt(unit, 0) + args.tokens - ctx.windowTokens : 0;
+      if (args && over > 0) {
+        const shorter =
+          longestCut(item, config, tokenizer, args.tokens - over, true, MIN_PREVIEW_TOKENS) ??
+          planCut(item, config, tokenizer, MIN_PREVIEW_TOKENS, true);
+        if (shorter && shorter.tokens < args.tokens) args = shorter;
+      }
       if (earlier) {
         if (args && args.tokens < earlier.tokens) ctx.cut(unit, 0, args);
         continue;

@@ -1081,6 +1081,24 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(waiting.work.units.find((u) => u.originals[0]?.id === 'writes')?.cuts[0]).toBeUndefined();
   });
 
+  it('the last resort goes under the seed’s preview only where the seed’s would leave the request over the window', () => {
+    const f = itemsFactory(o200k);
+    const call = writes(f, 20, 'writes');
+    const results = (call.message.tool_calls ?? []).map((c) => f.result(c.id, 'saved'));
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const p = plan(
+      conversation(f.system('sys', { id: 'sys' }), f.user('Write them.', { id: 'task' }), call, ...results),
+      config,
+    );
+    const id = p.work.units.find((u) => u.originals[0]?.id === 'writes')?.cuts[0]?.id ?? '';
+    const preview = Number(/^writes~cutall(\d+)$/.exec(id)?.[1]);
+    expect(preview).toBeLessThan(config.previewTokens);
+    expect(preview).toBeGreaterThanOrEqual(50);
+    const out = finishCompaction(p, summaryOf(20));
+    expect(sumTokens(out)).toBeLessThanOrEqual(config.maxContextTokens);
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
