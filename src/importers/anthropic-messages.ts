@@ -20,8 +20,8 @@
  * back as they were. Pure.
  */
 import type { ContextItem, ToolDefinition } from '../context/items';
-import { claudeCodeFromLines } from './claude-code-import';
-import { claudeCodeLineValues } from './claude-code-export';
+import { itemsThroughClaudeCode } from './claude-code-import';
+import { claudeCodeLinesOf } from './claude-code-export';
 import {
   defaultIdPrefix,
   finishItems,
@@ -249,13 +249,9 @@ function importMessages(
   });
   try {
     // Each message is whole: none is merged into another with the same id, as Claude Code's lines are.
-    const read = claudeCodeFromLines(asLines(messages), { ...options, wholeHistory: true }, idPrefix, false);
-    if (read.document.format !== 'claude-code') throw new Error('unreachable: a Claude Code document');
     // The items name this format: its exporter is the one to write them back.
-    const items = read.items.map((item) =>
-      item.origin ? { ...item, origin: { ...item.origin, format: 'anthropic' as const } } : item,
-    );
-    return { items: [...system, ...items], slots: read.document.slots };
+    const { items, slots } = itemsThroughClaudeCode(asLines(messages), options, idPrefix, 'anthropic');
+    return { items: [...system, ...items], slots };
   } catch (err) {
     if (!(err instanceof ImportError) || err.line === undefined) throw err;
     const where = at(err.line - 1);
@@ -379,14 +375,8 @@ export function importAnthropicMessages(text: string, options: ImportOptions): I
  * (the format has no place of its own for one).
  */
 export function exportAnthropicMessages(items: readonly ContextItem[], document: AnthropicDocument): string {
-  const own = items
-    .filter((item) => item.type !== 'SYSTEM_PROMPT' || item.origin !== undefined)
-    .map((item) =>
-      item.origin?.format === 'anthropic'
-        ? { ...item, origin: { ...item.origin, format: 'claude-code' as const } }
-        : item,
-    );
-  const messages = claudeCodeLineValues(own, document.slots).map(messageOfLine);
+  const own = items.filter((item) => item.type !== 'SYSTEM_PROMPT' || item.origin !== undefined);
+  const messages = claudeCodeLinesOf(own, document.slots, 'anthropic').map(messageOfLine);
   switch (document.layout) {
     case 'array':
       return `${JSON.stringify(messages)}\n`;

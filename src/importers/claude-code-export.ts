@@ -2,7 +2,7 @@
  * Claude Code sessions written back (the mapping is described in `claude-code-import.ts`): every
  * line of the source in its place, items rebuilt from their parts (`line-slots.ts`). Pure.
  */
-import type { ChatMessage, ContextItem } from '../context/items';
+import type { ChatMessage, ContextItem, SessionFormat } from '../context/items';
 import { putText } from './blocks';
 import type { ClaudePart } from './claude-code-import';
 import { unchangedRaw } from './common';
@@ -196,9 +196,22 @@ const WRITER: LineWriter = {
   linkKeys: { id: 'uuid', parent: 'parentUuid' },
 };
 
-/** The lines {@link exportClaudeCodeSession} writes, as values (for a format whose messages they hold). */
-export function claudeCodeLineValues(items: readonly ContextItem[], slots: readonly LineSlot[]): unknown[] {
-  return slotValues(items, slots, WRITER);
+/**
+ * The Claude Code lines of items read through them (`itemsThroughClaudeCode`) as `format`'s, as
+ * values: what {@link exportClaudeCodeSession} would write, for that format to turn back into its
+ * own entries.
+ */
+export function claudeCodeLinesOf(
+  items: readonly ContextItem[],
+  slots: readonly LineSlot[],
+  format: SessionFormat,
+): JsonObject[] {
+  const own = items.map((item) =>
+    item.origin?.format === format
+      ? { ...item, origin: { ...item.origin, format: 'claude-code' as const } }
+      : item,
+  );
+  return slotValues(own, slots, WRITER).filter(isRecord);
 }
 
 /**

@@ -20,7 +20,7 @@
  * types) is kept as it is in the document, so the exporter (`claude-code-export.ts`) writes the
  * file back whole. The system prompt and tool definitions are not in these files. Pure.
  */
-import type { ContentPart, ContextItem, ToolCall } from '../context/items';
+import type { ContentPart, ContextItem, SessionFormat, ToolCall } from '../context/items';
 import { takeText, takeToolCalls } from './blocks';
 import { activeChain, type ClaudeLine } from './claude-code-path';
 import { claudeParts, TEXT_SEPARATOR } from './claude-code-export';
@@ -338,6 +338,26 @@ export function claudeCodeFromLines(
     items: finishItems(items, options.tokenizer),
     document: { format: 'claude-code', slots },
   };
+}
+
+/**
+ * Items of another format read as the Claude Code lines its entries amount to (Anthropic's message
+ * lists, Gemini CLI's chats): each line whole (no two merged by message id), the whole chain, the
+ * items named as `format`'s; their lines' slots, for {@link claudeCodeLinesOf} to write them back.
+ * Their tokens are not counted yet.
+ */
+export function itemsThroughClaudeCode(
+  lines: readonly JsonLine[],
+  options: ImportOptions,
+  idPrefix: string,
+  format: SessionFormat,
+): { items: ContextItem[]; slots: LineSlot[] } {
+  const read = claudeCodeFromLines(lines, { ...options, wholeHistory: true }, idPrefix, false);
+  if (read.document.format !== 'claude-code') throw new Error('unreachable: a Claude Code document');
+  const items = read.items.map((item) =>
+    item.origin ? { ...item, origin: { ...item.origin, format } } : item,
+  );
+  return { items, slots: read.document.slots };
 }
 
 /**

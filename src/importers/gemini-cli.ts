@@ -1,28 +1,31 @@
 /**
  * Gemini CLI's chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json`): `{ sessionId,
- * projectHash, startTime, lastUpdated, messages, ... }`, or, from v0.39, the same as JSONL — the
- * record's metadata on the first line, then each message (written again in full, under its `id`,
- * when it changes), `{ "$set": … }` lines that change the metadata (`messages`: the whole list
- * replaced) and `{ "$rewindTo": id }` lines that drop that message and the ones after it.
+ * projectHash, startTime, lastUpdated, messages, ... }`, or, from v0.39, the same as JSONL folded
+ * as the CLI folds it — the record's metadata on the first line, then each message (written again
+ * in full, under its `id`, when it changes: the last copy counts, in the first one's place),
+ * `{ "$set": … }` lines that change the metadata (`messages`: the whole list replaced, on resuming,
+ * compressing or rolling back a turn), `{ "$rewindTo": id }` lines that drop that message and the
+ * ones after it (all of them when the id is unknown), and the metadata again on resuming.
  *
  * The messages as the CLI sends them to the model:
  * - `user` → a user message (its text parts joined);
- * - `gemini` → an assistant message: `content` its text, `thoughts` (`subject`, `description`) its
- *   reasoning, `toolCalls` its calls (`args` as JSON arguments); each call's `result` (the
- *   `functionResponse` parts the CLI sent back: their `output`, or `error`) → a tool message, an
- *   error when the call failed; a call without a result has none;
- * - `info`, `error`, `warning` (the CLI's own notices, never sent to the model) are left out of the
- *   context and kept in the document.
- * Each message is read as the Claude Code lines it amounts to (`claude-code-import.ts`): a gemini
- * message as an assistant line and a meta user line of its results. Written back the same way: a
- * message whose items are unchanged is written as it was (an unchanged import gives back a
- * deep-equal record; JSONL line for line), a changed one rebuilt from what it was and its items,
- * a new one as a message of its kind. With `wholeHistory` (`eval`), a `$set` that replaces the
- * messages (the CLI's own compression) is left out, so the whole history is replayed. Pure.
+ * - `gemini` → an assistant message: `content` its text (thought parts and `thoughts` its
+ *   reasoning), `toolCalls` its calls (`args` as JSON arguments); each call's `result` — the
+ *   `functionResponse` parts the CLI sent back for it (the one with its id, when the result holds
+ *   its siblings' too) — a tool message, an error when the call failed; a call whose `result` is
+ *   null got none;
+ * - a `user` message of `functionResponse` parts alone (v0.44 on: the same responses recorded again,
+ *   as sent), one the CLI never sends (a slash command, `?`, nothing) and the CLI's notices (`info`,
+ *   `error`, `warning`) stay in the document and out of the context; the CLI's own context in a
+ *   user message (`<session_context>`, `<hook_context>`) is meta.
+ * Each message is read as the Claude Code lines it amounts to (`itemsThroughClaudeCode`): a gemini
+ * message as an assistant line and a meta user line of its results. `gemini-cli-export.ts` writes
+ * them back. With `wholeHistory` (`eval`), a `$set` that replaces the messages is left out, so the
+ * whole history is replayed (the CLI's own compression, and a turn it rolled back, stay in).
+ * Pure.
  */
 import type { ContextItem } from '../context/items';
-import { claudeCodeFromLines } from './claude-code-import';
-import { claudeCodeLineValues } from './claude-code-export';
+import { itemsThroughClaudeCode } from './claude-code-import';
 import {
   defaultIdPrefix,
   finishItems,
@@ -31,29 +34,23 @@ import {
   type SessionDocument,
 } from './common';
 import { ImportError } from './errors';
-import {
-  exportGeminiContents,
-  geminiContentsFromValue,
-  isGeminiContents,
-  responseText,
-} from './gemini-contents';
-import {
-  describe,
-  isRecord,
-  jsonEqual,
-  jsonIndent,
-  jsonLines,
-  parseJsonLines,
-  type JsonLine,
-  type JsonObject,
-} from './json';
+import { geminiContentsFromValue, isGeminiContents } from './gemini-contents';
+import { partsOf, partsText, responseFailed, responseText } from './gemini-parts';
+import { describe, isRecord, jsonIndent, parseJsonLines, type JsonLine, type JsonObject } from './json';
 
-type GeminiDocument = Extract<SessionDocument, { format: 'gemini' }>;
+export type GeminiDocument = Extract<SessionDocument, { format: 'gemini' }>;
 
-/** The key under which a line made of a message names it: its position, and whether it holds results. */
-const MESSAGE = 'durable-compaction:gemini';
-/** Separator of a message's text parts, and of its thoughts, once joined. */
-const SEPARATOR = '\n';
+/** The key under which a line made of a message names it: its position, and what the line holds. */
+export const MESSAGE = 'durable-compaction:gemini';
+
+/** Where a message is, for errors: its field in a JSON record, its line in JSONL. */
+type Where = { field?: string; line?: number };
+
+/** Where a field of a message is: `sub` under the message's place. */
+function within(where: Where, sub?: string): Where {
+  const field = [where.field, sub].filter(Boolean).join('.');
+  return { ...(where.line !== undefined ? { line: where.line } : {}), ...(field ? { field } : {}) };
+}
 
 /** Whether a parsed value is a chat recording: an object with a session id, a project hash and messages. */
 export function isGeminiRecording(value: unknown): boolean {
@@ -65,99 +62,120 @@ export function isGeminiRecording(value: unknown): boolean {
   );
 }
 
-/** Whether JSONL lines are a chat recording: its metadata (a session id and project hash, no `type`) first. */
+/** Whether a line is a record's metadata: a session id and a project hash. */
+function isMetadata(value: unknown): value is JsonObject {
+  return isRecord(value) && typeof value.sessionId === 'string' && typeof value.projectHash === 'string';
+}
+
+/** Whether JSONL lines are a chat recording: its metadata first (no `type`). */
 export function isGeminiLines(lines: readonly JsonLine[]): boolean {
   const first = lines[0]?.value;
-  return (
-    isRecord(first) &&
-    typeof first.sessionId === 'string' &&
-    typeof first.projectHash === 'string' &&
-    first.type === undefined
-  );
+  return isMetadata(first) && first.type === undefined;
 }
 
-/** The texts of a content (`PartListUnion`): a string, a part or a list of them; text parts only. */
-function partTexts(content: unknown): string[] {
-  if (typeof content === 'string') return [content];
-  const parts = Array.isArray(content) ? content : [content];
-  return parts.flatMap((part) =>
-    typeof part === 'string' ? [part] : isRecord(part) && typeof part.text === 'string' ? [part.text] : [],
-  );
+/** The parts of a call's result that answer it: the one with its id, when the parts have ids. */
+function ownParts(call: JsonObject): unknown[] {
+  const parts = partsOf(call.result);
+  const id = (part: unknown): unknown =>
+    isRecord(part) && isRecord(part.functionResponse) ? part.functionResponse.id : undefined;
+  return parts.some((part) => id(part) !== undefined) ? parts.filter((part) => id(part) === call.id) : parts;
 }
 
-/** A call's result as the model got it (its function responses and text parts), or null when it has none. */
-function resultText(call: JsonObject): string | null {
-  const { result } = call;
-  if (result === undefined || result === null) {
-    return typeof call.resultDisplay === 'string' ? call.resultDisplay : null;
-  }
-  const parts = Array.isArray(result) ? result : [result];
-  const texts = parts.map((part) =>
-    typeof part === 'string'
-      ? part
-      : isRecord(part) && isRecord(part.functionResponse)
-        ? responseText(part.functionResponse.response)
-        : isRecord(part) && typeof part.text === 'string'
-          ? part.text
-          : '',
-  );
-  return texts.join(SEPARATOR);
+/** A call's result as the model got it, or null when it got none. */
+export function resultText(call: JsonObject): string | null {
+  if (call.result === undefined || call.result === null) return null;
+  return ownParts(call)
+    .map((part) =>
+      typeof part === 'string'
+        ? part
+        : isRecord(part) && isRecord(part.functionResponse)
+          ? responseText(part.functionResponse.response)
+          : isRecord(part) && typeof part.text === 'string'
+            ? part.text
+            : '',
+    )
+    .join('\n');
 }
 
-/** Whether a call failed: its status, or an `error` in a function response. */
+/** Whether a call failed: its status, or an `error` in its function response. */
 function failed(call: JsonObject): boolean {
-  if (call.status === 'error') return true;
-  const parts = Array.isArray(call.result) ? call.result : [call.result];
-  return parts.some(
-    (part) =>
-      isRecord(part) &&
-      isRecord(part.functionResponse) &&
-      isRecord(part.functionResponse.response) &&
-      part.functionResponse.response.error !== undefined,
+  return (
+    call.status === 'error' ||
+    ownParts(call).some(
+      (part) =>
+        isRecord(part) && isRecord(part.functionResponse) && responseFailed(part.functionResponse.response),
+    )
   );
 }
 
-/** A message's thoughts as one text: each `subject: description`. */
-function thoughtText(thoughts: unknown): string | null {
-  if (!Array.isArray(thoughts) || thoughts.length === 0) return null;
-  return thoughts
-    .map((t) => {
-      if (!isRecord(t)) return '';
-      const subject = typeof t.subject === 'string' ? t.subject : '';
-      const description = typeof t.description === 'string' ? t.description : '';
-      return subject && description ? `${subject}: ${description}` : subject || description;
-    })
-    .join(SEPARATOR);
+/** A message's thoughts as one text: each `subject: description`; and its thought parts. */
+export function thoughtText(message: JsonObject): string | null {
+  const thoughts = Array.isArray(message.thoughts) ? message.thoughts : [];
+  const texts = thoughts.map((t) => {
+    if (!isRecord(t)) return '';
+    const subject = typeof t.subject === 'string' ? t.subject : '';
+    const description = typeof t.description === 'string' ? t.description : '';
+    return subject && description ? `${subject}: ${description}` : subject || description;
+  });
+  const parts = partsText(message.content, true);
+  const all = [...texts, ...(parts !== '' ? [parts] : [])];
+  return all.length > 0 ? all.join('\n') : null;
 }
 
-/** The calls of a gemini message (`field`: where they are, for errors). */
-function callsOf(message: JsonObject, field: string): JsonObject[] {
+/** The calls of a gemini message. */
+function callsOf(message: JsonObject, where: Where): JsonObject[] {
   const calls = message.toolCalls;
   if (calls === undefined || calls === null) return [];
   if (!Array.isArray(calls))
-    throw new ImportError(`expected a list of tool calls, got ${describe(calls)}`, { field });
+    throw new ImportError(
+      `expected a list of tool calls, got ${describe(calls)}`,
+      within(where, 'toolCalls'),
+    );
   return calls.map((call, k) => {
     if (!isRecord(call) || typeof call.id !== 'string' || typeof call.name !== 'string') {
-      throw new ImportError('expected a tool call with a string id and name', { field: `${field}[${k}]` });
+      throw new ImportError(
+        'expected a tool call with a string id and name',
+        within(where, `toolCalls[${k}]`),
+      );
     }
     return call;
   });
 }
 
-/** The Claude Code lines of a message at `index` (`field`: its place, for errors). */
-function linesOf(message: unknown, index: number, field: string): JsonObject[] {
+/**
+ * User messages the CLI never sends to the model (it leaves them out of the history it resumes): a
+ * slash command, `?`, nothing.
+ */
+const NOT_SENT = /^(?:\/|\?|$)/;
+/** The CLI's own context in a user message: the model gets it, the user did not write it. */
+const CLI_CONTEXT = /^<(?:session_context|hook_context)>/;
+
+/** Whether a user message is function responses alone: the results of the calls before, recorded again. */
+function isResponses(message: JsonObject): boolean {
+  const parts = partsOf(message.content);
+  return parts.length > 0 && parts.every((part) => isRecord(part) && isRecord(part.functionResponse));
+}
+
+/** The Claude Code lines of the message at `index` (a notice: one line no item comes of). */
+export function linesOf(message: unknown, index: number, where: Where): JsonObject[] {
   if (!isRecord(message) || typeof message.type !== 'string') {
-    throw new ImportError(`expected a message with a string type, got ${describe(message)}`, { field });
+    throw new ImportError(`expected a message with a string type, got ${describe(message)}`, within(where));
   }
   const mark = { index };
-  if (message.type === 'user') {
-    const content = partTexts(message.content).map((text) => ({ type: 'text', text }));
-    return [{ type: 'user', [MESSAGE]: mark, message: { role: 'user', content } }];
+  const said = message.type === 'user' ? partsText(message.content).trim() : '';
+  if (message.type === 'user' && !isResponses(message) && !NOT_SENT.test(said)) {
+    const content = partsOf(message.content).flatMap((part) =>
+      isRecord(part) && typeof part.text === 'string' && part.thought !== true
+        ? [{ type: 'text', text: part.text }]
+        : [],
+    );
+    const meta = CLI_CONTEXT.test(said) ? { isMeta: true } : {};
+    return [{ type: 'user', ...meta, [MESSAGE]: mark, message: { role: 'user', content } }];
   }
-  if (message.type !== 'gemini') return [{ type: 'gemini-notice', [MESSAGE]: mark }];
-  const calls = callsOf(message, `${field}.toolCalls`);
-  const thinking = thoughtText(message.thoughts);
-  const text = partTexts(message.content).join(SEPARATOR);
+  if (message.type !== 'gemini') return [{ type: 'gemini-kept', [MESSAGE]: mark }];
+  const calls = callsOf(message, where);
+  const thinking = thoughtText(message);
+  const text = partsText(message.content);
   const blocks: JsonObject[] = [
     ...(thinking !== null ? [{ type: 'thinking', thinking }] : []),
     ...(text !== '' ? [{ type: 'text', text }] : []),
@@ -180,76 +198,87 @@ function linesOf(message: unknown, index: number, field: string): JsonObject[] {
       },
     ];
   });
-  return [
-    { type: 'assistant', [MESSAGE]: mark, message: { role: 'assistant', content: blocks } },
-    ...(results.length > 0
-      ? [
-          {
-            type: 'user',
-            isMeta: true,
-            [MESSAGE]: { index, results: true },
-            message: { role: 'user', content: results },
-          },
-        ]
-      : []),
-  ];
+  const assistant = { type: 'assistant', [MESSAGE]: mark, message: { role: 'assistant', content: blocks } };
+  if (results.length === 0) return [assistant];
+  const answers = {
+    type: 'user',
+    isMeta: true,
+    [MESSAGE]: { index, results: true },
+    message: { role: 'user', content: results },
+  };
+  return [assistant, answers];
 }
 
-/** The messages of JSONL lines, folded as the CLI reads them (see the module comment). */
-function foldLines(lines: readonly JsonLine[], whole: boolean): { top: JsonObject; messages: unknown[] } {
+/** The messages of JSONL lines, folded as the CLI folds them (see the module comment), and each one's line. */
+function foldLines(
+  lines: readonly JsonLine[],
+  whole: boolean,
+): { top: JsonObject; messages: JsonObject[]; lineOf: number[] } {
   const [head, ...rest] = lines;
   let top: JsonObject = { ...(head?.value as JsonObject) };
-  let messages: JsonObject[] = Array.isArray(top.messages) ? top.messages.filter(isRecord) : [];
+  // Message by id, in the order the CLI keeps them (a message written again keeps its place).
+  let byId = new Map<string, { value: JsonObject; line: number }>();
+  const replace = (list: unknown, line: number): void => {
+    byId = new Map();
+    if (Array.isArray(list))
+      for (const m of list) if (isRecord(m) && typeof m.id === 'string') byId.set(m.id, { value: m, line });
+  };
+  replace(top.messages, head?.line ?? 1);
   for (const { line, value } of rest) {
     if (!isRecord(value)) throw new ImportError(`expected a record, got ${describe(value)}`, { line });
     if (isRecord(value.$set)) {
-      const { messages: replaced, ...keys } = value.$set;
+      const { messages, ...keys } = value.$set;
       top = { ...top, ...keys };
-      // The CLI's own compression replaces the list: the whole history keeps what it had.
-      if (Array.isArray(replaced) && (!whole || messages.length === 0)) messages = replaced.filter(isRecord);
+      if (Array.isArray(messages) && (!whole || byId.size === 0)) replace(messages, line);
     } else if (typeof value.$rewindTo === 'string') {
-      const at = messages.findIndex((m) => m.id === value.$rewindTo);
-      if (at >= 0) messages = messages.slice(0, at);
+      const ids = [...byId.keys()];
+      const at = ids.indexOf(value.$rewindTo);
+      for (const id of at < 0 ? ids : ids.slice(at)) byId.delete(id);
     } else if (typeof value.id === 'string') {
-      const at = messages.findIndex((m) => m.id === value.id);
-      if (at >= 0) messages[at] = value;
-      else messages.push(value);
+      byId.set(value.id, { value, line });
+    } else if (isMetadata(value)) {
+      top = { ...top, ...value };
     } else {
       throw new ImportError('expected a message (with an id), a $set or a $rewindTo record', { line });
     }
   }
-  return { top, messages };
+  const folded = [...byId.values()];
+  return { top, messages: folded.map((m) => m.value), lineOf: folded.map((m) => m.line) };
 }
 
-/** Items of a record's messages, read as Claude Code lines. */
+/** Items of a record's messages, read as Claude Code lines (`at`: where message i is). */
 function importRecording(
   messages: readonly unknown[],
+  at: (i: number) => Where,
   options: ImportOptions,
   idPrefix: string,
 ): { items: ContextItem[]; slots: GeminiDocument['slots'] } {
   const lines: JsonLine[] = messages.flatMap((message, i) =>
-    linesOf(message, i, `messages[${i}]`).map((value) => ({ line: i + 1, value })),
+    linesOf(message, i, at(i)).map((value) => ({ line: i + 1, value })),
   );
-  const read = claudeCodeFromLines(lines, { ...options, wholeHistory: true }, idPrefix, false);
-  if (read.document.format !== 'claude-code') throw new Error('unreachable: a Claude Code document');
-  const items = read.items.map((item) =>
-    item.origin ? { ...item, origin: { ...item.origin, format: 'gemini' as const } } : item,
-  );
-  return { items, slots: read.document.slots };
+  return itemsThroughClaudeCode(lines, options, idPrefix, 'gemini');
 }
 
-/** Import from a parsed record (a JSON file). */
+/** Import from a parsed value: a chat recording, or a list of `Content` (`gemini-contents.ts`). */
 export function geminiFromValue(
   value: unknown,
   options: ImportOptions,
   idPrefix: string,
   indent = 2,
 ): ImportedSession {
+  if (isGeminiContents(value)) return geminiContentsFromValue(value, options, idPrefix, indent);
   if (!isGeminiRecording(value)) {
-    throw new ImportError('expected a chat recording: an object with sessionId, projectHash and messages');
+    throw new ImportError(
+      'expected a chat recording (an object with sessionId, projectHash and messages) or a list of Content',
+    );
   }
   const record = value as JsonObject & { messages: unknown[] };
-  const { items, slots } = importRecording(record.messages, options, idPrefix);
+  const { items, slots } = importRecording(
+    record.messages,
+    (i) => ({ field: `messages[${i}]` }),
+    options,
+    idPrefix,
+  );
   return {
     format: 'gemini',
     items: finishItems(items, options.tokenizer),
@@ -275,8 +304,13 @@ export function geminiFromLines(
       line: 1,
     });
   }
-  const { top, messages } = foldLines(lines, options.wholeHistory === true);
-  const { items, slots } = importRecording(messages, options, idPrefix);
+  const { top, messages, lineOf } = foldLines(lines, options.wholeHistory === true);
+  const { items, slots } = importRecording(
+    messages,
+    (i) => ({ line: lineOf[i] as number }),
+    options,
+    idPrefix,
+  );
   return {
     format: 'gemini',
     items: finishItems(items, options.tokenizer),
@@ -292,7 +326,10 @@ export function geminiFromLines(
   };
 }
 
-/** Imports a chat recording, JSON or JSONL, or a list of `Content` (`gemini-contents.ts`). @throws ImportError naming the line or field of bad input */
+/**
+ * Imports what Gemini CLI keeps a chat in: a chat recording, JSON or JSONL, or a list of `Content`.
+ * @throws ImportError naming the line or field of bad input
+ */
 export function importGeminiRecording(text: string, options: ImportOptions): ImportedSession {
   const idPrefix = options.idPrefix ?? defaultIdPrefix('gemini', text);
   let value: unknown;
@@ -301,168 +338,8 @@ export function importGeminiRecording(text: string, options: ImportOptions): Imp
   } catch {
     return geminiFromLines(parseJsonLines(text), options, idPrefix);
   }
-  return isGeminiContents(value)
-    ? geminiContentsFromValue(value, options, idPrefix, jsonIndent(text))
+  // One metadata line is JSONL too.
+  return isMetadata(value) && !Array.isArray(value.messages)
+    ? geminiFromLines([{ line: 1, value }], options, idPrefix)
     : geminiFromValue(value, options, idPrefix, jsonIndent(text));
-}
-
-// ---- writing back ----
-
-/** The blocks of a line's message (an empty list when it has none). */
-function blocksOf(line: JsonObject | undefined): JsonObject[] {
-  const message = line && isRecord(line.message) ? line.message : null;
-  return message && Array.isArray(message.content) ? message.content.filter(isRecord) : [];
-}
-
-/** A content written in the shape the original had: a string, or text parts. */
-function contentLike(original: unknown, text: string): unknown {
-  if (typeof original === 'string' || original === undefined) return text;
-  return text === '' ? [] : [{ text }];
-}
-
-/** A gemini message rebuilt from what it was and its lines (its calls, their results, its text). */
-function rebuiltGemini(
-  was: JsonObject,
-  assistant: JsonObject | undefined,
-  results: JsonObject | undefined,
-): JsonObject {
-  const blocks = blocksOf(assistant);
-  const text = blocks
-    .filter((b) => b.type === 'text')
-    .map((b) => String(b.text ?? ''))
-    .join(SEPARATOR);
-  const thinking = blocks.find((b) => b.type === 'thinking');
-  const calls = Array.isArray(was.toolCalls) ? was.toolCalls.filter(isRecord) : [];
-  const answers = new Map(blocksOf(results).map((b) => [b.tool_use_id, b]));
-  const toolCalls = blocks
-    .filter((b) => b.type === 'tool_use')
-    .map((use) => {
-      const call = calls.find((c) => c.id === use.id) ?? { id: use.id, name: use.name, status: 'success' };
-      const answer = answers.get(use.id);
-      const output = answer
-        ? typeof answer.content === 'string'
-          ? answer.content
-          : blocksText(answer.content)
-        : null;
-      const result =
-        output === null
-          ? null
-          : output === resultText(call)
-            ? call.result
-            : [{ functionResponse: { id: use.id, name: use.name, response: { output } } }];
-      return { ...call, args: isRecord(use.input) ? use.input : {}, result };
-    });
-  const thoughts =
-    thinking && thinking.thinking !== thoughtText(was.thoughts)
-      ? [{ subject: '', description: String(thinking.thinking ?? '') }]
-      : was.thoughts;
-  return {
-    ...was,
-    content: contentLike(was.content, text),
-    ...(thoughts !== undefined ? { thoughts: thinking ? thoughts : [] } : {}),
-    ...(toolCalls.length > 0 || was.toolCalls !== undefined ? { toolCalls } : {}),
-  };
-}
-
-function blocksText(content: unknown): string {
-  return Array.isArray(content)
-    ? content.map((b) => (isRecord(b) && typeof b.text === 'string' ? b.text : '')).join('')
-    : '';
-}
-
-/** A message for lines that did not come from the record (`previous`: the message before, for its time). */
-function freshMessage(line: JsonObject, previous: JsonObject | undefined, n: number): JsonObject {
-  const stamp =
-    previous && typeof previous.timestamp === 'string' ? previous.timestamp : new Date(0).toISOString();
-  const base = { id: `durable-compaction-${n}`, timestamp: stamp };
-  const blocks = blocksOf(line);
-  if (line.type === 'assistant') {
-    const text = blocks
-      .filter((b) => b.type === 'text')
-      .map((b) => String(b.text ?? ''))
-      .join(SEPARATOR);
-    const calls = blocks
-      .filter((b) => b.type === 'tool_use')
-      .map((b) => ({
-        id: b.id,
-        name: b.name,
-        args: isRecord(b.input) ? b.input : {},
-        result: null,
-        status: 'success',
-      }));
-    return { ...base, type: 'gemini', content: text, ...(calls.length > 0 ? { toolCalls: calls } : {}) };
-  }
-  const content = isRecord(line.message) ? line.message.content : '';
-  const text = typeof content === 'string' ? content : blocksText(content);
-  return { ...base, type: 'user', content: [{ text }] };
-}
-
-/**
- * Writes items back as the chat recording they came from (see the module comment): JSON with the
- * record's keys, or JSONL — its lines as they were when no message changed, else its metadata and
- * a line per message.
- */
-export function exportGeminiRecording(items: readonly ContextItem[], document: GeminiDocument): string {
-  if (document.layout === 'contents' || document.layout === 'checkpoint')
-    return exportGeminiContents(items, document);
-  const own = items.map((item) =>
-    item.origin?.format === 'gemini'
-      ? { ...item, origin: { ...item.origin, format: 'claude-code' as const } }
-      : item,
-  );
-  const lines = claudeCodeLineValues(own, document.slots).filter(isRecord);
-  const messages: JsonObject[] = [];
-  let fresh = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as JsonObject;
-    const mark = isRecord(line[MESSAGE]) ? line[MESSAGE] : null;
-    const was = mark && typeof mark.index === 'number' ? document.messages[mark.index] : undefined;
-    if (!mark || !isRecord(was)) {
-      // A new item's results go with the calls of the message before them.
-      const last = messages[messages.length - 1];
-      if (
-        line.type === 'user' &&
-        blocksOf(line).every((b) => b.type === 'tool_result') &&
-        last?.type === 'gemini'
-      ) {
-        messages[messages.length - 1] = rebuiltGemini(last, linesOf(last, 0, '')[0], line);
-      } else messages.push(freshMessage(line, last, ++fresh));
-      continue;
-    }
-    if (line.type === 'gemini-notice') {
-      messages.push(was);
-      continue;
-    }
-    const source = linesOf(was, mark.index as number, '');
-    if (line.type === 'user' && mark.results !== true) {
-      const text = blocksOf(line)
-        .map((b) => String(b.text ?? ''))
-        .join(SEPARATOR);
-      messages.push(
-        jsonEqual(line.message, source[0]?.message)
-          ? was
-          : { ...was, content: contentLike(was.content, text) },
-      );
-      continue;
-    }
-    // A gemini message: its assistant line, and the line of its results after it. Results whose
-    // calls are gone go with them.
-    if (mark.results === true) continue;
-    const next = lines[i + 1];
-    const nextMark = next && isRecord(next[MESSAGE]) ? next[MESSAGE] : null;
-    let results: JsonObject | undefined;
-    if (next && nextMark && nextMark.index === mark.index && nextMark.results === true) {
-      results = next;
-      i++;
-    }
-    const unchanged =
-      jsonEqual(line.message, source[0]?.message) &&
-      jsonEqual(results?.message ?? null, source[1]?.message ?? null);
-    messages.push(unchanged ? was : rebuiltGemini(was, line, results));
-  }
-  if (document.layout === 'jsonl') {
-    if (document.lines && jsonEqual(messages, document.messages)) return jsonLines(document.lines);
-    return jsonLines([{ ...document.top, messages: [] }, ...messages]);
-  }
-  return `${JSON.stringify({ ...document.top, messages }, null, document.indent)}\n`;
 }

@@ -1,7 +1,8 @@
 /**
- * Importers and exporters of agent sessions (OpenAI chat lists, SWE-agent trajectories, pi
- * sessions, Claude Code sessions, Codex rollouts, OpenHands trajectories): text in, items out, and
- * back. Pure: file reading happens in the caller.
+ * Importers and exporters of agent sessions (OpenAI chat lists, Anthropic message lists and Cline's
+ * task exports, SWE-agent trajectories, pi sessions, Claude Code sessions, Codex rollouts, OpenHands
+ * trajectories, Gemini CLI's chats): text in, items out, and back. Pure: file reading happens in
+ * the caller.
  */
 export type { ImportedSession, ImportOptions, OpenAILayout, PiSlot, SessionDocument } from './common';
 export { exportClaudeCodeSession } from './claude-code-export';
@@ -9,6 +10,9 @@ export { importClaudeCodeSession } from './claude-code-import';
 export { exportCodexRollout } from './codex-export';
 export { importCodexRollout } from './codex-import';
 export { ImportError } from './errors';
+export { exportAnthropicMessages, importAnthropicMessages } from './anthropic-messages';
+export { importGeminiRecording } from './gemini-cli';
+export { exportGeminiRecording } from './gemini-cli-export';
 export { exportOpenAIChat, exportOpenAIDocument } from './openai-chat-export';
 export { exportOpenHandsTrajectory } from './openhands-export';
 export { importOpenHandsTrajectory } from './openhands-import';

@@ -222,3 +222,31 @@ export function contentHash(text: string): string {
   const hex = (n: number, digits: number): string => (n >>> 0).toString(16).padStart(8, '0').slice(-digits);
   return hex(h1, 8) + hex(h2, 4);
 }
+
+/**
+ * The string fields a JSON object's text still holds when it was cut short (tool-call arguments cut
+ * to a preview, their marker after the cut): each `"key": "value"` in order, nested ones too, the
+ * last as far as the text goes; a marker after a closed value goes with the last field.
+ */
+export function stringFieldsOf(text: string): [string, string][] {
+  const fields: [string, string][] = [];
+  let end = 0;
+  for (const match of text.matchAll(/"(\w+)":\s*"((?:[^"\\]|\\.)*)("?)/g)) {
+    fields.push([match[1] as string, unescapeJson(match[2] as string)]);
+    end = match.index + match[0].length;
+  }
+  const rest = text.slice(end);
+  const marker = /\[TRUNCATED[^\]]*\]\s*$/.exec(rest)?.[0];
+  const last = fields[fields.length - 1];
+  if (marker && last) last[1] = `${last[1]}\n${marker.trim()}`;
+  return fields;
+}
+
+/** A JSON string's escapes undone; one cut off mid-escape keeps what it has. */
+function unescapeJson(value: string): string {
+  try {
+    return JSON.parse(`"${value}"`) as string;
+  } catch {
+    return value.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
+  }
+}

@@ -6,7 +6,7 @@ import type { ImportedSession } from './common';
 import { exportOpenAIDocument } from './openai-chat-export';
 import { exportClaudeCodeSession } from './claude-code-export';
 import { exportCodexRollout } from './codex-export';
-import { exportGeminiRecording } from './gemini-cli';
+import { exportGeminiRecording } from './gemini-cli-export';
 import { exportOpenHandsTrajectory } from './openhands-export';
 import { exportPiSession } from './pi-session-export';
 import { exportSweAgentTraj } from './swe-agent-export';

@@ -30,7 +30,7 @@ import {
   isGeminiLines,
   isGeminiRecording,
 } from './gemini-cli';
-import { geminiContentsFromValue, isGeminiContents } from './gemini-contents';
+import { isGeminiContents } from './gemini-contents';
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
@@ -170,12 +170,13 @@ const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) =>
 
 /**
  * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
- * list in Anthropic's Messages format (the same layouts), a SWE-agent trajectory, a pi session, a
- * Claude Code session, a Codex rollout or an OpenHands trajectory. The format is
- * detected from the content (and the file name's extension when given), unless `format` names it:
- * then that format's importer reads the text (`importOpenAIChat`, `importAnthropicMessages`, `importSweAgentTraj`,
- * `importPiSession`, `importClaudeCodeSession`, `importCodexRollout`, `importOpenHandsTrajectory`)
- * and `fileName` is not used.
+ * list in Anthropic's Messages format (the same layouts, or a Cline or Roo Code task exported as
+ * Markdown), a SWE-agent trajectory, a pi session, a Claude Code session, a Codex rollout, an
+ * OpenHands trajectory or what Gemini CLI keeps a chat in. The format is detected from the content
+ * (and the file name's extension when given), unless `format` names it: then that format's
+ * importer reads the text (`importOpenAIChat`, `importAnthropicMessages`, `importSweAgentTraj`,
+ * `importPiSession`, `importClaudeCodeSession`, `importCodexRollout`, `importOpenHandsTrajectory`,
+ * `importGeminiRecording`) and `fileName` is not used.
  * @throws ImportError naming the line (JSONL) or field of malformed input
  */
 export function importSession(
@@ -218,9 +219,7 @@ export function importSession(
     case 'openhands':
       return openHandsFromValue(parsed.value, options, prefix, jsonIndent(text));
     case 'gemini':
-      return isGeminiContents(parsed.value)
-        ? geminiContentsFromValue(parsed.value, options, prefix, jsonIndent(text))
-        : geminiFromValue(parsed.value, options, prefix, jsonIndent(text));
+      return geminiFromValue(parsed.value, options, prefix, jsonIndent(text));
     case 'anthropic':
       return layout === 'jsonl'
         ? anthropicFromLines([{ line: 1, value: parsed.value }], options, prefix)

@@ -19,6 +19,8 @@
  * last closing tag).
  */
 
+import { isRecord, stringFieldsOf } from './json';
+
 /** The tools of Cline, Roo Code and Kilo Code that models wrote as XML. */
 const TOOLS = [
   'access_mcp_resource',
@@ -199,26 +201,12 @@ export function hasXmlToolCall(text: string): boolean {
 export function xmlOfCall(name: string, input: unknown): string {
   const entries =
     typeof input === 'string'
-      ? [...input.matchAll(/"(\w+)":\s*"((?:[^"\\]|\\.)*)(?:"|$)/g)].map(([, key, value]) => [
-          key,
-          unescape(value as string),
-        ])
-      : Object.entries(typeof input === 'object' && input !== null ? input : {}).filter(
+      ? stringFieldsOf(input)
+      : Object.entries(isRecord(input) ? input : {}).filter(
           ([key]) => key !== 'files' || !('args' in (input as object)),
         );
-  const tail = typeof input === 'string' ? (/\[TRUNCATED[^\]]*\]\s*$/.exec(input)?.[0] ?? '') : '';
   const lines = entries.map(
-    ([key, value], i) =>
-      `<${key}>${typeof value === 'string' ? value : JSON.stringify(value)}${i === entries.length - 1 && tail && !String(value).includes(tail) ? `\n${tail}` : ''}</${key}>`,
+    ([key, value]) => `<${key}>${typeof value === 'string' ? value : JSON.stringify(value)}</${key}>`,
   );
   return [`<${name}>`, ...lines, `</${name}>`].join('\n');
-}
-
-/** A JSON string's escapes undone (a string cut off mid-escape keeps what it has). */
-function unescape(value: string): string {
-  try {
-    return JSON.parse(`"${value}"`) as string;
-  } catch {
-    return value.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
-  }
 }

@@ -310,3 +310,275 @@ describe('a Gemini chat saved as the API’s Content', () => {
     expect(again.items.filter((i) => i.type === 'TOOL_RESULT')).toHaveLength(2);
   });
 });
+
+describe('Gemini chats written back after a compaction, and read as the CLI reads them', () => {
+  const session = importSession(JSON.stringify(record), { tokenizer: fakeTokenizer });
+  const appended = (text: string): ContextItem =>
+    ({
+      ...(session.items[0] as ContextItem),
+      id: 'new-user',
+      origin: undefined,
+      message: { role: 'user', content: text },
+    }) as ContextItem;
+
+  it('a user message appended after a gemini message leaves its results as they were', () => {
+    const written = JSON.parse(
+      exportSession({
+        items: [...session.items.slice(0, 4), appended('now fix it')],
+        document: session.document,
+      }),
+    ) as { messages: Record<string, unknown>[] };
+    expect(written.messages[1]).toEqual(messages[1]);
+    expect(written.messages.map((m) => m.id)).toEqual(['u1', 'g1', 'durable-compaction-1', 'i1']);
+    expect(written.messages[2]).toMatchObject({ type: 'user', content: [{ text: 'now fix it' }] });
+  });
+
+  it('a call whose arguments a cut made no JSON keeps what they still hold as its args', () => {
+    const cut = session.items.map((item) =>
+      item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls
+        ? {
+            ...item,
+            message: {
+              ...item.message,
+              tool_calls: item.message.tool_calls.map((c, k) =>
+                k === 0
+                  ? {
+                      ...c,
+                      function: {
+                        ...c.function,
+                        arguments:
+                          '{"file_path":"src/app.ts","mo\n[TRUNCATED original~90 tokens; recall #abc]',
+                      },
+                    }
+                  : c,
+              ),
+            },
+          }
+        : item,
+    );
+    const written = JSON.parse(exportSession({ items: cut, document: session.document })) as {
+      messages: Record<string, unknown>[];
+    };
+    const calls = written.messages[1]?.toolCalls as Record<string, unknown>[];
+    expect(calls[0]?.args).toEqual({ file_path: 'src/app.ts\n[TRUNCATED original~90 tokens; recall #abc]' });
+    expect(calls[1]?.args).toEqual({ command: 'npm test' });
+  });
+
+  it('each call’s result is its own response, though the CLI recorded the whole turn’s after resuming; a null result is none', () => {
+    const both = [
+      ...response('read_file_1', 'read_file', { output: 'export const x = 1;' }),
+      ...response('run_shell_command_2', 'run_shell_command', { error: 'boom' }),
+    ];
+    const resumed = structuredClone(record);
+    const calls = resumed.messages[1]?.toolCalls as Record<string, unknown>[];
+    calls[0]!.result = both;
+    calls[1]!.result = both;
+    resumed.messages[4] = {
+      ...messages[4],
+      toolCalls: [
+        { id: 'c9', name: 'glob', args: {}, result: null, resultDisplay: 'Cancelled', status: 'cancelled' },
+      ],
+    } as unknown as (typeof messages)[number];
+    const read = importSession(JSON.stringify(resumed), { tokenizer: fakeTokenizer });
+    expect(itemSummary(read.items.filter((i) => i.type === 'TOOL_RESULT')).map((r) => r[2])).toEqual([
+      'export const x = 1;',
+      'boom',
+    ]);
+    expect(collectOpenErrors(read.items).map((e) => e.tool)).toEqual(['run_shell_command']);
+  });
+
+  it('a slash command is never the model’s: it stays in the document, out of the context and its rounds', () => {
+    const command = structuredClone(record);
+    command.messages[3] = {
+      ...messages[3],
+      content: [{ text: '/handoff' }],
+    } as unknown as (typeof messages)[number];
+    const read = importSession(JSON.stringify(command), { tokenizer: fakeTokenizer });
+    expect(itemSummary(read.items).map((r) => r[2])).not.toContain('/handoff');
+    expect(Math.max(...read.items.map((i) => i.round))).toBe(1);
+    expect(JSON.parse(exportSession(read))).toEqual(command);
+  });
+
+  it('two calls with one id keep their own results when the message is rebuilt', () => {
+    const twice = structuredClone(record);
+    const calls = twice.messages[1]?.toolCalls as Record<string, unknown>[];
+    calls[1] = {
+      ...calls[0],
+      args: { file_path: 'b.ts' },
+      result: response('read_file_1', 'read_file', { output: 'BBB' }),
+    };
+    const read = importSession(JSON.stringify(twice), { tokenizer: fakeTokenizer });
+    const changed = read.items.map((item) =>
+      item.type === 'ASSISTANT_MESSAGE' && item.message.tool_calls
+        ? { ...item, message: { ...item.message, content: 'Reading both.' } }
+        : item,
+    );
+    const written = JSON.parse(exportSession({ items: changed, document: read.document })) as {
+      messages: Record<string, unknown>[];
+    };
+    const again = importSession(JSON.stringify(written), { tokenizer: fakeTokenizer });
+    expect(itemSummary(again.items.filter((i) => i.type === 'TOOL_RESULT')).map((r) => r[2])).toEqual([
+      'export const x = 1;',
+      'BBB',
+    ]);
+  });
+
+  it('thought parts in a message’s content are its reasoning, not its text', () => {
+    const thought = structuredClone(record);
+    thought.messages[4] = {
+      ...messages[4],
+      content: [{ text: 'Weighing it.', thought: true }, { text: 'Done.' }],
+    } as unknown as (typeof messages)[number];
+    const read = importSession(JSON.stringify(thought), { tokenizer: fakeTokenizer });
+    expect(read.items[5]).toMatchObject({ message: { content: 'Done.', reasoning_content: 'Weighing it.' } });
+  });
+
+  it('JSONL folds as the CLI: a rewind to an unknown id clears, ids are one message, a second metadata line merges', () => {
+    const { messages: _, ...meta } = record;
+    const jsonl = (lines: unknown[]) => lines.map((l) => JSON.stringify(l)).join('\n');
+    const read = (lines: unknown[]) =>
+      itemSummary(importSession(jsonl(lines), { tokenizer: fakeTokenizer, fileName: 's.jsonl' }).items).map(
+        (r) => r[2],
+      );
+    expect(read([{ ...meta, messages: [] }, messages[0], { $rewindTo: 'nope' }, messages[3]])).toEqual([
+      'use the UTC date',
+    ]);
+    expect(read([{ ...meta, messages: [messages[0], { ...messages[0], content: 'again' }] }])).toEqual([
+      'again',
+    ]);
+    expect(
+      read([{ ...meta, messages: [] }, messages[0], { ...meta, lastUpdated: 'later' }, messages[3]]),
+    ).toEqual(['Fix the failing test in src/app.ts', 'use the UTC date']);
+  });
+
+  it('the responses the CLI records again (v0.44 on) stay out of the context and follow the results: cut with them, gone with them', () => {
+    const { messages: _, ...meta } = record;
+    const again = {
+      id: 'r1',
+      timestamp: '2026-03-18T02:48:43.000Z',
+      type: 'user',
+      content: messages[1]?.toolCalls?.map((c) => c.result[0]),
+    };
+    const lines = [{ ...meta, messages: [] }, messages[0], messages[1], again, messages[3], messages[4]];
+    const read = importSession(lines.map((l) => JSON.stringify(l)).join('\n'), {
+      tokenizer: fakeTokenizer,
+      fileName: 's.jsonl',
+    });
+    expect(read.items.filter((i) => i.type === 'USER_MESSAGE').map((i) => i.round)).toEqual([1, 2]);
+    const cut = read.items.map((item) =>
+      item.type === 'TOOL_RESULT' && item.message.tool_call_id === 'read_file_1'
+        ? { ...item, message: { ...item.message, content: 'export [cut]' } }
+        : item,
+    );
+    const written = jsonlValues(exportSession({ items: cut, document: read.document })) as Record<
+      string,
+      unknown
+    >[];
+    expect(JSON.stringify(written.find((m) => m.id === 'r1'))).toContain('export [cut]');
+    const dropped = read.items.filter((i) => i.round === 2 || i.type === 'USER_MESSAGE');
+    const without = jsonlValues(exportSession({ items: dropped, document: read.document })) as Record<
+      string,
+      unknown
+    >[];
+    expect(without.map((m) => m.id ?? 'meta')).toEqual(['meta', 'u1', 'u2', 'g2']);
+  });
+});
+
+describe('Gemini Content lists written back after a compaction', () => {
+  const session = importSession(JSON.stringify(contents), { tokenizer: fakeTokenizer });
+
+  it('a summary and a new user message are Content with their text; a new call and its response keep id and name', () => {
+    const base = session.items[2] as ContextItem;
+    const summary = {
+      ...base,
+      id: 's',
+      type: 'COMPACTION_SUMMARY',
+      origin: undefined,
+      summarizer: 'extractive',
+      message: { role: 'user', content: '[summary]' },
+    } as ContextItem;
+    const call = {
+      ...base,
+      id: 'c',
+      type: 'ASSISTANT_MESSAGE',
+      origin: undefined,
+      message: {
+        role: 'assistant',
+        content: 'listing',
+        tool_calls: [
+          {
+            id: 'new-1',
+            type: 'function',
+            function: { name: 'list_directory', arguments: '{"dir_path":"."}' },
+          },
+        ],
+      },
+    } as ContextItem;
+    const result = {
+      ...base,
+      id: 'r',
+      type: 'TOOL_RESULT',
+      origin: undefined,
+      message: { role: 'tool', content: 'a\nb', tool_call_id: 'new-1' },
+    } as ContextItem;
+    const user = {
+      ...base,
+      id: 'u',
+      origin: undefined,
+      message: { role: 'user', content: 'now lint' },
+    } as ContextItem;
+    const written = JSON.parse(
+      exportSession({
+        items: [summary, ...session.items.slice(6), call, result, user],
+        document: session.document,
+      }),
+    ) as typeof contents;
+    expect(written[0]).toEqual({ role: 'user', parts: [{ text: '[summary]' }] });
+    expect(written.slice(-3)).toEqual([
+      {
+        role: 'model',
+        parts: [
+          { text: 'listing' },
+          { functionCall: { id: 'new-1', name: 'list_directory', args: { dir_path: '.' } } },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [{ functionResponse: { id: 'new-1', name: 'list_directory', response: { output: 'a\nb' } } }],
+      },
+      { role: 'user', parts: [{ text: 'now lint' }] },
+    ]);
+  });
+
+  it('a cut error response stays an error', () => {
+    const cut = session.items.map((item) =>
+      item.type === 'TOOL_RESULT' && item.message.content.startsWith('Error')
+        ? { ...item, message: { ...item.message, content: 'Error: exp [cut]' } }
+        : item,
+    );
+    const written = JSON.parse(exportSession({ items: cut, document: session.document })) as typeof contents;
+    expect(written[4]?.parts[0]).toEqual({
+      functionResponse: {
+        id: 'run_shell_command-1',
+        name: 'run_shell_command',
+        response: { error: 'Error: exp [cut]' },
+      },
+    });
+  });
+
+  it('an empty saved chat, and one with no reply yet, are Gemini’s; a bad entry is named', () => {
+    expect(
+      importSession(JSON.stringify({ history: [], authType: 'oauth' }), { tokenizer: fakeTokenizer }).format,
+    ).toBe('gemini');
+    expect(
+      importSession(JSON.stringify({ history: [contents[2]], authType: 'oauth' }), {
+        tokenizer: fakeTokenizer,
+      }).items,
+    ).toHaveLength(1);
+    expect(() =>
+      importSession(JSON.stringify([contents[2], { role: 'model', parts: 'x' }]), {
+        tokenizer: fakeTokenizer,
+      }),
+    ).toThrow(/\[1\]\.parts: expected a list of parts/);
+  });
+});
