@@ -10,7 +10,7 @@
 import type { ContextItem } from '../context/items';
 import { claudeCodeLinesOf } from './claude-code-export';
 import { exportGeminiContents } from './gemini-contents';
-import { linesOf, MESSAGE, resultText, thoughtText, type GeminiDocument } from './gemini-cli';
+import { isResponses, linesOf, MESSAGE, resultText, thoughtText, type GeminiDocument } from './gemini-cli';
 import { argsOf, blocksOf, blocksText, partsOf, resultBlockText, responseWith } from './gemini-parts';
 import { isRecord, jsonEqual, jsonLines, type JsonObject } from './json';
 
@@ -161,7 +161,7 @@ export function exportGeminiRecording(items: readonly ContextItem[], document: G
     if (mark.results === true) return; // written with its calls
     const source = linesOf(was, mark.index as number, {});
     if (line.type === 'gemini-kept') {
-      if (was.type !== 'user') messages.push(was);
+      if (!isResponses(was)) messages.push(was);
       else {
         // Responses recorded again: as the calls of the gemini message before them are now (gone
         // with it when it is gone).

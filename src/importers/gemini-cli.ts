@@ -151,7 +151,7 @@ const NOT_SENT = /^(?:\/|\?|$)/;
 const CLI_CONTEXT = /^<(?:session_context|hook_context)>/;
 
 /** Whether a user message is function responses alone: the results of the calls before, recorded again. */
-function isResponses(message: JsonObject): boolean {
+export function isResponses(message: JsonObject): boolean {
   const parts = partsOf(message.content);
   return parts.length > 0 && parts.every((part) => isRecord(part) && isRecord(part.functionResponse));
 }

@@ -397,6 +397,12 @@ describe('Gemini chats written back after a compaction, and read as the CLI read
     expect(itemSummary(read.items).map((r) => r[2])).not.toContain('/handoff');
     expect(Math.max(...read.items.map((i) => i.round))).toBe(1);
     expect(JSON.parse(exportSession(read))).toEqual(command);
+    // Kept when the message before it changes.
+    const cut = read.items.map((item) =>
+      item.type === 'TOOL_RESULT' ? { ...item, message: { ...item.message, content: '[cut]' } } : item,
+    );
+    const written = JSON.parse(exportSession({ items: cut, document: read.document })) as typeof command;
+    expect(written.messages[3]).toEqual(command.messages[3]);
   });
 
   it('two calls with one id keep their own results when the message is rebuilt', () => {
