@@ -215,6 +215,18 @@ describe('not a session, or an empty one', () => {
         '{"id":"g","type":"gemini","content":"","toolCalls":[{"id":"c1","args":{"file_path":"a.py"}}]}]}',
       /: messages\[1\]\.toolCalls\[0\]: expected a tool call with a string id and name$/,
     ],
+    [
+      'a Gemini chat shared as Content whose model entry has no list of parts',
+      'gemini-share.json',
+      '[{"role":"user","parts":[{"text":"Fix a.py"}]},{"role":"model","parts":"x"}]',
+      /: \[1\]\.parts: expected a list of parts, got a string$/,
+    ],
+    [
+      'a Gemini CLI JSONL recording with a line that is no message, $set or $rewindTo',
+      'gemini-session.jsonl',
+      '{"sessionId":"s","projectHash":"p"}\n{"id":"u","type":"user","content":"Fix a.py"}\n{"nothing":true}',
+      /: line 3: expected a message \(with an id\), a \$set or a \$rewindTo record$/,
+    ],
   ])('%s is refused', async (_what, name, text, message) => {
     await expectImportRefused(name, text, message);
   });
