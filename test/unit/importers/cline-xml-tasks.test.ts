@@ -324,6 +324,14 @@ describe('a task exported as Markdown', () => {
     expect(exportSession(importSession(mixed, { tokenizer: fakeTokenizer }))).toBe(mixed);
   });
 
+  it('a long run of white space before its last words is read in linear time and written back', () => {
+    const padded = `${markdown.trimEnd()}${' '.repeat(100_000)}x\n\n`;
+    const started = performance.now();
+    const read = importSession(padded, { tokenizer: fakeTokenizer });
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(exportSession(read)).toBe(padded);
+  });
+
   it('a resumption that quotes a result’s header is the user’s words, not a result', () => {
     const quoted = markdownOf([
       ...history.slice(0, 2),
