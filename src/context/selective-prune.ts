@@ -20,7 +20,15 @@
  */
 import { selectiveRules, type CompactionConfig, type SelectiveRule } from './config';
 import type { ContextItem, ItemType } from './items';
-import { longestCut, mayCut, MIN_PREVIEW_TOKENS, planCut, planPreview, planReasoning } from './item-cuts';
+import {
+  longestCut,
+  mayCut,
+  MIN_PREVIEW_TOKENS,
+  planCut,
+  planPreview,
+  planReasoning,
+  previewFitting,
+} from './item-cuts';
 import type { Tokenizer } from './tokenizer';
 import { WorkingContext, type WorkingUnit } from './working-context';
 
@@ -92,7 +100,8 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
  * room. Their calls' arguments are cut, whatever their size, once the calls' results are in (a
  * message of many writes, each under the threshold), shorter than the seed's preview (50 tokens at
  * least) where the seed's would leave the request over the window; else their reasoning text, the
- * calls whole, so a call waiting for its result is never cut; pinned content is never touched. Mostly a reply longer than the window allows comes this
+ * calls whole, so a call waiting for its result is never cut; pinned content is never touched.
+ * Still over the window, the answered calls' results are cut too, whatever their size. Mostly a reply longer than the window allows comes this
  * far (a session replayed at a smaller window than it was recorded at).
  */
 export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): Step {
@@ -132,6 +141,20 @@ export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): S
         planPreview(item, config, tokenizer, reach, config.previewTokens) ??
         planReasoning(item, tokenizer, config.previewTokens);
       if (cut) ctx.cut(unit, 0, cut);
+    }
+    // Still over the window: the answered calls' results too, each maybe under the threshold, oldest
+    // first, as long as the window allows (50 tokens at least: a head with its recall handle serves).
+    for (const unit of ctx.units) {
+      if (unit.removed || unit.kind !== 'block') continue;
+      if (unit.protection === 'pinned' || unit.protection === 'pending_call') continue;
+      unit.originals.forEach((result, i) => {
+        const over = ctx.total() - ctx.windowTokens;
+        if (over <= 0 || result.type !== 'TOOL_RESULT') return;
+        const size = ctx.tokensAt(unit, i);
+        const preview = Math.max(MIN_PREVIEW_TOKENS, previewFitting(size - over));
+        const cut = planCut(result, config, tokenizer, preview, true);
+        if (cut && cut.tokens < size) ctx.cut(unit, i, cut);
+      });
     }
   };
 }

@@ -1099,6 +1099,33 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
   });
 
+  it('still over the window, the last resort cuts the answered calls’ results too, each under the threshold; never a waiting call’s', () => {
+    const f = itemsFactory(o200k);
+    const call = f.calls(
+      Array.from({ length: 3 }, (_, k) => ({ name: 'read_file', args: { path: `src/m${k}.py` } })),
+      null,
+      { id: 'reads' },
+    );
+    // Each result under the seed's 600-token threshold, all three over what the window leaves.
+    const results = (call.message.tool_calls ?? []).map((c, k) => f.result(c.id, words(280, `line${k}`)));
+    const config = parseCompactionConfig({ maxContextTokens: 2000 });
+    const head = [f.system('sys', { id: 'sys' }), f.user(`Read them. ${words(700, 'task')}`, { id: 'task' })];
+    const items = conversation(...head, call, ...results);
+    expect(results.every((r) => r.tokens < config.toolResultThreshold)).toBe(true);
+    expect(sumTokens(items)).toBeGreaterThan(config.maxContextTokens);
+    const p = plan(items, config);
+    const unit = p.work.units.find((u) => u.originals[0]?.id === 'reads');
+    expect(unit?.cuts.slice(1).filter(Boolean).length).toBeGreaterThan(0);
+    const out = finishCompaction(p, summaryOf(20));
+    expect(sumTokens(out)).toBeLessThanOrEqual(config.maxContextTokens);
+    expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+    // Two calls still waiting: the result in stays whole.
+    const waiting = plan(conversation(...head, call, results[0] as ContextItem), config, 'check');
+    const part = waiting.work.units.find((u) => u.originals[0]?.id === 'reads');
+    expect(part?.protection).toBe('pending_call');
+    expect(part?.cuts.filter(Boolean)).toHaveLength(0);
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
