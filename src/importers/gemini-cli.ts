@@ -24,7 +24,6 @@
  * whole history is replayed (the CLI's own compression, and a turn it rolled back, stay in).
  * Pure.
  */
-import type { ContextItem } from '../context/items';
 import { itemsThroughClaudeCode } from './claude-code-import';
 import {
   defaultIdPrefix,
@@ -246,17 +245,26 @@ function foldLines(
   return { top, messages: folded.map((m) => m.value), lineOf: folded.map((m) => m.line) };
 }
 
-/** Items of a record's messages, read as Claude Code lines (`at`: where message i is). */
+/**
+ * The session of a record's messages, read as Claude Code lines (`at`: where message i is, for
+ * errors; `document`: how the record is written back, but for its lines' slots).
+ */
 function importRecording(
   messages: readonly unknown[],
   at: (i: number) => Where,
   options: ImportOptions,
   idPrefix: string,
-): { items: ContextItem[]; slots: GeminiDocument['slots'] } {
+  document: Omit<GeminiDocument, 'format' | 'messages' | 'slots'>,
+): ImportedSession {
   const lines: JsonLine[] = messages.flatMap((message, i) =>
     linesOf(message, i, at(i)).map((value) => ({ line: i + 1, value })),
   );
-  return itemsThroughClaudeCode(lines, options, idPrefix, 'gemini');
+  const { items, slots } = itemsThroughClaudeCode(lines, options, idPrefix, 'gemini');
+  return {
+    format: 'gemini',
+    items: finishItems(items, options.tokenizer),
+    document: { format: 'gemini', ...document, messages: [...messages], slots },
+  };
 }
 
 /** Import from a parsed value: a chat recording, or a list of `Content` (`gemini-contents.ts`). */
@@ -273,24 +281,11 @@ export function geminiFromValue(
     );
   }
   const record = value as JsonObject & { messages: unknown[] };
-  const { items, slots } = importRecording(
-    record.messages,
-    (i) => ({ field: `messages[${i}]` }),
-    options,
-    idPrefix,
-  );
-  return {
-    format: 'gemini',
-    items: finishItems(items, options.tokenizer),
-    document: {
-      format: 'gemini',
-      layout: 'json',
-      top: { ...record, messages: null },
-      messages: record.messages,
-      indent,
-      slots,
-    },
-  };
+  return importRecording(record.messages, (i) => ({ field: `messages[${i}]` }), options, idPrefix, {
+    layout: 'json',
+    top: { ...record, messages: null },
+    indent,
+  });
 }
 
 /** Import from parsed JSONL lines (v0.39 on). */
@@ -305,25 +300,12 @@ export function geminiFromLines(
     });
   }
   const { top, messages, lineOf } = foldLines(lines, options.wholeHistory === true);
-  const { items, slots } = importRecording(
-    messages,
-    (i) => ({ line: lineOf[i] as number }),
-    options,
-    idPrefix,
-  );
-  return {
-    format: 'gemini',
-    items: finishItems(items, options.tokenizer),
-    document: {
-      format: 'gemini',
-      layout: 'jsonl',
-      top: { ...top, messages: null },
-      messages,
-      lines: lines.map((l) => l.value),
-      indent: 0,
-      slots,
-    },
-  };
+  return importRecording(messages, (i) => ({ line: lineOf[i] as number }), options, idPrefix, {
+    layout: 'jsonl',
+    top: { ...top, messages: null },
+    lines: lines.map((l) => l.value),
+    indent: 0,
+  });
 }
 
 /**

@@ -19,7 +19,8 @@
 import type { ContextItem } from '../context/items';
 import { claudeCodeLinesOf } from './claude-code-export';
 import { itemsThroughClaudeCode } from './claude-code-import';
-import { finishItems, type ImportedSession, type ImportOptions, type SessionDocument } from './common';
+import { finishItems, type ImportedSession, type ImportOptions } from './common';
+import type { GeminiDocument } from './gemini-cli';
 import { ImportError } from './errors';
 import {
   argsOf,
@@ -31,15 +32,13 @@ import {
 } from './gemini-parts';
 import { describe, isRecord, jsonEqual, type JsonLine, type JsonObject } from './json';
 
-type GeminiDocument = Extract<SessionDocument, { format: 'gemini' }>;
-
 /** The key under which a line names its `Content`, and a block the part it came from. */
 const PLACE = 'durable-compaction:gemini-part';
 /** The CLI's own first message, the context it sets up. */
 const SETUP = /^This is the Gemini CLI\. We are setting up the context for our chat\./;
 
 /** Whether an entry looks like a `Content`: a role and a list of parts. */
-function contentLike(entry: unknown): boolean {
+function isContentShaped(entry: unknown): boolean {
   return isRecord(entry) && typeof entry.role === 'string' && Array.isArray(entry.parts);
 }
 
@@ -52,7 +51,7 @@ function contentLike(entry: unknown): boolean {
 export function isGeminiContents(value: unknown): boolean {
   if (isRecord(value)) {
     if (!Array.isArray(value.history)) return false;
-    return value.authType !== undefined || (value.history.length > 0 && value.history.every(contentLike));
+    return value.authType !== undefined || (value.history.length > 0 && value.history.every(isContentShaped));
   }
   return Array.isArray(value) && value.some((entry) => isRecord(entry) && entry.role === 'model');
 }
