@@ -101,8 +101,9 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
  * message of many writes, each under the threshold), shorter than the seed's preview (50 tokens at
  * least) where the seed's would leave the request over the window; else their reasoning text, the
  * calls whole, so a call waiting for its result is never cut; pinned content is never touched.
- * Still over the window, the answered calls' results are cut too, whatever their size. Mostly a reply longer than the window allows comes this
- * far (a session replayed at a smaller window than it was recorded at).
+ * Still over the window, the answered calls' results are cut too, whatever their size. Mostly a
+ * reply longer than the window allows comes this far (a session replayed at a smaller window than
+ * it was recorded at).
  */
 export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): Step {
   return (ctx, goal) => {
@@ -117,18 +118,16 @@ export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): S
       // arguments, to the size that reaches the goal or else the seed's preview — also where the
       // prune cut those over the threshold alone.
       const reach = item.tokens - (total - goal);
-      let args =
-        unit.protection === 'pending_call'
-          ? null
-          : (longestCut(item, config, tokenizer, reach, true) ??
-            planCut(item, config, tokenizer, config.previewTokens, true));
+      // Every call's arguments cut: the longest previews within `tokens`, else the `shortest` ones.
+      const argumentsCut = (tokens: number, shortest: number) =>
+        longestCut(item, config, tokenizer, tokens, true, shortest) ??
+        planCut(item, config, tokenizer, shortest, true);
+      let args = unit.protection === 'pending_call' ? null : argumentsCut(reach, config.previewTokens);
       // Still over the window with the seed's preview: the previews as long as the window allows
       // (50 tokens at least), as no request may go over it.
       const over = args ? total - ctx.tokensAt(unit, 0) + args.tokens - ctx.windowTokens : 0;
       if (args && over > 0) {
-        const shorter =
-          longestCut(item, config, tokenizer, args.tokens - over, true, MIN_PREVIEW_TOKENS) ??
-          planCut(item, config, tokenizer, MIN_PREVIEW_TOKENS, true);
+        const shorter = argumentsCut(args.tokens - over, MIN_PREVIEW_TOKENS);
         if (shorter && shorter.tokens < args.tokens) args = shorter;
       }
       if (earlier) {
