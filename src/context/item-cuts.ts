@@ -255,7 +255,8 @@ function planTextCut(
  * size: a tool result, a message with a text, or the text of a message that calls tools (its
  * reasoning; the calls kept whole). A removed unit comes back this way as much as the room allows.
  * Null for anything else, when the preview would be under `minPreview` tokens, or when the cut is
- * not smaller.
+ * not smaller. `again`: a reply's text cut before is cut again, to a shorter preview of the same
+ * original (a result's or a message's always may be).
  */
 export function planPreview(
   item: ContextItem,
@@ -263,12 +264,14 @@ export function planPreview(
   tokenizer: Tokenizer,
   tokens: number,
   minPreview: number,
+  again = false,
 ): PlannedCut | null {
   if (item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 0) {
-    const original = reasoningTokens(item, tokenizer);
+    const text = reasoningText(item, tokenizer, again);
+    if (!text) return null;
     // What stays whole (framing, calls) is paid for before the preview.
-    const preview = previewFitting(tokens - (item.tokens - original) + MESSAGE_OVERHEAD_TOKENS);
-    return preview >= minPreview ? planReasoning(item, tokenizer, preview) : null;
+    const preview = previewFitting(tokens - (item.tokens - text.tokens) + MESSAGE_OVERHEAD_TOKENS);
+    return preview >= minPreview ? planReasoning(item, tokenizer, preview, again) : null;
   }
   const preview = previewFitting(tokens);
   return isTextItem(item) && preview >= minPreview
@@ -276,28 +279,43 @@ export function planPreview(
     : null;
 }
 
-/** Tokens of the text of a message that calls tools (0: none, or already cut: a text is cut once). */
-function reasoningTokens(item: AssistantMessageItem, tokenizer: Tokenizer): number {
+/**
+ * The text of a message that calls tools (its reasoning): its tokens, the original's they stand
+ * for, and the part a preview is taken from; null when there is none, or it was cut already (a
+ * text is cut once, unless `again`: then to a shorter preview of the same original).
+ */
+function reasoningText(
+  item: AssistantMessageItem,
+  tokenizer: Tokenizer,
+  again: boolean,
+): { tokens: number; original: number; text: string } | null {
   const text = item.message.content;
-  if (typeof text !== 'string' || text.length === 0 || endMarker(text) !== null) return 0;
+  if (typeof text !== 'string' || text.length === 0) return null;
+  const marker = endMarker(text);
+  if (marker && !again) return null;
   let names = 0;
   for (const call of item.message.tool_calls ?? []) names += tokenizer.countText(call.function.name);
-  return framingTokensOf(item, tokenizer) - names;
+  const tokens = framingTokensOf(item, tokenizer) - names;
+  return marker
+    ? { tokens, original: marker.original, text: text.slice(0, marker.index) }
+    : { tokens, original: tokens, text };
 }
 
 /**
  * A preview of `previewTokens` tokens of the text of an assistant message that calls tools (its
- * reasoning), its calls kept whole; null when the text is not longer, or was cut already.
+ * reasoning), its calls kept whole; null when the text is not longer, or was cut already (unless
+ * `again`, see {@link planPreview}).
  */
 export function planReasoning(
   item: AssistantMessageItem,
   tokenizer: Tokenizer,
   previewTokens: number,
+  again = false,
 ): PlannedCut | null {
-  const text = item.message.content;
-  const original = reasoningTokens(item, tokenizer);
-  if (typeof text !== 'string' || original <= previewTokens) return null;
-  const tokens = item.tokens - original + previewTokens + markerTokens() + cutMargin(previewTokens);
+  const reasoning = reasoningText(item, tokenizer, again);
+  if (!reasoning || reasoning.original <= previewTokens) return null;
+  const { text, original } = reasoning;
+  const tokens = item.tokens - reasoning.tokens + previewTokens + markerTokens() + cutMargin(previewTokens);
   if (tokens >= item.tokens) return null;
   // Not `~cut`: that names a cut of the arguments, which another compaction may plan.
   const source = item.sourceId ?? item.id;

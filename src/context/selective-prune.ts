@@ -101,7 +101,8 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
  * message of many writes, each under the threshold), shorter than the seed's preview (50 tokens at
  * least) where the seed's would leave the request over the window; else their reasoning text, the
  * calls whole, so a call waiting for its result is never cut; pinned content is never touched.
- * Still over the window, the answered calls' results are cut too, whatever their size. Mostly a
+ * Still over the window, the answered calls' results are cut too, whatever their size, then the kept
+ * messages' texts, shorter than the seed's preview (a text cut before, cut again). Mostly a
  * reply longer than the window allows comes this far (a session replayed at a smaller window than
  * it was recorded at).
  */
@@ -154,6 +155,22 @@ export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): S
         const cut = planCut(result, config, tokenizer, preview, true);
         if (cut && cut.tokens < size) ctx.cut(unit, i, cut);
       });
+    }
+    // Still over the window: the kept messages' texts, a reply's reasoning too (its calls whole,
+    // waiting or not), shorter than the seed's preview, a text cut before cut again (50 tokens at
+    // least), oldest first; never the current message or pinned content.
+    for (const unit of ctx.units) {
+      if (unit.removed || unit.protection === 'pinned' || unit.protection === 'current_message') continue;
+      for (let i = 0; i < unit.originals.length; i++) {
+        const over = ctx.total() - ctx.windowTokens;
+        if (over <= 0) return;
+        // On the form as it stands: a cut planned here (the arguments') keeps its own.
+        const current = unit.cuts[i]?.write() ?? (unit.originals[i] as ContextItem);
+        if (current.type === 'TOOL_RESULT') continue;
+        const size = ctx.tokensAt(unit, i);
+        const cut = planPreview(current, config, tokenizer, size - over, MIN_PREVIEW_TOKENS, true);
+        if (cut && cut.tokens < size) ctx.cut(unit, i, cut);
+      }
     }
   };
 }

@@ -14,6 +14,7 @@ import {
 } from '../../../src/context/items';
 import { dropOldestRounds, SUMMARY_MESSAGE_PREFIX } from '../../../src/context/post-compaction';
 import { importanceScore, keyEventUnits, strategyGroups } from '../../../src/context/strategies';
+import { planReasoning } from '../../../src/context/item-cuts';
 import {
   detectTaskType,
   FALLBACK_CHAIN,
@@ -1124,6 +1125,40 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     const part = waiting.work.units.find((u) => u.originals[0]?.id === 'reads');
     expect(part?.protection).toBe('pending_call');
     expect(part?.cuts.filter(Boolean)).toHaveLength(0);
+  });
+
+  it('still over the window, the last resort cuts a reply’s text shorter than the seed’s preview, one cut before too; its calls whole', () => {
+    const f = itemsFactory(o200k);
+    const [call] = f.block('read_file', { path: 'a.py' }, 'ok', { text: words(800, 'thought') });
+    const reply = call as Extract<ContextItem, { type: 'ASSISTANT_MESSAGE' }>;
+    const head = [f.system('sys', { id: 'sys' }), f.user(`Fix a.py. ${words(700, 'task')}`, { id: 'task' })];
+    // The current message fits the window with the header; with the reply at the seed's preview too, it does not.
+    const now = f.user(`Now this. ${words(1150, 'now')}`, { id: 'now' });
+    const config = parseCompactionConfig({ maxContextTokens: 2000 });
+    const seedCut = planReasoning(reply, o200k, config.previewTokens);
+    const before = seedCut?.write() as ContextItem;
+    expect(before.id).toBe(`${call.id}~text${config.previewTokens}`);
+    for (const [name, form] of [
+      ['whole', call],
+      ['cut before', before],
+    ] as const) {
+      // Waiting for its result (the check trigger on the reply).
+      const items = conversation(...head, now, form);
+      expect(sumTokens(items), name).toBeGreaterThan(config.maxContextTokens);
+      const p = plan(items, config);
+      expect(p.toSummarize, name).toStrictEqual([]);
+      const out = finishCompaction(p, null);
+      expect(sumTokens(out), name).toBeLessThanOrEqual(config.maxContextTokens);
+      const kept = out.find((i) => i.sourceId === call.id || i.id === call.id);
+      const preview = Number(/~text(\d+)$/.exec(kept?.id ?? '')?.[1]);
+      expect(preview, name).toBeGreaterThanOrEqual(50);
+      expect(preview, name).toBeLessThan(config.previewTokens);
+      expect(kept, name).toMatchObject({ message: { tool_calls: call.message.tool_calls } });
+      expect(kept?.type === 'ASSISTANT_MESSAGE' ? messageText(kept.message) : '').toMatch(
+        /\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]$/,
+      );
+      expect(ids(out)).toContain('now');
+    }
   });
 
   it('without a summary, nothing removed comes back and no summary is placed', () => {
