@@ -1,7 +1,8 @@
 /**
  * The two segments of a context (seed 002's context IR, DESIGN.md §5) and round numbering.
  *
- * The header is never compacted: system prompt, tool definitions, subagent strategy, the original
+ * The header is never compacted: system prompt (the latest of each kind an agent rewrites as its
+ * settings change), tool definitions, subagent strategy, the original
  * task (the first real user message), pinned content, the latest task list, the last 10 memory
  * notes and the carried state of the latest compaction (artifact trail, open errors, git diff stat). Everything else is the conversation. Membership is derived
  * from the items (types, flags, order), never stored, so it cannot drift from them.
@@ -62,7 +63,9 @@ function isToolPairMember(item: ContextItem): boolean {
 /**
  * The header role of each item (`undefined`: conversation), by position.
  *
- * - SYSTEM_PROMPT, TOOL_DEFINITIONS, SUBAGENT_STRATEGY: always header.
+ * - SYSTEM_PROMPT, TOOL_DEFINITIONS, SUBAGENT_STRATEGY: always header, except a system prompt that
+ *   a later one opening with the same tag replaces (`<permissions instructions>`, written again by
+ *   the agent when the setting changes): conversation.
  * - The first real (non-meta) USER_MESSAGE: the original task.
  * - Pinned items, except a TOOL_RESULT or an assistant message with tool calls: those stay in the
  *   conversation (still pinned: the rules never compact them) so the pair keeps its order.
@@ -90,10 +93,11 @@ export function headerRoles(items: readonly ContextItem[]): (HeaderRole | undefi
     }
   }
   let taskFound = false;
+  const superseded = supersededPrompts(items);
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as ContextItem;
     const type = item.type;
-    if (type === 'SYSTEM_PROMPT') roles[i] = 'system';
+    if (type === 'SYSTEM_PROMPT') roles[i] = superseded?.has(i) ? undefined : 'system';
     else if (type === 'TOOL_DEFINITIONS') roles[i] = 'tools';
     else if (type === 'SUBAGENT_STRATEGY') roles[i] = 'subagent';
     else if (!taskFound && type === 'USER_MESSAGE' && !item.isMeta) {
@@ -102,6 +106,35 @@ export function headerRoles(items: readonly ContextItem[]): (HeaderRole | undefi
     } else if (item.pinned && roles[i] === undefined && !isToolPairMember(item)) roles[i] = 'pinned';
   }
   return roles;
+}
+
+/**
+ * The kind of instruction a system prompt updates, by the tag it opens with (`<permissions
+ * instructions>`, `<collaboration_mode>`: words, no attributes), or null.
+ */
+function promptKind(item: ContextItem): string | null {
+  const content = item.type === 'SYSTEM_PROMPT' ? item.message.content : null;
+  if (typeof content !== 'string' || !content.trimStart().startsWith('<')) return null;
+  return /^\s*<([A-Za-z][\w.:-]*(?: [A-Za-z][\w.:-]*){0,4})>/.exec(content.slice(0, 160))?.[1] ?? null;
+}
+
+/**
+ * Positions of the system prompts a later one of the same kind replaces (an agent that writes its
+ * settings into the history as they change: the sandbox's permissions, a collaboration mode), or
+ * null when there is none. Only the latest of a kind is header; the earlier ones are conversation.
+ */
+function supersededPrompts(items: readonly ContextItem[]): Set<number> | null {
+  let out: Set<number> | null = null;
+  let seen: Set<string> | null = null;
+  for (let i = items.length - 1; i >= 0; i--) {
+    if ((items[i] as ContextItem).type !== 'SYSTEM_PROMPT') continue;
+    const kind = promptKind(items[i] as ContextItem);
+    if (kind === null) continue;
+    seen ??= new Set();
+    if (seen.has(kind)) (out ??= new Set()).add(i);
+    else seen.add(kind);
+  }
+  return out;
 }
 
 /** Splits items into the header (in header order) and the conversation (in order). */

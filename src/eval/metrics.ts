@@ -9,7 +9,9 @@
  *   context's text;
  * - header kept: every header item before is still there after, or replaced by a newer one of its
  *   kind (a later task list, the new carried state, memories beyond the last 10), or, for the open
- *   errors, gone with the last of them (no error is open any more);
+ *   errors, gone with the last of them (no error is open any more); the task may go where the
+ *   header with it is over the window (before, or after with the new carried state); a system
+ *   prompt that a later one of its kind replaces is no longer header (`segments.ts`);
  * - carried-state probes: the latest task list, every pin, the last 10 memories and every open
  *   error are in the context's text;
  * - target and fill: an automatic compaction ends at or under the target, and at 70 % of it or
@@ -191,21 +193,23 @@ export function judgeCompaction(
   const openErrors = collectOpenErrors(seen);
   const beforeRoles = headerRoles(c.before);
   const afterIds = new Set(c.after.map((i) => i.id));
-  const afterRoles = new Set(headerRoles(c.after));
+  const afterRoleList = headerRoles(c.after);
+  const afterRoles = new Set(afterRoleList);
   const memoriesAfter = c.after.filter((i) => i.type === 'MEMORY').length;
-  // A task too large for the window with the rest of the header is compacted (working-context.ts).
+  // A task too large for the window with the rest of the header is compacted (working-context.ts):
+  // the header before, or the header after (its new carried state) with the task.
   const window = c.plan ? c.plan.work.windowTokens : Infinity;
-  const headerBefore = c.before.reduce(
-    (n, item, i) => (beforeRoles[i] !== undefined ? n + item.tokens : n),
-    0,
-  );
+  const headerTokens = (items: readonly ContextItem[], roles: readonly (string | undefined)[]): number =>
+    items.reduce((n, item, i) => (roles[i] !== undefined ? n + item.tokens : n), 0);
+  const headerAfter = headerTokens(c.after, afterRoleList);
+  const headerBefore = headerTokens(c.before, beforeRoles);
   const headerLost = c.before
     .filter((item, i) => {
       const role = beforeRoles[i];
       if (role === undefined || afterIds.has(item.id)) return false;
       if (REPLACEABLE.has(role) && afterRoles.has(role)) return false;
       if (role === 'memory' && memoriesAfter >= HEADER_MEMORY_LIMIT) return false;
-      if (role === 'task' && headerBefore > window) return false;
+      if (role === 'task' && Math.max(headerBefore, headerAfter + item.tokens) > window) return false;
       // Its errors resolved, the carried state has none to list (an open one is probed by its text).
       if (role === 'errors' && openErrors.length === 0) return false;
       return true;

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { finishCompaction, planCompaction } from '../../../src/context/compaction-plan';
+import { parseCompactionConfig } from '../../../src/context/config';
+import { headerRoles, splitSegments } from '../../../src/context/segments';
+import { createTokenCounter } from '../../../src/tokens';
+import { conversation, ids, itemsFactory, words } from '../../support/items-factory';
+
+const o200k = createTokenCounter({ encoding: 'o200k_base' });
+
+describe('headerRoles: system prompts an agent writes again as its settings change', () => {
+  it('only the latest of each opening tag is header; earlier ones of that tag are conversation', () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.system('You are a coding agent.', { id: 'base' }),
+      f.system('<permissions instructions>\nsandbox: workspace-write', { id: 'perm1' }),
+      f.system('<collaboration_mode># Plan Mode\nChat your way to a plan.', { id: 'mode1' }),
+      f.user('Build it.', { id: 'task' }),
+      f.system('<collaboration_mode># Default\nYou are now in Default mode.', { id: 'mode2' }),
+      f.system('<permissions instructions>\nsandbox: danger-full-access', { id: 'perm2' }),
+      f.system('<model_switch>\nContinue with these instructions.', { id: 'switch' }),
+      f.system('Another plain system message.', { id: 'plain' }),
+    );
+    const { header, conversation: rest } = splitSegments(items);
+    expect(ids(header)).toStrictEqual(['base', 'mode2', 'perm2', 'switch', 'plain', 'task']);
+    expect(ids(rest)).toStrictEqual(['perm1', 'mode1']);
+  });
+
+  it('a tag with attributes, or text before the tag, names no kind: each such prompt stays header', () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.system('<rules version="1">old</rules>', { id: 'a1' }),
+      f.system('<rules version="2">new</rules>', { id: 'a2' }),
+      f.system('Note: <rules> apply', { id: 'b1' }),
+      f.system('Note: <rules> apply again', { id: 'b2' }),
+      f.user('task', { id: 'task' }),
+    );
+    expect(headerRoles(items)).toStrictEqual(['system', 'system', 'system', 'system', 'task']);
+  });
+
+  it('a compaction drops the replaced prompt and keeps the latest, so the header fits the target', () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.system(`<collaboration_mode># Plan Mode\n${words(1500, 'plan')}`, { id: 'plan-mode' }),
+      f.user('Plan it, then build it.', { id: 'task' }),
+      f.assistant(words(400, 'planning'), { id: 'plan' }),
+      f.system('<collaboration_mode># Default mode\nPlan mode no longer applies.', { id: 'default-mode' }),
+      ...Array.from({ length: 6 }, (_, r) => [
+        f.user(`Step ${r}.`, { id: `u${r}` }),
+        ...f.block('read_file', { path: `src/m${r}.ts` }, words(500, `code${r}`)),
+      ]).flat(),
+    );
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const plan = planCompaction({ items, config, tokenizer: o200k, trigger: 'check', compactionId: 'c1' });
+    expect(plan.impossible).toBeNull();
+    expect(ids(plan.toSummarize)).toContain('plan-mode');
+    const out = finishCompaction(plan, null);
+    expect(ids(out)).not.toContain('plan-mode');
+    expect(ids(out)).toContain('default-mode');
+    expect(plan.work.total()).toBeLessThanOrEqual(plan.targetTokens);
+  });
+});
