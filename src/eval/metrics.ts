@@ -40,7 +40,8 @@ const FILE_TOOL = /(read|write|edit|create|open|view|replace|patch|insert|cat|st
 const PATH_ARGS = ['path', 'file_path', 'filePath', 'filename', 'file', 'target_file', 'notebook_path'];
 /**
  * Shell tools whose command may print a file: an argv list (Codex's `shell` with
- * `["bash", "-lc", "…"]`) or a string (pi's `bash`, Claude Code's `Bash`, OpenHands' `execute_bash`).
+ * `["bash", "-lc", "…"]`) or a string (pi's `bash`, Claude Code's `Bash`, OpenHands' `execute_bash`,
+ * Codex's `exec_command` with its `cmd`).
  */
 const SHELL_TOOL = /^(shell|local_shell|bash|execute_bash|exec_command|run_terminal_cmd)$/i;
 /** Files an OpenHands IPython cell names to agentskills: `open_file('a.py')`, `create_file(…)`, edits. */
@@ -66,7 +67,8 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
   }
   if (/^execute_ipython_cell$/i.test(name) && typeof args?.code === 'string')
     return [...args.code.matchAll(AGENTSKILLS_FILE)].map((m) => (m[1] as string).trim());
-  const command = args?.command;
+  // Codex's `exec_command` (unified exec) names its command `cmd`.
+  const command = args?.command ?? args?.cmd;
   if (!SHELL_TOOL.test(name)) return [];
   if (typeof command === 'string') return scriptPaths(command);
   if (!Array.isArray(command)) return [];

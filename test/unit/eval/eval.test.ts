@@ -153,7 +153,7 @@ describe('the judging catches what a wrong compaction does', () => {
     expect(touchedPaths(session())).toEqual(Array.from({ length: 12 }, (_, i) => `src/m${i}.ts`));
   });
 
-  it("reads the files a shell prints or patches, whether its command is a string or Codex's argv list", () => {
+  it("reads the files a shell prints or patches, whether its command is a string, Codex's argv list or its `cmd`", () => {
     const f = itemsFactory(o200k);
     const items = conversation(
       f.user('Look around.'),
@@ -161,6 +161,7 @@ describe('the judging catches what a wrong compaction does', () => {
       f.block('Bash', { command: "sed -n '1,40p' src/a.ts" }, 'a'),
       f.block('shell', { command: ['bash', '-lc', 'nl -ba src/b.ts'] }, 'b'),
       f.block('search', { command: 'cat src/c.ts' }, 'c'),
+      f.block('exec_command', { cmd: "nl -ba src/x.ts | sed -n '1,40p'", workdir: '/w' }, 'x'),
       f.block(
         'shell',
         {
@@ -173,7 +174,7 @@ describe('the judging catches what a wrong compaction does', () => {
         'Done!',
       ),
     );
-    expect(touchedPaths(items)).toEqual(['package.json', 'src/a.ts', 'src/b.ts', 'src/d.ts']);
+    expect(touchedPaths(items)).toEqual(['package.json', 'src/a.ts', 'src/b.ts', 'src/x.ts', 'src/d.ts']);
     // A here-document's lines are data; a path is compared without its leading ./ or ../.
     const more = conversation(
       f.user('More.'),
