@@ -4,7 +4,8 @@
  * the file is a subagent's own, with nothing else); the message lines in file order when no line
  * links to another. A compaction of Claude Code's starts a chain of
  * its own (a `compact_boundary` line with no parent, its `logicalParentUuid` naming the line before);
- * with `whole` the chain goes on through it to the history before. Pure.
+ * with `whole` the chain goes on through it to the history before. The results of parallel tool
+ * calls that hang off the chain are put back in it (`withParallelResults`). Pure.
  */
 import type { JsonObject } from './json';
 
@@ -55,5 +56,57 @@ export function activeChain(lines: readonly ClaudeLine[], whole: boolean): Claud
           : undefined;
     at = parent === undefined ? undefined : byId.get(parent);
   }
-  return chain.reverse();
+  return withParallelResults(chain.reverse(), pool);
+}
+
+/** The ids of the `tool_use` (or `tool_result`) blocks of a message line. */
+function blockIds(line: ClaudeLine, type: 'tool_use' | 'tool_result'): string[] {
+  const content = (line.value.message as { content?: unknown } | undefined)?.content;
+  if (!Array.isArray(content)) return [];
+  const key = type === 'tool_use' ? 'id' : 'tool_use_id';
+  const ids: string[] = [];
+  for (const block of content as unknown[]) {
+    if (typeof block !== 'object' || block === null) continue;
+    const record = block as Record<string, unknown>;
+    if (record.type === type && typeof record[key] === 'string') ids.push(record[key]);
+  }
+  return ids;
+}
+
+/**
+ * The chain with the results of parallel tool calls that hang off it: Claude Code (2.1) writes
+ * each call of one reply on a line of its own, each line the parent of the next, and each call's
+ * result as a child of its own call's line, so the chain from the last line passes through the
+ * last call's result only. A user line whose parent is on the chain, holding only results of the
+ * chain's calls that the chain does not answer, goes in where the file has it among the chain's
+ * lines after its parent (Claude Code puts them back the same way when it resumes). Another branch
+ * (an edited prompt, a retried reply) holds no such results, and stays out.
+ */
+function withParallelResults(chain: ClaudeLine[], pool: readonly ClaudeLine[]): ClaudeLine[] {
+  const onChain = new Set(chain);
+  const calls = new Set<string>();
+  const answered = new Set<string>();
+  for (const line of chain) {
+    if (line.value.type === 'assistant') for (const id of blockIds(line, 'tool_use')) calls.add(id);
+    else if (line.value.type === 'user') for (const id of blockIds(line, 'tool_result')) answered.add(id);
+  }
+  if (calls.size === answered.size) return chain;
+  const chainIds = new Set(chain.map((line) => line.value.uuid).filter((id) => typeof id === 'string'));
+  const recovered = pool.filter((line) => {
+    if (onChain.has(line) || line.value.type !== 'user' || !isMessageLine(line)) return false;
+    const parent = line.value.parentUuid;
+    if (typeof parent !== 'string' || !chainIds.has(parent)) return false;
+    const results = blockIds(line, 'tool_result');
+    return results.length > 0 && results.every((id) => calls.has(id) && !answered.has(id));
+  });
+  if (recovered.length === 0) return chain;
+  const out = [...chain];
+  for (const line of recovered) {
+    const parent = out.findIndex((l) => l.value.uuid === line.value.parentUuid);
+    let at = parent + 1;
+    while (at < out.length && (out[at] as ClaudeLine).index < line.index) at++;
+    out.splice(at, 0, line);
+    for (const id of blockIds(line, 'tool_result')) answered.add(id);
+  }
+  return out;
 }

@@ -204,6 +204,38 @@ describe('a Claude Code session', () => {
     ]);
   });
 
+  it('puts back the results of parallel calls that hang off the chain (2.1: each result a child of its own call)', () => {
+    const parallel = [
+      user('p1', null, 'Read both files.'),
+      assistant('q1', 'p1', 'msg_p', [
+        { type: 'tool_use', id: 'toolu_a', name: 'Read', input: { file_path: '/w/a.ts' } },
+      ]),
+      assistant('q2', 'q1', 'msg_p', [
+        { type: 'tool_use', id: 'toolu_b', name: 'Read', input: { file_path: '/w/b.ts' } },
+      ]),
+      // The first call's result is a child of the first call's line, not on the chain from the end.
+      user('r1', 'q1', [result('toolu_a', 'a says 1')], { sourceToolAssistantUUID: 'q1' }),
+      user('r2', 'q2', [result('toolu_b', 'b says 2')], { sourceToolAssistantUUID: 'q2' }),
+      // A prompt edited by the user: another branch off the chain, with nothing the chain waits for.
+      user('e1', 'q1', 'An edited prompt, abandoned.'),
+      assistant('q3', 'r2', 'msg_q', [{ type: 'text', text: 'Both read.' }]),
+    ];
+    const t = parallel.map((l) => JSON.stringify(l)).join('\n') + '\n';
+    for (const wholeHistory of [false, true]) {
+      const read = importSession(t, { tokenizer: fakeTokenizer, wholeHistory });
+      expect(itemSummary(read.items)).toEqual([
+        ['USER_MESSAGE', false, 'Read both files.'],
+        ['ASSISTANT_MESSAGE', false, ''],
+        ['TOOL_RESULT', false, 'a says 1'],
+        ['TOOL_RESULT', false, 'b says 2'],
+        ['ASSISTANT_MESSAGE', false, 'Both read.'],
+      ]);
+      const reply = read.items[1] as Extract<ContextItem, { type: 'ASSISTANT_MESSAGE' }>;
+      expect(reply.message.tool_calls?.map((c) => c.id)).toEqual(['toolu_a', 'toolu_b']);
+      expect(jsonlValues(exportSession(read))).toEqual(jsonlValues(t));
+    }
+  });
+
   it('is its own compaction summary on import, and the whole history for eval', () => {
     const compacted = [
       ...lines.slice(0, 8),
