@@ -11,7 +11,8 @@
  *    (`strategies.ts`), then the full summary keeping `keepRecentRounds` rounds, then fewer. The
  *    rounds trigger runs the full summary directly (seed 001). Each step works on what the
  *    previous one left. A context that started over the target and is still over the goal then
- *    has the reasoning text of its replies cut, the last resort (`reasoningStep`).
+ *    has the reasoning text of its replies cut, the last resort (`reasoningStep`). Still over the
+ *    window, the plan is made again with the carried state cut to what the window leaves it.
  * 3. What the steps removed is summarized (seed 003: the summary always runs, here over only the
  *    oldest units it had to take); the summary merges the previous summaries and has a budget that
  *    leaves room for the header, the carried state and what no step may remove: header + carried
@@ -26,7 +27,7 @@
  */
 import type { CompactionConfig } from './config';
 import { targetTokens } from './config';
-import { buildCarriedState, type CarriedState } from './carried-state';
+import { buildCarriedState, CARRIED_TYPES, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
 import { longestCut, MIN_PREVIEW_TOKENS, planCut, planPreview } from './item-cuts';
 import { emptyPruneStats, pruneSteps, reasoningStep, type PruneStats, type Step } from './selective-prune';
@@ -162,16 +163,37 @@ function* stepsFor(plan: {
 
 /** Plans a compaction (see the module comment). Never modifies its input. */
 export function planCompaction(input: PlanInput): CompactionPlan {
+  const plan = planWithin(input, null);
+  // Still over the window after every step (its cuts as written, not their bounds), the carried
+  // state gives up what it must (its trail collapses directories, fewer errors are shown): no
+  // request may go over the window.
+  const window = input.config.maxContextTokens;
+  if (plan.work.total() <= window) return plan;
+  const over = plan.work.writtenTotal() - window;
+  if (over <= 0) return plan;
+  let carriedTokens = 0;
+  for (const item of plan.carried.items)
+    if ((CARRIED_TYPES as readonly string[]).includes(item.type)) carriedTokens += item.tokens;
+  // Where no cut of the carried state would do (a reply waiting for its results, larger than the
+  // window), it stays whole.
+  if (over >= carriedTokens) return plan;
+  const within = planWithin(input, carriedTokens - over);
+  return within.work.writtenTotal() <= window ? within : plan;
+}
+
+/** {@link planCompaction}, the carried state within `carriedCap` tokens (null: its own budgets). */
+function planWithin(input: PlanInput, carriedCap: number | null): CompactionPlan {
   const { config } = input;
   const tokenizer = countingOnce(input.tokenizer);
   const tokensBefore = sumTokens(input.items);
   const target = targetTokens(config);
+  const cap = (tokens: number): number => (carriedCap === null ? tokens : Math.min(tokens, carriedCap));
   const carried = buildCarriedState({
     items: input.items,
     // Its texts are new to this plan, each counted once by its own means.
     tokenizer: input.tokenizer,
-    budgetTokens: Math.floor(config.carriedStateRatio * target),
-    limitTokens: carriedLimit(input.items, config, target),
+    budgetTokens: cap(Math.floor(config.carriedStateRatio * target)),
+    limitTokens: cap(carriedLimit(input.items, config, target)),
     idPrefix: input.compactionId,
     gitDiffStat: input.gitDiffStat,
   });

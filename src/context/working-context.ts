@@ -206,6 +206,19 @@ export class WorkingContext {
     return this.headerTokens + this.keptTokens + summary;
   }
 
+  /**
+   * {@link total} with each planned cut counted as written (a plan's tokens are a bound on them):
+   * writes the kept units' cut forms.
+   */
+  writtenTotal(): number {
+    let kept = 0;
+    for (const unit of this.units) {
+      if (unit.removed) continue;
+      for (const item of this.unitItems(unit)) kept += item.tokens;
+    }
+    return this.total() - this.keptTokens + kept;
+  }
+
   /** Items the context would have now (the new summary counted as one once anything is removed). */
   itemCount(): number {
     const summaries = this.summaryReserve !== null && this.removedAny ? 1 : this.summaries.length;

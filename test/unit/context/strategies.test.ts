@@ -1161,6 +1161,46 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     }
   });
 
+  it('still over the window after every step, the carried state gives up what the window needs; where that cannot do, it stays whole', () => {
+    const f = itemsFactory(o200k);
+    const reads = Array.from({ length: 40 }, (_, r) => [
+      f.user(`s${r}`),
+      ...f.block(
+        'read_file',
+        { path: `/home/user/projects/root/packages/module-${r % 7}/src/nested/file_${r}.ts` },
+        'ok',
+      ),
+    ]).flat();
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const trailOf = (p: CompactionPlan) =>
+      p.carried.items.find((i) => i.type === 'ARTIFACT_TRAIL')?.tokens ?? 0;
+    // A reply waiting for its result: its call is never cut. The system prompt and it leave the
+    // carried state less than its budget.
+    const session = (argumentWords: number) =>
+      conversation(
+        f.system(words(2800, 'rules'), { id: 'sys' }),
+        f.user('task', { id: 'task' }),
+        reads,
+        f.user('Now write it.', { id: 'now' }),
+        f.calls(
+          [{ name: 'write_file', args: { path: 'src/new.ts', content: words(argumentWords, 'code') } }],
+          null,
+          {
+            id: 'write',
+          },
+        ),
+      );
+    const roomy = plan(session(200), config);
+    const tight = plan(session(850), config);
+    expect(tight.work.writtenTotal()).toBeLessThanOrEqual(config.maxContextTokens);
+    expect(trailOf(tight)).toBeLessThan(trailOf(roomy));
+    expect(ids(finishCompaction(tight, summaryOf(tight.summaryBudget)))).toContain('write');
+    // Over the window by more than the carried state holds: cutting it would not do; it stays.
+    const hopeless = plan(session(1600), config);
+    expect(hopeless.work.writtenTotal()).toBeGreaterThan(config.maxContextTokens);
+    expect(trailOf(hopeless)).toBe(trailOf(roomy));
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
