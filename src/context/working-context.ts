@@ -11,7 +11,8 @@
  * so deciding costs no tokenizing.
  *
  * The header is the context's (`segments.ts`), except that a task too large for the window with
- * the rest of the header is not: it is compacted like any message.
+ * the rest of the header is not: it is compacted like any message; so are pinned messages, oldest
+ * first, while the header without the task is still over the window.
  *
  * Protected units are never removed: pinned content; the latest tool call and its results, which
  * the model has not seen yet (a call whose result is not in yet would get it with no call; a result
@@ -23,7 +24,7 @@
  * Pure module.
  */
 import type { ContextItem } from './items';
-import { headerRoles, isRoundStart } from './segments';
+import { headerRoles, isRoundStart, type HeaderRole } from './segments';
 import { groupUnits, type Unit } from './tool-blocks';
 import { indexPairs, type PairIndex } from './tool-pairs';
 
@@ -72,6 +73,45 @@ export interface WorkingContextOptions {
   pairs?: PairIndex;
 }
 
+/**
+ * Takes out of the header (`roles`, changed in place) what it cannot hold within the window: the
+ * original task first (it is in the summary), then pinned messages, oldest first (a pin larger
+ * than the window cannot be kept whole); then gives back those that fit after all, the task first,
+ * then the newest pins. Returns the pins taken out: they are compacted like any message.
+ */
+function fitHeader(
+  items: readonly ContextItem[],
+  roles: (HeaderRole | undefined)[],
+  window: number,
+): Set<ContextItem> {
+  let fixed = 0;
+  for (let i = 0; i < items.length; i++)
+    if (roles[i] !== undefined) fixed += (items[i] as ContextItem).tokens;
+  const out = new Set<ContextItem>();
+  if (fixed <= window) return out;
+  const task = roles.indexOf('task');
+  const taken: number[] = [];
+  if (task >= 0) {
+    roles[task] = undefined;
+    fixed -= (items[task] as ContextItem).tokens;
+  }
+  for (let i = 0; i < items.length && fixed > window; i++) {
+    if (roles[i] !== 'pinned') continue;
+    roles[i] = undefined;
+    taken.push(i);
+    fixed -= (items[i] as ContextItem).tokens;
+  }
+  for (const i of [task, ...taken.reverse()]) {
+    if (i < 0) continue;
+    const tokens = (items[i] as ContextItem).tokens;
+    if (fixed + tokens <= window) {
+      roles[i] = i === task ? 'task' : 'pinned';
+      fixed += tokens;
+    } else if (i !== task) out.add(items[i] as ContextItem);
+  }
+  return out;
+}
+
 export class WorkingContext {
   readonly header: ContextItem[] = [];
   readonly summaries: ContextItem[] = [];
@@ -98,13 +138,7 @@ export class WorkingContext {
     this.reserve = options.summaryReserve;
     this.windowTokens = options.window;
     const roles = headerRoles(items);
-    // The original task is header, unless the header with it is over the window: no request could
-    // then be sent, so the task is compacted like any other message (it is in the summary).
-    const fixedTokens = items.reduce((n, item, i) => (roles[i] !== undefined ? n + item.tokens : n), 0);
-    if (fixedTokens > options.window) {
-      const task = roles.indexOf('task');
-      if (task >= 0) roles[task] = undefined;
-    }
+    const unpinned = fitHeader(items, roles, options.window);
     for (let i = 0; i < items.length; i++)
       if (roles[i] !== undefined) this.header.push(items[i] as ContextItem);
     for (const unit of groupUnits(items, options.pairs ?? indexPairs(items))) {
@@ -119,7 +153,7 @@ export class WorkingContext {
       let pinned = false;
       for (const item of unit.items) {
         tokens += item.tokens;
-        if (item.pinned) pinned = true;
+        if (item.pinned && !unpinned.has(item)) pinned = true;
       }
       this.units.push({
         index: this.units.length,

@@ -10,7 +10,8 @@
  * - header kept: every header item before is still there after, or replaced by a newer one of its
  *   kind (a later task list, the new carried state, memories beyond the last 10), or, for the open
  *   errors, gone with the last of them (no error is open any more); the task may go where the
- *   header with it is over the window (before, or after with the new carried state); a system
+ *   header with it is over the window (before, or after with the new carried state), a pin where
+ *   the header is over it without the task; a system
  *   prompt that a later one of its kind replaces is no longer header (`segments.ts`);
  * - carried-state probes: the latest task list, every pin, the last 10 memories and every open
  *   error are in the context's text;
@@ -212,6 +213,8 @@ export function judgeCompaction(
       if (REPLACEABLE.has(role) && afterRoles.has(role)) return false;
       if (role === 'memory' && memoriesAfter >= HEADER_MEMORY_LIMIT) return false;
       if (role === 'task' && Math.max(headerBefore, headerAfter + item.tokens) > window) return false;
+      // A pin goes only where the header after has no room for it within the window.
+      if (role === 'pinned' && headerAfter + item.tokens > window) return false;
       // Its errors resolved, the carried state has none to list (an open one is probed by its text).
       if (role === 'errors' && openErrors.length === 0) return false;
       return true;

@@ -1201,6 +1201,34 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(trailOf(hopeless)).toBe(trailOf(roomy));
   });
 
+  it('a pin the header cannot hold within the window, even without the task, is compacted like any message, oldest first', () => {
+    const f = itemsFactory(o200k);
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const items = conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user(`Build it. ${words(300, 'task')}`, { id: 'task' }),
+      f.user(`<Pin>${words(2600, 'old')}</Pin>`, { id: 'big-pin', pinned: true }),
+      f.user(`<Pin>${words(1600, 'new')}</Pin>`, { id: 'new-pin', pinned: true }),
+      ...f.block('read_file', { path: 'a.py' }, words(300, 'code')),
+      f.user('Go on.', { id: 'now' }),
+    );
+    const p = plan(items, config, 'precheck');
+    expect(ids(p.work.header)).toContain('new-pin');
+    expect(ids(p.work.header)).not.toContain('big-pin');
+    expect(ids(p.toSummarize)).toContain('big-pin');
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(sumTokens(out)).toBeLessThanOrEqual(config.maxContextTokens);
+    expect(ids(out)).toContain('new-pin');
+    // Within the window with the rest of the header, a pin stays, whatever the target.
+    const fits = plan(
+      items.filter((i) => i.id !== 'big-pin'),
+      config,
+      'precheck',
+    );
+    expect(ids(fits.work.header)).toContain('new-pin');
+    expect(ids(fits.work.header)).toContain('task');
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
