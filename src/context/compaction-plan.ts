@@ -175,8 +175,9 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   for (const item of plan.carried.items)
     if ((CARRIED_TYPES as readonly string[]).includes(item.type)) carriedTokens += item.tokens;
   // Where no cut of the carried state would do (a reply waiting for its results, larger than the
-  // window), it stays whole.
-  if (over >= carriedTokens) return plan;
+  // window), it stays whole; a cut that falls short (the trail and the errors have floors) is kept
+  // only where it fits the window.
+  if (over > carriedTokens) return plan;
   const within = planWithin(input, carriedTokens - over);
   return within.work.writtenTotal() <= window ? within : plan;
 }

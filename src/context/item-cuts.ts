@@ -4,9 +4,11 @@
  * first tokens, `[…]` and its last lines) plus `[TRUNCATED original~N tokens; recall #handle]`. A
  * cut is decided on the stored counts and bounds (a {@link PlannedCut} says its tokens); its text
  * is written only when the context is read, so deciding costs no tokenizing. A cut form's id is
- * derived from the original's and the preview's size, so planning again gives the same ids. Each field of an item is cut once — a result's text
- * again only to another preview of the same original — and a form with one field cut may have the
- * other cut (a reply's reasoning, then its arguments: `X~text200~cut200`).
+ * derived from the original's (or, cut again, the form's) and the preview's size, so planning again
+ * gives the same ids. Each field of an item is cut once — a result's text again only to another
+ * preview of the same original, and a message's text or a reply's reasoning again only where the
+ * last resort must (`X~text200~text60`) — and a form with one field cut may have the other cut (a
+ * reply's reasoning, then its arguments: `X~text200~cut200`).
  *
  * Pure module: the tokenizer is an argument.
  */
@@ -277,6 +279,22 @@ export function planPreview(
   return isTextItem(item) && preview >= minPreview
     ? planTextCut(item, config, tokenizer, preview, true)
     : null;
+}
+
+/**
+ * The cut of an item's text (a message's, or the reasoning of a message that calls tools, its
+ * calls whole) to a preview of `previewTokens`, a text cut before cut again; null when the text is
+ * not longer, or the item has none to cut.
+ */
+export function planShortestPreview(
+  item: ContextItem,
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  previewTokens: number,
+): PlannedCut | null {
+  if (item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 0)
+    return planReasoning(item, tokenizer, previewTokens, true);
+  return isTextItem(item) ? planTextCut(item, config, tokenizer, previewTokens, true) : null;
 }
 
 /**

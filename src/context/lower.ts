@@ -148,7 +148,8 @@ function lowerConversation(items: readonly ContextItem[]): ChatMessage[] {
 }
 
 /**
- * The request for these items: header messages first in header order (system prompt, subagent
+ * The request for these items: header messages first in header order (system prompts — with any a
+ * later one replaced, in their order —, subagent
  * strategy, original task, pinned content, task list, memories, artifact trail; see
  * `splitSegments`), then the conversation in order, its tool calls and results made valid for the
  * API (see `lowerConversation`: results right after their call, a placeholder for a missing one,
@@ -158,11 +159,25 @@ function lowerConversation(items: readonly ContextItem[]): ChatMessage[] {
  */
 export function lower(items: readonly ContextItem[]): ModelRequest {
   const { header, conversation } = splitSegments(items);
-  const messages: ChatMessage[] = [];
+  // A system prompt a later one replaced is conversation (a compaction may take it), but it is sent
+  // with the system prompts, in its place among them: before the one that replaced it.
+  const replaced = conversation.filter((item) => item.type === 'SYSTEM_PROMPT');
+  const position = new Map(items.map((item, i) => [item, i]));
+  const system = [...header.filter((item) => item.type === 'SYSTEM_PROMPT'), ...replaced].sort(
+    (a, b) => (position.get(a) ?? 0) - (position.get(b) ?? 0),
+  );
+  const messages: ChatMessage[] = system.flatMap((item) =>
+    item.type === 'TOOL_DEFINITIONS' ? [] : [lowerMessage(item.message)],
+  );
+  const sent = new Set<ContextItem>(system);
   for (const item of header) {
-    if (item.type !== 'TOOL_DEFINITIONS') messages.push(lowerMessage(item.message));
+    if (item.type !== 'TOOL_DEFINITIONS' && !sent.has(item)) messages.push(lowerMessage(item.message));
   }
-  messages.push(...lowerConversation(conversation));
+  messages.push(
+    ...lowerConversation(
+      replaced.length > 0 ? conversation.filter((i) => i.type !== 'SYSTEM_PROMPT') : conversation,
+    ),
+  );
   return { messages, tools: mergeTools(header) };
 }
 

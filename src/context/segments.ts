@@ -63,9 +63,10 @@ function isToolPairMember(item: ContextItem): boolean {
 /**
  * The header role of each item (`undefined`: conversation), by position.
  *
- * - SYSTEM_PROMPT, TOOL_DEFINITIONS, SUBAGENT_STRATEGY: always header, except a system prompt that
- *   a later one opening with the same tag replaces (`<permissions instructions>`, written again by
- *   the agent when the setting changes): conversation.
+ * - SYSTEM_PROMPT, TOOL_DEFINITIONS, SUBAGENT_STRATEGY: always header, except a system prompt made
+ *   of tagged sections alone that later ones replace, a section of each of its tags
+ *   (`<permissions instructions>`, written again by the agent when the setting changes):
+ *   conversation, sent with the system prompts all the same (`lower.ts`).
  * - The first real (non-meta) USER_MESSAGE: the original task.
  * - Pinned items, except a TOOL_RESULT or an assistant message with tool calls: those stay in the
  *   conversation (still pinned: the rules never compact them) so the pair keeps its order.
@@ -109,30 +110,48 @@ export function headerRoles(items: readonly ContextItem[]): (HeaderRole | undefi
 }
 
 /**
- * The kind of instruction a system prompt updates, by the tag it opens with (`<permissions
- * instructions>`, `<collaboration_mode>`: words, no attributes), or null.
+ * A tagged section of a system prompt: `<name>` … `</name>` (words, no attributes), to the last
+ * closing tag of its name (its text may mention the tag).
  */
-function promptKind(item: ContextItem): string | null {
+const SECTION = /<([A-Za-z][\w.:-]*(?: [A-Za-z][\w.:-]*){0,4})>[\s\S]*<\/\1>/g;
+
+/**
+ * The kinds of instruction a system prompt updates: the tags of its sections (`<permissions
+ * instructions>`, `<collaboration_mode>`), and whether the prompt is made of those sections alone
+ * (nothing outside them but white space). Null for a prompt that opens with no tag.
+ */
+function promptSections(item: ContextItem): { tags: Set<string>; whole: boolean } | null {
   const content = item.type === 'SYSTEM_PROMPT' ? item.message.content : null;
   if (typeof content !== 'string' || !content.trimStart().startsWith('<')) return null;
-  return /^\s*<([A-Za-z][\w.:-]*(?: [A-Za-z][\w.:-]*){0,4})>/.exec(content.slice(0, 160))?.[1] ?? null;
+  const tags = new Set<string>();
+  let end = 0;
+  let whole = true;
+  for (const match of content.matchAll(SECTION)) {
+    if (content.slice(end, match.index).trim().length > 0) whole = false;
+    tags.add(match[1] as string);
+    end = (match.index as number) + match[0].length;
+  }
+  if (content.slice(end).trim().length > 0) whole = false;
+  return tags.size > 0 ? { tags, whole } : null;
 }
 
 /**
- * Positions of the system prompts a later one of the same kind replaces (an agent that writes its
- * settings into the history as they change: the sandbox's permissions, a collaboration mode), or
- * null when there is none. Only the latest of a kind is header; the earlier ones are conversation.
+ * Positions of the system prompts that later ones replace (an agent that writes its settings into
+ * the history as they change: the sandbox's permissions, a collaboration mode), or null when there
+ * is none. A prompt is replaced when it is made of tagged sections alone and a later prompt has a
+ * section of each of its tags; one with anything else in it (the user's own instructions beside
+ * the settings) never is. Only the latest of a kind is header; the earlier ones are conversation.
  */
 function supersededPrompts(items: readonly ContextItem[]): Set<number> | null {
   let out: Set<number> | null = null;
-  let seen: Set<string> | null = null;
+  let later: Set<string> | null = null;
   for (let i = items.length - 1; i >= 0; i--) {
     if ((items[i] as ContextItem).type !== 'SYSTEM_PROMPT') continue;
-    const kind = promptKind(items[i] as ContextItem);
-    if (kind === null) continue;
-    seen ??= new Set();
-    if (seen.has(kind)) (out ??= new Set()).add(i);
-    else seen.add(kind);
+    const sections = promptSections(items[i] as ContextItem);
+    if (sections === null) continue;
+    if (later && sections.whole && [...sections.tags].every((tag) => later?.has(tag)))
+      (out ??= new Set()).add(i);
+    for (const tag of sections.tags) (later ??= new Set()).add(tag);
   }
   return out;
 }

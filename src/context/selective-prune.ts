@@ -27,6 +27,7 @@ import {
   planCut,
   planPreview,
   planReasoning,
+  planShortestPreview,
   previewFitting,
 } from './item-cuts';
 import type { Tokenizer } from './tokenizer';
@@ -164,11 +165,14 @@ export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): S
       for (let i = 0; i < unit.originals.length; i++) {
         const over = ctx.total() - ctx.windowTokens;
         if (over <= 0) return;
+        if ((unit.originals[i] as ContextItem).type === 'TOOL_RESULT') continue;
         // On the form as it stands: a cut planned here (the arguments') keeps its own.
-        const current = unit.cuts[i]?.write() ?? (unit.originals[i] as ContextItem);
-        if (current.type === 'TOOL_RESULT') continue;
+        const current = ctx.itemAt(unit, i);
         const size = ctx.tokensAt(unit, i);
-        const cut = planPreview(current, config, tokenizer, size - over, MIN_PREVIEW_TOKENS, true);
+        // As short as the window needs, and 50 tokens where even that is not enough.
+        const cut =
+          planPreview(current, config, tokenizer, size - over, MIN_PREVIEW_TOKENS, true) ??
+          planShortestPreview(current, config, tokenizer, MIN_PREVIEW_TOKENS);
         if (cut && cut.tokens < size) ctx.cut(unit, i, cut);
       }
     }

@@ -76,8 +76,9 @@ export interface WorkingContextOptions {
 /**
  * Takes out of the header (`roles`, changed in place) what it cannot hold within the window: the
  * original task first (it is in the summary), then pinned messages, oldest first (a pin larger
- * than the window cannot be kept whole); then gives back those that fit after all, the task first,
- * then the newest pins. Returns the pins taken out: they are compacted like any message.
+ * than the window cannot be kept whole); then gives back those that fit after all, the pins first
+ * (the newest first: the user asked for them to stay), then the task. Returns the pins taken out:
+ * they are compacted like any message.
  */
 function fitHeader(
   items: readonly ContextItem[],
@@ -101,7 +102,7 @@ function fitHeader(
     taken.push(i);
     fixed -= (items[i] as ContextItem).tokens;
   }
-  for (const i of [task, ...taken.reverse()]) {
+  for (const i of [...taken.reverse(), task]) {
     if (i < 0) continue;
     const tokens = (items[i] as ContextItem).tokens;
     if (fixed + tokens <= window) {
@@ -155,10 +156,13 @@ export class WorkingContext {
         tokens += item.tokens;
         if (item.pinned && !unpinned.has(item)) pinned = true;
       }
+      // A system prompt in the conversation (one a later one replaced: `segments.ts`) is round 0;
+      // it belongs to the round it was written in.
+      const round = first.type === 'SYSTEM_PROMPT' ? (this.units.at(-1)?.round ?? unit.round) : unit.round;
       this.units.push({
         index: this.units.length,
         kind: unit.kind,
-        round: unit.round,
+        round,
         originals: unit.items,
         cuts: [],
         tokens,
@@ -330,16 +334,19 @@ export class WorkingContext {
 
   /** A unit's items as they stand: cut forms written. */
   unitItems(unit: WorkingUnit): ContextItem[] {
-    return unit.originals.map((item, i) => {
-      const cut = unit.cuts[i];
-      if (!cut) return item;
-      let written = this.written.get(cut);
-      if (!written) {
-        written = cut.write();
-        this.written.set(cut, written);
-      }
-      return written;
-    });
+    return unit.originals.map((_, i) => this.itemAt(unit, i));
+  }
+
+  /** The item at `position` of a unit as it stands: its cut form written (once), else the original. */
+  itemAt(unit: WorkingUnit, position: number): ContextItem {
+    const cut = unit.cuts[position];
+    if (!cut) return unit.originals[position] as ContextItem;
+    let written = this.written.get(cut);
+    if (!written) {
+      written = cut.write();
+      this.written.set(cut, written);
+    }
+    return written;
   }
 
   /**

@@ -204,7 +204,12 @@ export function judgeCompaction(
   const window = c.plan ? c.plan.work.windowTokens : Infinity;
   const headerTokens = (items: readonly ContextItem[], roles: readonly (string | undefined)[]): number =>
     items.reduce((n, item, i) => (roles[i] !== undefined ? n + item.tokens : n), 0);
-  const headerAfter = headerTokens(c.after, afterRoleList);
+  // Without the task: the first real user message kept is the task to `headerRoles` (the current
+  // message, once the task is gone).
+  const headerAfter = headerTokens(
+    c.after,
+    afterRoleList.map((role) => (role === 'task' ? undefined : role)),
+  );
   const headerBefore = headerTokens(c.before, beforeRoles);
   const headerLost = c.before
     .filter((item, i) => {

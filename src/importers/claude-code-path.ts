@@ -83,30 +83,41 @@ function blockIds(line: ClaudeLine, type: 'tool_use' | 'tool_result'): string[] 
  * (an edited prompt, a retried reply) holds no such results, and stays out.
  */
 function withParallelResults(chain: ClaudeLine[], pool: readonly ClaudeLine[]): ClaudeLine[] {
-  const onChain = new Set(chain);
   const calls = new Set<string>();
   const answered = new Set<string>();
   for (const line of chain) {
     if (line.value.type === 'assistant') for (const id of blockIds(line, 'tool_use')) calls.add(id);
     else if (line.value.type === 'user') for (const id of blockIds(line, 'tool_result')) answered.add(id);
   }
-  if (calls.size === answered.size) return chain;
-  const chainIds = new Set(chain.map((line) => line.value.uuid).filter((id) => typeof id === 'string'));
-  const recovered = pool.filter((line) => {
-    if (onChain.has(line) || line.value.type !== 'user' || !isMessageLine(line)) return false;
-    const parent = line.value.parentUuid;
-    if (typeof parent !== 'string' || !chainIds.has(parent)) return false;
-    const results = blockIds(line, 'tool_result');
-    return results.length > 0 && results.every((id) => calls.has(id) && !answered.has(id));
+  if (![...calls].some((id) => !answered.has(id))) return chain;
+  const at = new Map<string, number>();
+  chain.forEach((line, i) => {
+    if (typeof line.value.uuid === 'string') at.set(line.value.uuid, i);
   });
-  if (recovered.length === 0) return chain;
-  const out = [...chain];
-  for (const line of recovered) {
-    const parent = out.findIndex((l) => l.value.uuid === line.value.parentUuid);
-    let at = parent + 1;
-    while (at < out.length && (out[at] as ClaudeLine).index < line.index) at++;
-    out.splice(at, 0, line);
-    for (const id of blockIds(line, 'tool_result')) answered.add(id);
+  const onChain = new Set(chain);
+  // The lines to put back, each before the chain's line at `before` (the first after its parent
+  // that the file has after it), in file order.
+  const back = new Map<number, ClaudeLine[]>();
+  for (const line of pool) {
+    if (onChain.has(line) || line.value.type !== 'user' || !isMessageLine(line)) continue;
+    const parent = line.value.parentUuid;
+    const from = typeof parent === 'string' ? at.get(parent) : undefined;
+    if (from === undefined) continue;
+    const results = blockIds(line, 'tool_result');
+    if (results.length === 0 || !results.every((id) => calls.has(id) && !answered.has(id))) continue;
+    for (const id of results) answered.add(id);
+    let before = from + 1;
+    while (before < chain.length && (chain[before] as ClaudeLine).index < line.index) before++;
+    const group = back.get(before);
+    if (group) group.push(line);
+    else back.set(before, [line]);
+  }
+  if (back.size === 0) return chain;
+  const out: ClaudeLine[] = [];
+  for (let i = 0; i <= chain.length; i++) {
+    const group = back.get(i);
+    if (group) out.push(...group.sort((a, b) => a.index - b.index));
+    if (i < chain.length) out.push(chain[i] as ClaudeLine);
   }
   return out;
 }

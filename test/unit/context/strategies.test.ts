@@ -1229,6 +1229,23 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(ids(fits.work.header)).toContain('task');
   });
 
+  it('where the header cannot hold the task and every pin, the pins that fit stay before the task', () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.system(words(400, 'rules'), { id: 'sys' }),
+      f.user(`Build it. ${words(300, 'task')}`, { id: 'task' }),
+      f.user(`<Pin>${words(350, 'a')}</Pin>`, { id: 'pin-a', pinned: true }),
+      f.user(`<Pin>${words(650, 'b')}</Pin>`, { id: 'pin-b', pinned: true }),
+      f.user('Go on.', { id: 'now' }),
+    );
+    // System and pin A fit a 1,000-token window; with the task too, or with pin B, they do not.
+    const work = new WorkingContext(items, { window: 1000, summaryReserve: null });
+    expect(ids(work.header)).toStrictEqual(['sys', 'pin-a']);
+    const byId = (id: string) => work.units.find((u) => u.originals[0]?.id === id);
+    expect(byId('pin-b')?.protected).toBe(false);
+    expect(byId('task')?.protected).toBe(false);
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
