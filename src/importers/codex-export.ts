@@ -101,9 +101,11 @@ export function codexParts(message: ChatMessage, fields: JsonObject): ItemPart[]
     case 'tool': {
       const part = parts[0] as JsonObject;
       const output = itemOf(part).output;
-      const text = isRecord(output)
-        ? JSON.stringify({ ...output, output: message.content })
-        : message.content;
+      const text = Array.isArray(output)
+        ? contentParts(output, 'input_text', message.content)
+        : isRecord(output)
+          ? JSON.stringify({ ...output, output: message.content })
+          : message.content;
       return [withItem(part, { call_id: message.tool_call_id, output: text })];
     }
     case 'user':

@@ -180,8 +180,28 @@ function readCall(line: CodexLine): { call: ToolCall; part: JsonObject } {
 /** A tool output's text, whether it failed, and its line with the text taken out. */
 function readOutput(line: CodexLine): { text: string; isError: boolean; part: JsonObject } {
   const output = (line.item as JsonObject).output;
+  if (Array.isArray(output)) {
+    // Newer rollouts (a `wait` call's output): a list of `input_text` parts, read as their text.
+    const field = itemField(line, 'output');
+    const parts = output.map((part, i) => {
+      if (!isRecord(part) || typeof part.type !== 'string')
+        fail(`expected a content part with a string type, got ${describe(part)}`, line, `${field}[${i}]`);
+      return part;
+    });
+    const { text, layout } = takeText(parts, 'input_text', 'text', TEXT_SEPARATOR);
+    const code = /^(?:Exit code:|Process exited with code) (-?\d+)/.exec(text ?? '');
+    return {
+      text: text ?? '',
+      isError: code !== null && Number(code[1]) !== 0,
+      part: withItem(line, { call_id: 0, output: layout }),
+    };
+  }
   if (typeof output !== 'string') {
-    fail(`expected a string, got ${describe(output)}`, line, itemField(line, 'output'));
+    fail(
+      `expected a string or a list of content parts, got ${describe(output)}`,
+      line,
+      itemField(line, 'output'),
+    );
   }
   let wrapped: unknown;
   try {

@@ -167,6 +167,34 @@ describe('a Codex rollout', () => {
     expect(itemSummary(again.items)).toEqual(itemSummary(items));
   });
 
+  it('reads an output given as a list of text parts (newer rollouts) as their text, and writes it back in that shape', () => {
+    const parts = [
+      { type: 'input_text', text: 'Script failed\nOutput:\n' },
+      { type: 'input_text', text: 'exec cell 12 not found' },
+    ];
+    const t = jsonl([
+      item(input('user', 'Wait for it')),
+      item({ type: 'function_call', name: 'wait', arguments: '{"cell_id":"12"}', call_id: 'call_w' }),
+      item({ type: 'function_call_output', call_id: 'call_w', output: parts }),
+    ]);
+    const read = importSession(t, { tokenizer: fakeTokenizer });
+    const result = read.items.find((i) => i.type === 'TOOL_RESULT');
+    expect(result && messageText(result.message)).toBe('Script failed\nOutput:\n\nexec cell 12 not found');
+    expect(jsonlValues(exportSession(read))).toEqual(jsonlValues(t));
+    const cut = read.items.map((i) =>
+      i.type === 'TOOL_RESULT'
+        ? { ...i, id: 'cut', sourceId: i.id, message: { ...i.message, content: 'Script [cut]' } }
+        : i,
+    );
+    const out = jsonlValues(exportSession({ items: cut, document: read.document })) as Record<
+      string,
+      unknown
+    >[];
+    expect((out[2]?.payload as { output: unknown }).output).toEqual([
+      { type: 'input_text', text: 'Script [cut]' },
+    ]);
+  });
+
   it('is its own compaction summary on import, and the whole history for eval', () => {
     const compacted = [
       ...lines.slice(0, 12),
