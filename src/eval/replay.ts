@@ -82,7 +82,10 @@ export interface ReplayCompaction {
 /** One model request. */
 export interface ReplayRequest {
   tokens: number;
-  /** Tool results produced since the previous request that are not in it with their call. */
+  /**
+   * Tool results produced since the previous request that are not in it with their call (of those
+   * whose call the session made: a transcript may start with a result of an earlier one).
+   */
   orphaned: number;
   /**
    * Over the window with the header and the latest reply alone: a replay at a window smaller than
@@ -127,6 +130,8 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
   const requests: ReplayRequest[] = [];
   const compactions: ReplayCompaction[] = [];
   let produced: ContextItem[] = [];
+  /** The ids of the calls the session has made so far. */
+  const sessionCalls = new Set<string>();
   let round = 0;
   let lastCompactionRound = 0;
   let recent: RecentCompaction[] = [];
@@ -291,6 +296,8 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       const trigger = options.force?.(index, item) ?? null;
       return trigger ? run({ trigger, detail: 'forced', skip: null }) : Promise.resolve();
     };
+    if (item.type === 'ASSISTANT_MESSAGE')
+      for (const call of item.message.tool_calls ?? []) sessionCalls.add(call.id);
     if (item.type === 'ASSISTANT_MESSAGE' && !item.isMeta) {
       await maybeCompact('before_model_call');
       await request();
@@ -309,7 +316,9 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     }
     context = [...context, item];
     seen++;
-    if (item.type === 'TOOL_RESULT') produced.push(item);
+    // A result whose call the session never made (a transcript that starts mid-turn) can reach no
+    // request with its call, whatever a compaction does: it is not counted.
+    if (item.type === 'TOOL_RESULT' && sessionCalls.has(item.message.tool_call_id)) produced.push(item);
     await forced();
   }
   // Results after the last answer go into the next request.

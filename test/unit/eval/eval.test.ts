@@ -127,6 +127,21 @@ describe('the judging catches what a wrong compaction does', () => {
     expect(replay.requests.some((r) => r.orphaned > 0)).toBe(true);
   });
 
+  it('a result whose call the session never made (a transcript that starts mid-turn) is not counted as orphaned', async () => {
+    const f = itemsFactory(o200k);
+    const [call, result] = f.block('read_file', { path: 'a.py' }, 'x = 1');
+    const items = conversation(
+      f.result('call_from_another_file', 'output of a call made before this transcript'),
+      f.user('Go on.'),
+      call,
+      result,
+      f.assistant('Done.'),
+    );
+    const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
+    expect(replay.requests.map((r) => r.orphaned)).toStrictEqual([0, 0]);
+    // (A result whose call the session made and a compaction lost is counted: the test above.)
+  });
+
   it('a compaction that keeps too much or too little: over the target, under-filled', async () => {
     const items = session();
     const over = await replaySession({
