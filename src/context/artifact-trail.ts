@@ -138,7 +138,9 @@ function dirOf(path: string): string {
  * 1. every file on its own line with its operations, last round and the recall handle of its last
  *    touch (the tool result: `#a1f3c2`), the 10 latest commands;
  * 2. fewer commands (5, then none);
- * 3. the oldest files lose their details: listed by path only, comma-separated, on one line;
+ * 3. the oldest files lose their details: listed by path only, comma-separated, on one line
+ *    (paths under a long directory most of them share written from it, the directory named once:
+ *    `Also touched, older: (under /Users/me/project/) src/a.ts, …`);
  * 4. the oldest directories of that list collapse into a count (`src/old/ (12 files)`), oldest
  *    first — the only tier that drops a path from the text, for trails too long for any budget.
  */
@@ -148,6 +150,50 @@ export function renderArtifactTrail(
   tokenizer: Tokenizer,
 ): string {
   return renderTrailCounted(trail, budgetTokens, tokenizer).text;
+}
+
+/** Shortest root worth naming once for the bare list (characters). */
+const MIN_ROOT_CHARS = 16;
+/** Paths a root must hold to be named. */
+const MIN_ROOT_PATHS = 3;
+
+/**
+ * The directory the bare list writes its paths from, when a long one holds several of them (an
+ * agent that names every file by its absolute path: `/Users/me/git/project/`): the ancestor that
+ * saves the most characters (its length times the paths under it), with its trailing separator;
+ * null when none is worth it.
+ */
+export function bareRoot(paths: readonly string[]): string | null {
+  const under = new Map<string, number>();
+  for (const path of paths) {
+    if (!path.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(path)) continue;
+    for (let i = 1; i < path.length; i++) {
+      const c = path[i];
+      if (c !== '/' && c !== '\\') continue;
+      const dir = path.slice(0, i + 1);
+      under.set(dir, (under.get(dir) ?? 0) + 1);
+    }
+  }
+  let best: string | null = null;
+  let saved = 0;
+  for (const [dir, count] of under) {
+    if (count < MIN_ROOT_PATHS || dir.length < MIN_ROOT_CHARS) continue;
+    if (dir.length * count > saved) {
+      best = dir;
+      saved = dir.length * count;
+    }
+  }
+  return best;
+}
+
+/** The start of the tier-3 line, naming the root its paths under it are written from. */
+function bareHeading(root: string | null): string {
+  return root === null ? BARE_HEADING : `${BARE_HEADING} (under ${root})`;
+}
+
+/** A path as the bare list writes it: from the root when it is under it. */
+function bareName(path: string, root: string | null): string {
+  return root !== null && path.startsWith(root) ? path.slice(root.length) : path;
 }
 
 /** The heading with the line break after it (the text's first part). */
@@ -277,23 +323,31 @@ export function renderTrailCounted(
   }
   // Tier 3: the newest `keep` files in detail, the older ones by path only, on one line:
   // `Also touched, older: a, b, c` is the heading, then ' a,', ' b,' and ' c' (the last, no comma).
-  const listed = newestFirst.map((file) => ` ${file.path},`);
-  const oldest = ` ${(newestFirst[count - 1] as FileTouch).path}`;
+  // Paths under a long root the list shares are written from it, the root named once in the
+  // heading. The trail's stored entry counts are of the paths written whole: used without a root.
+  const root = bareRoot(newestFirst.map((file) => file.path));
+  const heading = bareHeading(root);
+  const listed = newestFirst.map((file) => ` ${bareName(file.path, root)},`);
+  const oldest = ` ${bareName((newestFirst[count - 1] as FileTouch).path, root)}`;
   // The bare list's tokens from each file on (suffix sums; none past the last file). An entry's
   // count is the trail's when it carries one (additive: the entries meet at breaks).
   const bareFrom = new Array<number>(count + 1).fill(0);
   if (count > 0) {
-    bareFrom[count - 1] = fixedTextTokens(BARE_HEADING, tokenizer) + counter.part(oldest);
+    bareFrom[count - 1] =
+      (root === null ? fixedTextTokens(BARE_HEADING, tokenizer) : counter.part(heading)) +
+      counter.part(oldest);
     for (let i = count - 2; i >= 0; i--) {
       const entry = listed[i] as string;
-      const tokens = additive
-        ? (listTokens[i] ??=
-            storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? counter.part(entry))
-        : counter.part(entry);
+      const tokens = !additive
+        ? counter.part(entry)
+        : root === null
+          ? (listTokens[i] ??=
+              storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? counter.part(entry))
+          : counter.part(entry);
       bareFrom[i] = (bareFrom[i + 1] as number) + tokens;
     }
   }
-  const bareParts = (from: number): string[] => [BARE_HEADING, ...listed.slice(from, count - 1), oldest];
+  const bareParts = (from: number): string[] => [heading, ...listed.slice(from, count - 1), oldest];
   let detailCost = fixedTextTokens(HEADING_LINE, tokenizer);
   let keep = 0;
   // The detail lines that fit beside the bare list of the rest, newest first (every file in
@@ -328,10 +382,10 @@ export function renderTrailCounted(
     else groups.set(dir, { paths: 1, entry: '' });
   }
   for (const [dir, group] of groups)
-    group.entry = ` ${dir}/ (${group.paths} file${group.paths === 1 ? '' : 's'})`;
+    group.entry = ` ${bareName(`${dir}/`, root) || './'} (${group.paths} file${group.paths === 1 ? '' : 's'})`;
   const collapsed = new Set<string>();
   const collapsedParts = (): string[] => {
-    const parts = [BARE_HEADING];
+    const parts = [heading];
     const seen = new Set<string>();
     for (let i = 0; i < older.length; i++) {
       const dir = dirOf(older[i] as string);
@@ -362,16 +416,20 @@ export function trailPathTokens(trail: ArtifactTrail, tokenizer: Tokenizer): num
   const count = trail.files.length;
   if (count === 0) return 0;
   const newestFirst = [...trail.files].reverse();
-  const oldest = ` ${(newestFirst[count - 1] as FileTouch).path}`;
-  const entries = newestFirst.slice(0, -1).map((file) => ` ${file.path},`);
+  const root = bareRoot(newestFirst.map((file) => file.path));
+  const heading = bareHeading(root);
+  const oldest = ` ${bareName((newestFirst[count - 1] as FileTouch).path, root)}`;
+  const entries = newestFirst.slice(0, -1).map((file) => ` ${bareName(file.path, root)},`);
   if (tokenizer.additiveAtBreaks !== true)
-    return tokenizer.countText([HEADING_LINE, BARE_HEADING, ...entries, oldest].join(''));
+    return tokenizer.countText([HEADING_LINE, heading, ...entries, oldest].join(''));
   let tokens =
     fixedTextTokens(HEADING_LINE, tokenizer) +
-    fixedTextTokens(BARE_HEADING, tokenizer) +
+    (root === null ? fixedTextTokens(BARE_HEADING, tokenizer) : tokenizer.countText(heading)) +
     tokenizer.countText(oldest);
   entries.forEach((entry, i) => {
-    tokens += storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? tokenizer.countText(entry);
+    tokens +=
+      (root === null ? storedCount((newestFirst[i] as FileTouch).listTokens, entry) : undefined) ??
+      tokenizer.countText(entry);
   });
   return tokens;
 }

@@ -6,7 +6,8 @@
  *   file tools' path arguments, the files of an `apply_patch`, the files a shell command prints
  *   with cat, nl, head, tail or `sed -n` (an argv list or a string command), the
  *   files an OpenHands IPython cell opens or edits with agentskills) must appear in the compacted
- *   context's text;
+ *   context's text, whole or as an entry of a line that names the directory it is written from
+ *   (`(under /Users/me/project/) src/a.ts, …`);
  * - header kept: every header item before is still there after, or replaced by a newer one of its
  *   kind (a later task list, the new carried state, memories beyond the last 10), or, for the open
  *   errors, gone with the last of them (no error is open any more); the task may go where the
@@ -113,6 +114,25 @@ export function touchedPaths(items: readonly ContextItem[]): string[] {
     }
   }
   return [...paths];
+}
+
+/** A line that names the directory its paths are written from: `… (under /Users/me/project/) a.ts, …`. */
+const ROOTED_LINE = /\(under ([^\s)]+[\\/])\)(.*)$/gm;
+
+/**
+ * Whether a path is in the text: written whole (a relative path as the end of a longer one too),
+ * or as an entry of a line that names the directory its entries are written from (the artifact
+ * trail's bare list): the directory and the entry make the path, or end with it.
+ */
+export function pathInText(path: string, text: string): boolean {
+  if (text.includes(path)) return true;
+  for (const [, root, rest] of text.matchAll(ROOTED_LINE)) {
+    for (const entry of (rest as string).split(',')) {
+      const full = `${root as string}${entry.trim()}`;
+      if (full === path || full.endsWith(`/${path}`) || full.endsWith(`\\${path}`)) return true;
+    }
+  }
+  return false;
 }
 
 /** Everything the model reads of a context, as one text (messages, tool calls' arguments). */
@@ -249,7 +269,7 @@ export function judgeCompaction(
     ms: c.ms,
     headerLost: committed ? headerLost : [],
     pathsTouched: paths.length,
-    pathsMissing: committed ? paths.filter((p) => !text.includes(p)) : [],
+    pathsMissing: committed ? paths.filter((p) => !pathInText(p, text)) : [],
     probesChecked: checks.length,
     probesMissing: committed
       ? checks.filter((p) => !text.includes(p.text)).map((p) => `${p.kind}: ${p.text.slice(0, 80)}`)

@@ -23,6 +23,8 @@ import type {
 import { collectOpenErrors, OPEN_ERRORS_HEADING, OPEN_ERRORS_LIMIT } from '../../../src/context/open-errors';
 import { toolResultError } from '../../../src/context/tool-facts';
 import { headerRoles } from '../../../src/context/segments';
+import { pathInText } from '../../../src/eval/metrics';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../../src/context/token-accounting';
 import { createTokenCounter } from '../../../src/tokens';
 import { conversation, ids, itemsFactory, words, type ItemsFactory } from '../../support/items-factory';
 
@@ -272,14 +274,20 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       expect(state.trail.files).toHaveLength(30);
     });
 
-    // 40 files under a long absolute root: their paths alone (~800 tokens) are over a 400-token share.
-    function manyLongPaths(f = itemsFactory(o200k)) {
+    // Files under a long absolute root and elsewhere: 40 of them (~800 tokens written whole) are
+    // over a 400-token share.
+    function manyLongPaths(count = 40, f = itemsFactory(o200k)) {
       return conversation(
         f.user('refactor everything'),
-        Array.from({ length: 40 }, (_, i) =>
+        Array.from({ length: count }, (_, i) =>
           f.block(
             'read_file',
-            { path: `/Users/someone/workspaces/project/packages/pkg${i % 4}/src/module${i}.ts` },
+            {
+              path:
+                i % 10 === 9
+                  ? `/tmp/scratch/note${i}.md`
+                  : `/Users/someone/workspaces/project/packages/pkg${i % 4}/src/module${i}.ts`,
+            },
             'x',
           ),
         ),
@@ -287,20 +295,27 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
     }
 
     it.each([
-      // The share alone: the oldest directories collapse into counts.
-      [400, 400, false],
-      // Room to grow: every path written whole, no file in detail, within the limit.
-      [400, 1200, true],
+      // The share alone: the paths under the long root written from it, the root named once.
+      [40, 400, 400, true],
+      // Too many for the share: the oldest directories collapse into counts.
+      [120, 400, 400, false],
+      // Room to grow: every path in the text, no file in detail, within the limit.
+      [120, 400, 1600, true],
     ])(
-      'a trail of 40 long paths, budget %d, limit %d → every path whole: %s',
-      (budgetTokens, limitTokens, whole) => {
-        const state = carried(manyLongPaths(), { budgetTokens, limitTokens });
+      'a trail of %d long paths, budget %d, limit %d → every path in the text: %s',
+      (count, budgetTokens, limitTokens, all) => {
+        const state = carried(manyLongPaths(count), { budgetTokens, limitTokens });
         const trail = state.added.find((i) => i.type === 'ARTIFACT_TRAIL');
         const text = textOf(trail);
-        const written = state.trail.files.filter((file) => text.includes(file.path)).length;
-        expect(written === 40).toBe(whole);
-        expect(text.includes(' files)')).toBe(!whole);
-        expect(trail?.tokens).toBeLessThanOrEqual(whole ? limitTokens : budgetTokens);
+        const found = state.trail.files.filter((file) => pathInText(file.path, text)).length;
+        expect(found === count).toBe(all);
+        expect(text).toContain('(under /Users/someone/workspaces/project/packages/)');
+        expect(text.includes(' files)')).toBe(!all);
+        // A path outside the root is written whole.
+        if (all) expect(text).toContain(' /tmp/scratch/note9.md');
+        expect(trail?.tokens).toBeLessThanOrEqual(Math.max(budgetTokens, all ? limitTokens : 0));
+        // Its count is exact: the entries written from the root are counted as written.
+        expect(o200k.countText(text) + MESSAGE_OVERHEAD_TOKENS).toBe(trail?.tokens);
       },
     );
 

@@ -14,7 +14,7 @@ import { parseCompactionConfig, targetTokens } from '../../../src/context/config
 import type { ContextItem } from '../../../src/context/items';
 import { evaluate, parseWindows, sessionFiles } from '../../../src/cli/commands/eval';
 import { UsageError } from '../../../src/cli/client';
-import { judgeCompaction, touchedPaths } from '../../../src/eval/metrics';
+import { judgeCompaction, pathInText, touchedPaths } from '../../../src/eval/metrics';
 import { markdownTable, textTable } from '../../../src/eval/report';
 import { replaySession } from '../../../src/eval/replay';
 import { createTokenCounter } from '../../../src/tokens';
@@ -162,6 +162,24 @@ describe('the judging catches what a wrong compaction does', () => {
     });
     const judgedUnder = under.compactions.map((c) => judgeCompaction(c, items, targetTokens(config)));
     expect(judgedUnder.some((j) => j.underFilled === true)).toBe(true);
+  });
+
+  it('finds a path written whole, or as an entry of a line naming the directory it is written from', () => {
+    const text =
+      '[Artifact trail] Files this conversation touched, newest first\n- /w/p/src/new.ts (edited; round 9)\n' +
+      'Also touched, older: (under /w/p/) src/a.ts, lib/b.ts, /tmp/c.md, old/ (3 files)\nlater src/z.ts';
+    expect(pathInText('/w/p/src/new.ts', text)).toBe(true);
+    expect(pathInText('/w/p/src/a.ts', text)).toBe(true);
+    expect(pathInText('/w/p/lib/b.ts', text)).toBe(true);
+    expect(pathInText('/tmp/c.md', text)).toBe(true);
+    // A relative path the shell read, as the end of one written from the root.
+    expect(pathInText('p/lib/b.ts', text)).toBe(true);
+    expect(pathInText('q/lib/b.ts', text)).toBe(false);
+    // Collapsed into a count, on another line, or under another root: not found.
+    expect(pathInText('/w/p/old/x.ts', text)).toBe(false);
+    expect(pathInText('/w/p/src/z.ts', text)).toBe(false);
+    expect(pathInText('/v/p/src/a.ts', text)).toBe(false);
+    expect(pathInText('/w/p/a.ts', text)).toBe(false);
   });
 
   it('reads touched paths off the raw tool calls', () => {
