@@ -20,6 +20,7 @@
  * back as they were. Pure.
  */
 import type { ContextItem, ToolDefinition } from '../context/items';
+import { blockIds } from './blocks';
 import { itemsThroughClaudeCode } from './claude-code-import';
 import { claudeCodeLinesOf } from './claude-code-export';
 import {
@@ -30,15 +31,7 @@ import {
   type SessionDocument,
 } from './common';
 import { ImportError } from './errors';
-import {
-  describe,
-  isRecord,
-  jsonLines,
-  parseJson,
-  parseJsonLines,
-  type JsonLine,
-  type JsonObject,
-} from './json';
+import { describe, isRecord, jsonLines, parseJson, parseJsonLines, type JsonLine } from './json';
 import {
   isNoToolNag,
   isTextResult,
@@ -105,15 +98,6 @@ function roleOf(message: unknown): string {
   return typeof message.role === 'string' ? JSON.stringify(message.role) : describe(message.role);
 }
 
-/** The ids of an assistant message's tool calls, in order. */
-function callIds(message: JsonObject): string[] {
-  const { content } = message;
-  if (!Array.isArray(content)) return [];
-  return content.flatMap((block) =>
-    isRecord(block) && block.type === 'tool_use' && typeof block.id === 'string' ? [block.id] : [],
-  );
-}
-
 /**
  * The messages as Claude Code lines, `line` the message's 1-based position (errors name it): a
  * user message's text blocks that are Cline results of the previous message's calls as
@@ -140,7 +124,7 @@ function asLines(messages: readonly unknown[]): JsonLine[] {
     if (message.role === 'system') return { line: i + 1, value: { type: 'system-message', message } };
     if (message.role === 'assistant') {
       const withCalls = withXmlCalls(message, i + 1);
-      waiting = [...waiting, ...callIds(withCalls)];
+      waiting = [...waiting, ...blockIds(withCalls.content, 'tool_use')];
       return { line: i + 1, value: { type: 'assistant', message: withCalls } };
     }
     let content: unknown = message.content;

@@ -9,7 +9,7 @@
  * tool-call blocks (pi's `toolCall`, Anthropic's `tool_use`). Pure.
  */
 import type { ToolCall } from '../context/items';
-import { describe, type JsonObject } from './json';
+import { describe, isRecord, type JsonObject } from './json';
 
 export interface TakenText {
   /** The texts joined with the separator, or `null` when there is no block of that type. */
@@ -113,4 +113,13 @@ export function takeToolCalls(
     return { ...block, id: 0, name: 0, [argumentsKey]: 0 };
   });
   return { calls, layout };
+}
+
+/** The ids of the `tool_use` blocks (or what the `tool_result` blocks answer) of a content list. */
+export function blockIds(content: unknown, type: 'tool_use' | 'tool_result'): string[] {
+  if (!Array.isArray(content)) return [];
+  const key = type === 'tool_use' ? 'id' : 'tool_use_id';
+  return content.flatMap((block) =>
+    isRecord(block) && block.type === type && typeof block[key] === 'string' ? [block[key]] : [],
+  );
 }

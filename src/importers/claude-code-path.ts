@@ -7,6 +7,7 @@
  * with `whole` the chain goes on through it to the history before. The results of parallel tool
  * calls that hang off the chain are put back in it (`withParallelResults`). Pure.
  */
+import { blockIds } from './blocks';
 import type { JsonObject } from './json';
 
 /** A line of the file as read. */
@@ -60,17 +61,8 @@ export function activeChain(lines: readonly ClaudeLine[], whole: boolean): Claud
 }
 
 /** The ids of the `tool_use` (or `tool_result`) blocks of a message line. */
-function blockIds(line: ClaudeLine, type: 'tool_use' | 'tool_result'): string[] {
-  const content = (line.value.message as { content?: unknown } | undefined)?.content;
-  if (!Array.isArray(content)) return [];
-  const key = type === 'tool_use' ? 'id' : 'tool_use_id';
-  const ids: string[] = [];
-  for (const block of content as unknown[]) {
-    if (typeof block !== 'object' || block === null) continue;
-    const record = block as Record<string, unknown>;
-    if (record.type === type && typeof record[key] === 'string') ids.push(record[key]);
-  }
-  return ids;
+function lineBlockIds(line: ClaudeLine, type: 'tool_use' | 'tool_result'): string[] {
+  return blockIds((line.value.message as { content?: unknown } | undefined)?.content, type);
 }
 
 /**
@@ -86,8 +78,8 @@ function withParallelResults(chain: ClaudeLine[], pool: readonly ClaudeLine[]): 
   const calls = new Set<string>();
   const answered = new Set<string>();
   for (const line of chain) {
-    if (line.value.type === 'assistant') for (const id of blockIds(line, 'tool_use')) calls.add(id);
-    else if (line.value.type === 'user') for (const id of blockIds(line, 'tool_result')) answered.add(id);
+    if (line.value.type === 'assistant') for (const id of lineBlockIds(line, 'tool_use')) calls.add(id);
+    else if (line.value.type === 'user') for (const id of lineBlockIds(line, 'tool_result')) answered.add(id);
   }
   if (![...calls].some((id) => !answered.has(id))) return chain;
   const at = new Map<string, number>();
@@ -103,7 +95,7 @@ function withParallelResults(chain: ClaudeLine[], pool: readonly ClaudeLine[]): 
     const parent = line.value.parentUuid;
     const from = typeof parent === 'string' ? at.get(parent) : undefined;
     if (from === undefined) continue;
-    const results = blockIds(line, 'tool_result');
+    const results = lineBlockIds(line, 'tool_result');
     if (results.length === 0 || !results.every((id) => calls.has(id) && !answered.has(id))) continue;
     for (const id of results) answered.add(id);
     let before = from + 1;

@@ -104,10 +104,17 @@ function readLine({ line, value }: JsonLine, index: number): CodexLine {
   return { index, line, value, item: bare ? value : null };
 }
 
-/** The text of a message's parts of one type, and their layout (texts replaced by lengths). */
-function partsText(line: CodexLine, type: string): { text: string | null; layout: JsonObject[] } {
-  const content = (line.item as JsonObject).content;
-  const field = itemField(line, 'content');
+/**
+ * The text of a list of parts of one type (a message's `content`, or another `key` holding one),
+ * and their layout (texts replaced by lengths).
+ */
+function partsText(
+  line: CodexLine,
+  type: string,
+  key = 'content',
+): { text: string | null; layout: JsonObject[] } {
+  const content = (line.item as JsonObject)[key];
+  const field = itemField(line, key);
   if (!Array.isArray(content))
     fail(`expected a list of content parts, got ${describe(content)}`, line, field);
   const parts = content.map((part, i) => {
@@ -177,22 +184,21 @@ function readCall(line: CodexLine): { call: ToolCall; part: JsonObject } {
   }
 }
 
+/** Whether an output starts by saying its command exited with a non-zero code. */
+function failedExit(text: string): boolean {
+  const code = /^(?:Exit code:|Process exited with code) (-?\d+)/.exec(text);
+  return code !== null && Number(code[1]) !== 0;
+}
+
 /** A tool output's text, whether it failed, and its line with the text taken out. */
 function readOutput(line: CodexLine): { text: string; isError: boolean; part: JsonObject } {
   const output = (line.item as JsonObject).output;
   if (Array.isArray(output)) {
     // Newer rollouts (a `wait` call's output): a list of `input_text` parts, read as their text.
-    const field = itemField(line, 'output');
-    const parts = output.map((part, i) => {
-      if (!isRecord(part) || typeof part.type !== 'string')
-        fail(`expected a content part with a string type, got ${describe(part)}`, line, `${field}[${i}]`);
-      return part;
-    });
-    const { text, layout } = takeText(parts, 'input_text', 'text', TEXT_SEPARATOR);
-    const code = /^(?:Exit code:|Process exited with code) (-?\d+)/.exec(text ?? '');
+    const { text, layout } = partsText(line, 'input_text', 'output');
     return {
       text: text ?? '',
-      isError: code !== null && Number(code[1]) !== 0,
+      isError: failedExit(text ?? ''),
       part: withItem(line, { call_id: 0, output: layout }),
     };
   }
@@ -217,10 +223,9 @@ function readOutput(line: CodexLine): { text: string; isError: boolean; part: Js
       part: withItem(line, { call_id: 0, output: { ...wrapped, output: 0 } }),
     };
   }
-  const code = /^(?:Exit code:|Process exited with code) (-?\d+)/.exec(output);
   return {
     text: output,
-    isError: code !== null && Number(code[1]) !== 0,
+    isError: failedExit(output),
     part: withItem(line, { call_id: 0, output: 0 }),
   };
 }
