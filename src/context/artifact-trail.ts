@@ -191,6 +191,26 @@ function bareHeading(root: string | null): string {
   return root === null ? BARE_HEADING : `${BARE_HEADING} (under ${root})`;
 }
 
+/**
+ * The bare list of files (newest first, at least one): its root, heading, each file's entry with
+ * its comma (`listed`), and the oldest file's entry as the line ends with it (no comma).
+ */
+function bareList(newestFirst: readonly FileTouch[]): {
+  root: string | null;
+  heading: string;
+  listed: string[];
+  oldest: string;
+} {
+  const root = bareRoot(newestFirst.map((file) => file.path));
+  const listed = newestFirst.map((file) => ` ${bareName(file.path, root)},`);
+  return {
+    root,
+    heading: bareHeading(root),
+    listed,
+    oldest: (listed[listed.length - 1] as string).slice(0, -1),
+  };
+}
+
 /** A path as the bare list writes it: from the root when it is under it. */
 function bareName(path: string, root: string | null): string {
   return root !== null && path.startsWith(root) ? path.slice(root.length) : path;
@@ -325,10 +345,7 @@ export function renderTrailCounted(
   // `Also touched, older: a, b, c` is the heading, then ' a,', ' b,' and ' c' (the last, no comma).
   // Paths under a long root the list shares are written from it, the root named once in the
   // heading. The trail's stored entry counts are of the paths written whole: used without a root.
-  const root = bareRoot(newestFirst.map((file) => file.path));
-  const heading = bareHeading(root);
-  const listed = newestFirst.map((file) => ` ${bareName(file.path, root)},`);
-  const oldest = ` ${bareName((newestFirst[count - 1] as FileTouch).path, root)}`;
+  const { root, heading, listed, oldest } = bareList(newestFirst);
   // The bare list's tokens from each file on (suffix sums; none past the last file). An entry's
   // count is the trail's when it carries one (additive: the entries meet at breaks).
   const bareFrom = new Array<number>(count + 1).fill(0);
@@ -338,9 +355,8 @@ export function renderTrailCounted(
       counter.part(oldest);
     for (let i = count - 2; i >= 0; i--) {
       const entry = listed[i] as string;
-      const tokens = !additive
-        ? counter.part(entry)
-        : root === null
+      const tokens =
+        additive && root === null
           ? (listTokens[i] ??=
               storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? counter.part(entry))
           : counter.part(entry);
@@ -416,10 +432,8 @@ export function trailPathTokens(trail: ArtifactTrail, tokenizer: Tokenizer): num
   const count = trail.files.length;
   if (count === 0) return 0;
   const newestFirst = [...trail.files].reverse();
-  const root = bareRoot(newestFirst.map((file) => file.path));
-  const heading = bareHeading(root);
-  const oldest = ` ${bareName((newestFirst[count - 1] as FileTouch).path, root)}`;
-  const entries = newestFirst.slice(0, -1).map((file) => ` ${bareName(file.path, root)},`);
+  const { root, heading, listed, oldest } = bareList(newestFirst);
+  const entries = listed.slice(0, -1);
   if (tokenizer.additiveAtBreaks !== true)
     return tokenizer.countText([HEADING_LINE, heading, ...entries, oldest].join(''));
   let tokens =

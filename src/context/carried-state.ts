@@ -107,7 +107,8 @@ export interface CarriedState {
   pairs: PairIndex;
 }
 
-function isCarried(item: ContextItem): boolean {
+/** Whether an item is carried state (replaced by each compaction). */
+export function isCarried(item: ContextItem): boolean {
   return (CARRIED_TYPES as readonly string[]).includes(item.type);
 }
 

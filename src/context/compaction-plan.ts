@@ -27,7 +27,7 @@
  */
 import type { CompactionConfig } from './config';
 import { targetTokens } from './config';
-import { buildCarriedState, CARRIED_TYPES, type CarriedState } from './carried-state';
+import { buildCarriedState, isCarried, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
 import { longestCut, MIN_PREVIEW_TOKENS, planCut, planPreview } from './item-cuts';
 import { emptyPruneStats, pruneSteps, reasoningStep, type PruneStats, type Step } from './selective-prune';
@@ -172,8 +172,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const over = plan.work.writtenTotal() - window;
   if (over <= 0) return plan;
   let carriedTokens = 0;
-  for (const item of plan.carried.items)
-    if ((CARRIED_TYPES as readonly string[]).includes(item.type)) carriedTokens += item.tokens;
+  for (const item of plan.carried.items) if (isCarried(item)) carriedTokens += item.tokens;
   // Where no cut of the carried state would do (a reply waiting for its results, larger than the
   // window), it stays whole; a cut that falls short (the trail and the errors have floors) is kept
   // only where it fits the window.

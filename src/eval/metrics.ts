@@ -12,8 +12,8 @@
  *   kind (a later task list, the new carried state, memories beyond the last 10), or, for the open
  *   errors, gone with the last of them (no error is open any more); the task may go where the
  *   header with it is over the window (before, or after with the new carried state), a pin where
- *   the header is over it without the task; a system
- *   prompt that a later one of its kind replaces is no longer header (`segments.ts`);
+ *   the header after has no room for it; a system prompt that later ones replace is no longer
+ *   header (`segments.ts`);
  * - carried-state probes: the latest task list, every pin, the last 10 memories and every open
  *   error are in the context's text;
  * - target and fill: an automatic compaction ends at or under the target, and at 70 % of it or
