@@ -47,6 +47,9 @@ export type OpenAILayout = 'array' | 'object' | 'jsonl';
 export type PiSlot = { itemId: string } | { entry: unknown };
 
 /** What the exporter of a format needs beyond the items to write the source back. */
+/** The layouts of a mini-SWE-agent trajectory (`mini-swe-agent.ts`). */
+export type MiniLayout = 'mini' | 'mini_text';
+
 export type SessionDocument =
   | {
       format: 'anthropic';
@@ -90,9 +93,13 @@ export type SessionDocument =
       /**
        * `'thought_action'`: the older history of SWE-agent v0.x (assistant entries with `thought` and
        * `action`, observations as user entries, no tool messages), written back in that layout.
-       * Absent: the function-calling layout.
+       * `'mini'`, `'mini_text'`: a mini-SWE-agent trajectory (`mini-swe-agent.ts`), its list in
+       * `messages`, with tool calls or with commands in the text. Absent: the function-calling
+       * layout.
        */
-      layout?: 'thought_action';
+      layout?: 'thought_action' | MiniLayout;
+      /** mini-SWE-agent 2.x: the `exit` messages that ended the list, written back after it. */
+      exit?: unknown[];
     }
   | {
       format: 'pi';

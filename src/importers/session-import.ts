@@ -34,6 +34,7 @@ import { isGeminiContents } from './gemini-contents';
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
+import { isMiniSweAgentTrajectory } from './mini-swe-agent';
 import { isTaskMarkdown } from './task-markdown';
 
 export interface DetectedFormat {
@@ -128,7 +129,8 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
   if (isOpenHandsTrajectory(value)) return { format: 'openhands' };
   if (isGeminiRecording(value) || isGeminiContents(value)) return { format: 'gemini' };
-  if (isRecord(value) && Array.isArray(value.history)) return { format: 'swe-agent' };
+  if ((isRecord(value) && Array.isArray(value.history)) || isMiniSweAgentTrajectory(value))
+    return { format: 'swe-agent' };
   // Anthropic's Messages format before OpenAI's: its lists have the same outline.
   if (Array.isArray(value))
     return { format: isAnthropicMessages(value) ? 'anthropic' : 'openai', layout: 'array' };
@@ -142,7 +144,7 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   if (isRecord(value) && typeof value.type === 'string') return { format: 'pi' };
   throw new ImportError(
     'not a session: expected an OpenAI chat list (an array, or an object with "messages"), ' +
-      'a SWE-agent trajectory (an object with "history"), a pi session (JSONL entries with "type"), ' +
+      'a SWE-agent trajectory (an object with "history", or with "messages" and "trajectory_format" for mini-SWE-agent), a pi session (JSONL entries with "type"), ' +
       'a Claude Code session or a Codex rollout (JSONL), an OpenHands trajectory (a list of events), ' +
       'a Gemini CLI chat recording (an object with "sessionId", "projectHash" and "messages") or saved chat (Content with "role" and "parts"), ' +
       `got ${describe(value)}`,

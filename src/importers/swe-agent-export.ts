@@ -69,20 +69,50 @@ function thoughtActionEntry(item: MessageItem): JsonObject {
 }
 
 /**
+ * An item as a message of a mini-SWE-agent text list: the source message when unchanged; a changed
+ * (or new) assistant message with tool calls as its text with each call's command in an action
+ * block after it; a tool result as the user message of its observation; anything else as an
+ * OpenAI message.
+ */
+function miniTextEntry(item: MessageItem, top: JsonObject): JsonObject {
+  const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
+  const kept = unchangedRaw(fields, item.message);
+  if (isRecord(kept)) return kept;
+  const source = isRecord(fields?.raw) ? fields.raw : {};
+  const message = item.message;
+  if (message.role === 'tool') return { ...source, role: 'user', content: message.content };
+  if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
+    const fence = top.trajectory_format === 'mini-swe-agent-1' ? 'bash' : 'mswea_bash_command';
+    const blocks = message.tool_calls.map((call) => `\`\`\`${fence}\n${actionOf(call)}\n\`\`\``);
+    const content = [message.content ?? '', ...blocks].filter((part) => part !== '').join('\n\n');
+    return { ...source, role: 'assistant', content };
+  }
+  return chatMessageToJson(message, fields, 'openai');
+}
+
+/**
  * Writes items back as the trajectory they came from: the document's top-level keys, `history`
- * rebuilt from the items in order, in the document's layout (function calling: SWE-agent side
- * fields restored, other items in the plain API shape with `tool_call_ids`; thought/action: see
- * {@link thoughtActionEntry}). An unchanged import gives back a deep-equal document.
+ * (`messages` for mini-SWE-agent, its exit messages last) rebuilt from the items in order, in the
+ * document's layout (function calling: SWE-agent side fields restored, other items in the plain
+ * API shape with `tool_call_ids`; thought/action: see {@link thoughtActionEntry}; mini-SWE-agent:
+ * OpenAI messages, or see {@link miniTextEntry}). An unchanged import gives back a deep-equal
+ * document.
  */
 export function exportSweAgentTraj(
   items: readonly ContextItem[],
   document: Extract<SessionDocument, { format: 'swe-agent' }>,
 ): string {
-  const history: JsonObject[] = items.flatMap((item) => {
+  const { layout, top } = document;
+  const entries: JsonObject[] = items.flatMap((item) => {
     if (item.type === 'TOOL_DEFINITIONS') return [];
-    if (document.layout === 'thought_action') return [thoughtActionEntry(item)];
+    if (layout === 'thought_action') return [thoughtActionEntry(item)];
+    if (layout === 'mini_text') return [miniTextEntry(item, top)];
     const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
-    return [chatMessageToJson(item.message, fields, 'swe-agent')];
+    return [chatMessageToJson(item.message, fields, layout === 'mini' ? 'openai' : 'swe-agent')];
   });
-  return JSON.stringify({ ...document.top, history }, null, 2) + '\n';
+  const written =
+    layout === 'mini' || layout === 'mini_text'
+      ? { ...top, messages: [...entries, ...(document.exit ?? [])] }
+      : { ...top, history: entries };
+  return JSON.stringify(written, null, 2) + '\n';
 }

@@ -25,6 +25,7 @@ import {
 } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, parseJson, type JsonObject } from './json';
+import { isMiniSweAgentTrajectory, miniSweAgentFromValue } from './mini-swe-agent';
 import { COMMANDS, EDIT_END, EDIT_HEAD, EDITOR } from './swe-agent-commands';
 
 /** The state line SWE-agent 0.x appends to every observation. */
@@ -262,6 +263,8 @@ function thoughtActionItems(history: readonly unknown[], idPrefix: string): Cont
  */
 export function sweAgentFromValue(value: unknown, options: ImportOptions, idPrefix: string): ImportedSession {
   if (!isRecord(value)) throw new ImportError(`expected a trajectory object, got ${describe(value)}`);
+  if (value.history === undefined && isMiniSweAgentTrajectory(value))
+    return miniSweAgentFromValue(value, options, idPrefix);
   const history = value.history;
   if (!Array.isArray(history)) {
     throw new ImportError(`expected the list of messages, got ${describe(history)}`, { field: 'history' });
