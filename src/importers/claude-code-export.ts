@@ -6,7 +6,7 @@ import type { ChatMessage, ContextItem, SessionFormat } from '../context/items';
 import { putText } from './blocks';
 import type { ClaudePart } from './claude-code-import';
 import { unchangedRaw } from './common';
-import { contentHash, isRecord, type JsonObject } from './json';
+import { contentHash, isRecord, omit, type JsonObject } from './json';
 import { slotValues, writeLineSlots, type LineSlot, type LineWriter } from './line-slots';
 
 /** Separator of a message's text blocks (and of its thinking blocks) once joined into one string. */
@@ -99,12 +99,14 @@ export function claudeParts(message: ChatMessage, fields: JsonObject): (JsonObje
   if (Array.isArray(kept)) return kept as JsonObject[];
   let parts = Array.isArray(fields.parts) ? (fields.parts as ClaudePart[]) : [];
   if (parts.length === 0 && Array.isArray(fields.raw)) {
-    // A line kept whole that changed: its envelope with the new content.
+    // A line kept whole that changed: its envelope with the new content (an attachment's, a user line).
     parts = (fields.raw as unknown[]).filter(isRecord).map((line, i) => ({
       line:
-        i === 0
-          ? { ...line, message: { ...(isRecord(line.message) ? line.message : {}), content: 0 } }
-          : null,
+        i !== 0
+          ? null
+          : line.type === 'attachment'
+            ? { ...omit(line, ['attachment']), type: 'user', message: { role: 'user', content: 0 } }
+            : { ...line, message: { ...(isRecord(line.message) ? line.message : {}), content: 0 } },
       blocks: null,
     }));
   }

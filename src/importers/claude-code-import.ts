@@ -13,7 +13,10 @@
  * - `assistant` lines: the lines of one API message (one `message.id`, often one line per block)
  *   → one assistant message: text blocks → content, thinking → `reasoning_content`, `tool_use`
  *   → `tool_calls` (`input` as JSON arguments); Claude Code's synthetic API-error messages are left
- *   out, as they are never sent back.
+ *   out, as they are never sent back;
+ * - `attachment` lines (Claude Code 2.x): a message the user typed while the agent worked → a user
+ *   message; a file named with `@` or edited by the user meanwhile → a meta message (see
+ *   {@link attachmentItem}); the other attachments are kept as lines only.
  * With `wholeHistory` (`eval`), the chain goes through Claude Code's compactions and their summaries
  * are left out, so the whole history is replayed. Every other line (`summary`, `system`,
  * `file-history-snapshot`, `queue-operation`, subagents' sidechains, lines off the chain, unknown
@@ -29,6 +32,7 @@ import {
   finishItems,
   makeItem,
   lineFields,
+  rawFields,
   type Converted,
   type ImportedSession,
   type ImportOptions,
@@ -96,6 +100,8 @@ interface Pending {
   isMeta: boolean;
   parts: ClaudePart[];
   isError?: boolean;
+  /** Its line is kept whole (an attachment's), written back as it was while the item is unchanged. */
+  whole?: boolean;
   /** The assistant message's id, to merge the lines of one API message. */
   messageId?: string;
   lines: ClaudeLine[];
@@ -184,6 +190,43 @@ function userItems(line: ClaudeLine): Pending[] {
   });
   flush();
   return out;
+}
+
+/**
+ * What an `attachment` line puts before the model, as an item: a message the user typed while the
+ * agent worked (`queued_command` in prompt mode) → the user's message; a file the user named with
+ * `@` (`file`, its text) or edited meanwhile (`edited_text_file`) → a meta message with its path and
+ * text. Other attachments (reminders, hook output, skill and tool listings) are left out.
+ */
+function attachmentItem(line: ClaudeLine): Pending | undefined {
+  const attachment = line.value.attachment;
+  if (!isRecord(attachment)) return undefined;
+  const item = (content: string | ContentPart[], isMeta: boolean): Pending => ({
+    converted: { type: 'USER_MESSAGE', message: { role: 'user', content } },
+    isMeta,
+    parts: [{ line: null, blocks: null }],
+    whole: true,
+    lines: [line],
+  });
+  switch (attachment.type) {
+    case 'queued_command': {
+      const { prompt, commandMode } = attachment;
+      if (commandMode !== undefined && commandMode !== 'prompt') return undefined;
+      if (typeof prompt === 'string') return item(prompt, false);
+      return Array.isArray(prompt) ? item(blocksOf(prompt, line) as ContentPart[], false) : undefined;
+    }
+    case 'file': {
+      const file = isRecord(attachment.content) ? attachment.content.file : undefined;
+      if (!isRecord(file) || typeof file.content !== 'string') return undefined;
+      const path = typeof file.filePath === 'string' ? file.filePath : attachment.filename;
+      return item(`${String(path)}:\n${file.content}`, true);
+    }
+    case 'edited_text_file':
+      if (typeof attachment.filename !== 'string' || typeof attachment.snippet !== 'string') return undefined;
+      return item(`${attachment.filename} was modified:\n${attachment.snippet}`, true);
+    default:
+      return undefined;
+  }
 }
 
 /** An assistant line's blocks: its text, thinking and tool calls, and their layout. */
@@ -289,6 +332,9 @@ export function claudeCodeFromLines(
     } else if (type === 'user') {
       if (whole && line.value.isCompactSummary === true) continue;
       pending.push(...userItems(line));
+    } else if (type === 'attachment') {
+      const item = attachmentItem(line);
+      if (item) pending.push(item);
     }
   }
   const items: ContextItem[] = [];
@@ -308,13 +354,15 @@ export function claudeCodeFromLines(
     });
     const parts: JsonObject = { parts: item.parts as unknown as JsonObject[] };
     // The mapping covers the shapes Claude Code writes; a line it does not rebuild is kept whole.
-    const fields = lineFields(
-      parts,
-      item.lines.map((l) => l.value),
-      item.converted.message,
-      opened.get(first.index) === 1 ? claudeParts(item.converted.message, parts) : null,
-      item.isError === true,
-    );
+    const fields = item.whole
+      ? rawFields([first.value], item.converted.message)
+      : lineFields(
+          parts,
+          item.lines.map((l) => l.value),
+          item.converted.message,
+          opened.get(first.index) === 1 ? claudeParts(item.converted.message, parts) : null,
+          item.isError === true,
+        );
     items.push(
       makeItem(item.converted, {
         id,

@@ -236,6 +236,66 @@ describe('a Claude Code session', () => {
     }
   });
 
+  it("reads a message typed while the agent worked as the user's, and an @-named or edited file as context (2.x attachments)", () => {
+    const attachment = (uuid: string, parentUuid: string, value: object) => ({
+      parentUuid,
+      ...env,
+      type: 'attachment',
+      attachment: value,
+      uuid,
+      timestamp: '2026-01-01T00:00:02Z',
+    });
+    const attached = [
+      user('p1', null, 'Tidy the notes.'),
+      attachment('f1', 'p1', {
+        type: 'file',
+        filename: '/w/notes.md',
+        content: { type: 'text', file: { filePath: '/w/notes.md', content: '# Notes\n- one' } },
+      }),
+      assistant('q1', 'f1', 'msg_1', [
+        { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'ls /w' } },
+      ]),
+      user('r1', 'q1', [result('toolu_1', 'notes.md')]),
+      attachment('c1', 'r1', {
+        type: 'queued_command',
+        prompt: [{ type: 'text', text: 'Answer in French from now on.' }],
+        commandMode: 'prompt',
+      }),
+      attachment('e1', 'c1', { type: 'edited_text_file', filename: '/w/notes.md', snippet: '1\t# Notes' }),
+      // A reminder: not the user's, left out as before.
+      attachment('t1', 'e1', { type: 'todo_reminder', content: [], itemCount: 0 }),
+      assistant('q2', 't1', 'msg_2', [{ type: 'text', text: 'Très bien.' }]),
+    ];
+    const t = attached.map((l) => JSON.stringify(l)).join('\n') + '\n';
+    const read = importSession(t, { tokenizer: fakeTokenizer, wholeHistory: true });
+    expect(itemSummary(read.items)).toEqual([
+      ['USER_MESSAGE', false, 'Tidy the notes.'],
+      ['USER_MESSAGE', true, '/w/notes.md:\n# Notes\n- one'],
+      ['ASSISTANT_MESSAGE', false, ''],
+      ['TOOL_RESULT', false, 'notes.md'],
+      ['USER_MESSAGE', false, 'Answer in French from now on.'],
+      ['USER_MESSAGE', true, '/w/notes.md was modified:\n1\t# Notes'],
+      ['ASSISTANT_MESSAGE', false, 'Très bien.'],
+    ]);
+    // The typed message opens a round of its own.
+    expect(read.items.map((item) => item.round)).toEqual([1, 1, 1, 1, 2, 2, 2]);
+    expect(exportSession(read)).toBe(t);
+    // Changed, it is written back as the user's line in its place.
+    const items = read.items.map((item, i) =>
+      i === 4 && item.type === 'USER_MESSAGE'
+        ? { ...item, message: { role: 'user' as const, content: 'En français.' } }
+        : item,
+    );
+    const out = jsonlValues(exportSession({ ...read, items })) as Record<string, unknown>[];
+    expect(out[4]).toMatchObject({
+      type: 'user',
+      uuid: 'c1',
+      parentUuid: 'r1',
+      message: { role: 'user', content: 'En français.' },
+    });
+    expect(out[4]).not.toHaveProperty('attachment');
+  });
+
   it('is its own compaction summary on import, and the whole history for eval', () => {
     const compacted = [
       ...lines.slice(0, 8),
