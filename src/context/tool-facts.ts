@@ -219,15 +219,20 @@ function isPathWord(word: string): boolean {
 
 /** A here-document given to `apply_patch` (Codex's model often writes `apply_patch <<'EOF'` in its shell). */
 const PATCH_HERE_DOCUMENT = /(?:^|[;&|(]\s*)apply_?patch\s*<</;
+/** Python's interpreter as a command's program (`python`, `python3`, `python3.11`). */
+const PYTHON = /^python(?:\d+(?:\.\d+)?)?$/;
+/** A here-document given to Python (`python - <<'PY'`, `python3 <<EOF`): a script. */
+const PYTHON_HERE_DOCUMENT = /(?:^|[;&|(]\s*)python(?:\d+(?:\.\d+)?)?(?:\s+-\w*)*\s*(?:-\s*)?<</;
 
 /**
- * The command without the bodies of its here-documents (data, not commands), and the bodies given
- * to `apply_patch` (patches).
+ * The command without the bodies of its here-documents (data, not commands), the bodies given
+ * to `apply_patch` (patches) and those given to Python (scripts).
  */
-function splitHereDocuments(command: string): { commands: string; patches: string[] } {
+function splitHereDocuments(command: string): { commands: string; patches: string[]; scripts: string[] } {
   const lines = command.split('\n');
   const out: string[] = [];
   const patches: string[] = [];
+  const scripts: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
     out.push(line);
@@ -236,10 +241,48 @@ function splitHereDocuments(command: string): { commands: string; patches: strin
     const end = start[2] as string;
     const first = i + 1;
     while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== end) i++;
-    if (PATCH_HERE_DOCUMENT.test(line)) patches.push(lines.slice(first, i + 1).join('\n'));
+    const body = lines.slice(first, i + 1).join('\n');
+    if (PATCH_HERE_DOCUMENT.test(line)) patches.push(body);
+    else if (PYTHON_HERE_DOCUMENT.test(line)) scripts.push(body);
     i++;
   }
-  return { commands: out.join('\n'), patches };
+  return { commands: out.join('\n'), patches, scripts };
+}
+
+/** A name bound to a file: `p = 'a.py'`, `path = Path("a.py")` (name, quote, file). */
+const PY_NAMED_FILE =
+  /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:(?:pathlib\.)?Path\(\s*)?[rbuRBU]{0,2}(['"])([^'"\n{}]+)\2/gm;
+/** `open(…)` of a file named by a string literal (2) or a name (3), with its mode (5). */
+const PY_OPEN =
+  /\bopen\(\s*(?:[rbuRBU]{0,2}(['"])([^'"\n{}]+)\1|([A-Za-z_]\w*))\s*(?:,\s*(?:mode\s*=\s*)?(['"])([^'"\n]*)\4)?/g;
+/** A `pathlib` read or write of a file named by `Path('…')` (2) or a name (3); the method (4). */
+const PY_PATH_METHOD =
+  /(?:(?:pathlib\.)?Path\(\s*[rbuRBU]{0,2}(['"])([^'"\n{}]+)\1\s*\)|\b([A-Za-z_]\w*))\.(read_text|read_bytes|write_text|write_bytes)\(/g;
+
+/**
+ * The files a Python script reads and writes (a script given to `python` in a here-document or
+ * with `-c`, as agents that only have a shell edit files): `open(f)` reads, `open(f, 'w')` (or
+ * `a`, `x`, `+`) writes, `Path(f).read_text()` / `.write_text(…)`, where `f` is a string literal,
+ * `Path('…')` or a name bound to one; a file both read and written is edited.
+ */
+export function pythonTouches(script: string): { path: string; op: FileOp }[] {
+  const named = new Map<string, string>();
+  for (const m of script.matchAll(PY_NAMED_FILE)) named.set(m[1] as string, m[3] as string);
+  const ops = new Map<string, { read: boolean; written: boolean }>();
+  const touch = (literal: string | undefined, name: string | undefined, written: boolean): void => {
+    const path = literal ?? (name === undefined ? undefined : named.get(name));
+    if (path === undefined || !isPathWord(path)) return;
+    const seen = ops.get(path) ?? { read: false, written: false };
+    if (written) seen.written = true;
+    else seen.read = true;
+    ops.set(path, seen);
+  };
+  for (const m of script.matchAll(PY_OPEN)) touch(m[2], m[3], /[wax+]/.test(m[5] ?? ''));
+  for (const m of script.matchAll(PY_PATH_METHOD)) touch(m[2], m[3], (m[4] as string).startsWith('write'));
+  return [...ops].map(([path, { read, written }]) => ({
+    path,
+    op: written ? (read ? 'edit' : 'write') : 'read',
+  }));
 }
 
 /**
@@ -248,18 +291,20 @@ function splitHereDocuments(command: string): { commands: string; patches: strin
  * (`cat > a.py <<'EOF'`, `echo x >> notes.md`), and files it deletes, moves, copies or creates
  * (`rm`, `mv`, `cp`, `touch`, `git rm`, `git mv`), in each simple command of a pipeline or list; a
  * here-document's lines are data, not commands, unless they are a patch given to `apply_patch`
- * (its files are added, edited or deleted). A path is an argument that is not an option,
+ * (its files are added, edited or deleted) or a script given to Python (see {@link pythonTouches};
+ * also a script given with `python -c`). A path is an argument that is not an option,
  * `sed`'s script (first word, or given by `-e`/`-f`) or a number, and has no globs, quotes or
  * variables.
  */
 export function shellReads(command: string): { path: string; op: FileOp }[] {
-  const { commands, patches } = splitHereDocuments(command);
+  const { commands, patches, scripts } = splitHereDocuments(command);
   const out: { path: string; op: FileOp }[] = [];
   // The directory a `cd` went to (relative to where the command started; null: where it started,
   // or unknown after a `cd` to no plain path), and the directories a subshell will return to.
   let cwd: string | null = null;
   const outer: (string | null)[] = [];
   let patch = 0;
+  let script = 0;
   for (const words of simpleCommands(commands)) {
     const first = words[0] as string;
     if (first === '(') outer.push(cwd);
@@ -270,10 +315,16 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
         words.slice(1).find((w) => !w.startsWith('-')),
       );
     else {
+      const hereDocument = words.some((w) => w.startsWith('<<'));
+      const inline = PYTHON.test(first) ? words.indexOf('-c') : -1;
       const touches =
-        /^apply_?patch$/.test(first) && words.some((w) => w.startsWith('<<')) && patch < patches.length
+        /^apply_?patch$/.test(first) && hereDocument && patch < patches.length
           ? patchTouches(patches[patch++] as string)
-          : simpleCommandTouches(words);
+          : PYTHON.test(first) && hereDocument && script < scripts.length
+            ? pythonTouches(scripts[script++] as string)
+            : inline > 0 && inline + 1 < words.length
+              ? pythonTouches(unquote(words[inline + 1] as string))
+              : simpleCommandTouches(words);
       for (const { path, op } of touches) out.push({ path: inDirectory(cwd, path), op });
     }
   }

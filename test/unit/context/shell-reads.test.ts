@@ -2,7 +2,8 @@
  * The files a shell command touches by printing them, redirecting output into them, removing,
  * moving, copying or creating them (agents run much of their work through a shell): reads,
  * `sed -i` edits, redirections as writes, `rm` as removals, and a here-document's lines read as
- * data, never as commands, unless they are a patch given to `apply_patch`.
+ * data, never as commands, unless they are a patch given to `apply_patch` or a script given to
+ * Python (whose `open()` and `pathlib` reads and writes are read).
  */
 import { describe, expect, it } from 'vitest';
 import { shellReads, toolCallEffect } from '../../../src/context/tool-facts';
@@ -131,6 +132,29 @@ describe('shellReads', () => {
         { path: 'build/out', op: 'read' },
         { path: 'dist/app.js', op: 'remove' },
       ],
+    ],
+    [
+      'a Python script in a here-document reads and writes a file through a name bound to Path',
+      "python - <<'PY'\nfrom pathlib import Path\np=Path('django/utils/http.py')\ns=p.read_text()\np.write_text(s.replace('a', 'b'))\nPY",
+      [{ path: 'django/utils/http.py', op: 'edit' }],
+    ],
+    [
+      "open() with a mode: 'w' writes, none reads; the cd applies",
+      'cd /testbed && python3 <<EOF\nsrc = open("src/a.py").read()\nopen("src/b.py", mode="w").write(src)\nEOF',
+      [
+        { path: '/testbed/src/a.py', op: 'read' },
+        { path: '/testbed/src/b.py', op: 'write' },
+      ],
+    ],
+    [
+      'a script given with -c',
+      `python -c "open('notes/out.txt', 'a').write('x')"`,
+      [{ path: 'notes/out.txt', op: 'write' }],
+    ],
+    [
+      'strings that are no files, and a script file run',
+      "python - <<'PY'\nold = \"save(update_fields={'model'})\"\nprint(old, open(old))\nPY\npython check.py",
+      [],
     ],
   ])('%s: %s', (_, command, touches) => {
     expect(shellReads(command)).toStrictEqual(touches);
