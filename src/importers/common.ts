@@ -46,10 +46,10 @@ export type OpenAILayout = 'array' | 'object' | 'jsonl';
 /** A pi session line: an entry that became an item, or one kept as it was. */
 export type PiSlot = { itemId: string } | { entry: unknown };
 
-/** What the exporter of a format needs beyond the items to write the source back. */
 /** The layouts of a mini-SWE-agent trajectory (`mini-swe-agent.ts`). */
 export type MiniLayout = 'mini' | 'mini_text';
 
+/** What the exporter of a format needs beyond the items to write the source back. */
 export type SessionDocument =
   | {
       format: 'anthropic';

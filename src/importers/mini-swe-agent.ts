@@ -8,7 +8,8 @@
  *   the command's output (its observation, a timeout, a rejection, or the submission that ends the
  *   run). Each step is imported as an assistant message with one `bash` call (its text without the
  *   block), its observation as the result, and a round of its own; user messages that answer no
- *   call (format errors) are meta, as in SWE-agent's thought/action layout.
+ *   call (format errors) are meta, as in SWE-agent's thought/action layout, but for a new task the
+ *   user typed (2.x: `extra.interrupt_type` `UserNewTask`), which opens a round.
  * - tool calls (2.x): OpenAI's list with `tool` messages, and `extra` on each message; user
  *   messages after the task (format errors) are meta.
  * The run's `exit` message (2.x), never sent to the model, is kept with the document's top-level
@@ -43,26 +44,35 @@ function configuredRegex(top: JsonObject, part: 'agent' | 'model'): string | und
   return typeof section?.action_regex === 'string' ? section.action_regex : undefined;
 }
 
+/** Whether the trajectory is of mini-SWE-agent 1.x (by its format, else by its version). */
+function isVersion1(top: JsonObject): boolean {
+  if (typeof top.trajectory_format === 'string') return top.trajectory_format === 'mini-swe-agent-1';
+  return (
+    isRecord(top.info) && typeof top.info.mini_version === 'string' && top.info.mini_version.startsWith('1.')
+  );
+}
+
 /**
- * The pattern of an action block: the run's `action_regex` when JavaScript reads it the way Python
- * does (with `re.DOTALL`), else the default of the trajectory's version.
+ * The pattern of an action block (global, to count the blocks): the run's `action_regex` when
+ * JavaScript reads it as Python does (with `re.DOTALL`; compiled with `u`, Python's own syntax —
+ * `(?P<name>…)`, `\A` — is refused rather than read otherwise), else the default of its version.
  */
 export function actionPattern(top: JsonObject): RegExp {
-  const fallback = top.trajectory_format === 'mini-swe-agent-1' ? BASH_BLOCK : MSWEA_BLOCK;
   for (const source of [configuredRegex(top, 'agent'), configuredRegex(top, 'model')]) {
     if (source === undefined) continue;
     try {
-      return new RegExp(source, 'gs');
+      return new RegExp(source, 'gsu');
     } catch {
-      // A Python-only construct (`(?P<name>…)`): the default stands.
+      // Python's own syntax: the default stands.
     }
   }
-  return new RegExp(fallback, 'gs');
+  return new RegExp(isVersion1(top) ? BASH_BLOCK : MSWEA_BLOCK, 'gs');
 }
 
 /**
  * The command of an assistant text and the text around its block, when it holds exactly one
- * action block (as the agent parsed it: the group, trimmed); `null` when none or several.
+ * action block (as the agent parsed it: the first group, trimmed, or the whole match when the
+ * pattern has none); `null` when none or several. `pattern`: global.
  */
 export function textAction(text: string, pattern: RegExp): { command: string; rest: string } | null {
   const matches = [...text.matchAll(pattern)];
@@ -70,7 +80,33 @@ export function textAction(text: string, pattern: RegExp): { command: string; re
   const match = matches[0] as RegExpMatchArray;
   const start = match.index ?? 0;
   const rest = `${text.slice(0, start).trimEnd()}\n\n${text.slice(start + match[0].length).trimStart()}`;
-  return { command: (match[1] ?? match[0]).trim(), rest: rest.trim() };
+  const command = match.length > 1 ? (match[1] ?? '') : match[0];
+  return { command: command.trim(), rest: rest.trim() };
+}
+
+/** The action blocks an exporter may write a command in, the version's first. */
+const BLOCK_TEMPLATES = [
+  (command: string) => `\`\`\`bash\n${command}\n\`\`\``,
+  (command: string) => `\`\`\`mswea_bash_command\n${command}\n\`\`\``,
+  (command: string) => `<mswea_bash_command>${command}</mswea_bash_command>`,
+];
+
+/**
+ * A reply's text with its command in an action block after its words: the first block the run's
+ * pattern reads back as that command (the version's default block when none does).
+ */
+export function textWithAction(words: string, command: string, top: JsonObject): string {
+  const pattern = actionPattern(top);
+  const templates = isVersion1(top)
+    ? BLOCK_TEMPLATES
+    : [BLOCK_TEMPLATES[1], BLOCK_TEMPLATES[0], BLOCK_TEMPLATES[2]];
+  const written = (template: (command: string) => string): string =>
+    [words, template(command)].filter((part) => part !== '').join('\n\n');
+  for (const template of templates) {
+    const text = written(template as (command: string) => string);
+    if (textAction(text, pattern)?.command === command.trim()) return text;
+  }
+  return written(templates[0] as (command: string) => string);
 }
 
 /** The message's content as text (a list of parts: their texts), for the action's search. */
@@ -82,9 +118,21 @@ function contentText(raw: JsonObject): string | null {
     .join('');
 }
 
-/** Whether the list is the text layout: no tool calls and no tool messages. */
+/** Whether the list is the text layout: no tool call and no tool message. */
 function isTextLayout(messages: readonly unknown[]): boolean {
-  return messages.every((raw) => !isRecord(raw) || (raw.role !== 'tool' && raw.tool_calls == null));
+  return messages.every(
+    (raw) =>
+      !isRecord(raw) ||
+      (raw.role !== 'tool' && !(Array.isArray(raw.tool_calls) && raw.tool_calls.length > 0)),
+  );
+}
+
+/**
+ * Whether a user message after the task is the user's own (2.x marks what the user typed when
+ * asked: a new task), not the agent's (format errors, timeouts).
+ */
+function isUsersOwn(raw: unknown): boolean {
+  return isRecord(raw) && isRecord(raw.extra) && raw.extra.interrupt_type === 'UserNewTask';
 }
 
 /**
@@ -129,28 +177,32 @@ function textItems(messages: readonly unknown[], pattern: RegExp, idPrefix: stri
     }
     const { fields, ...converted } = chatMessageFromJson(raw, at, 'openai');
     const isUser = converted.type === 'USER_MESSAGE';
-    if (isUser && taskSeen && waiting !== undefined && isRecord(raw)) {
+    const own = isUser && (!taskSeen || isUsersOwn(raw));
+    if (isUser && !own && waiting !== undefined && isRecord(raw)) {
       const message: ToolMessage = {
         role: 'tool',
         content: messageText(converted.message),
         tool_call_id: waiting,
       };
       waiting = undefined;
+      // The content is the message's: kept once, as a placeholder in the entry.
+      const kept =
+        typeof raw.content === 'string' ? { entry: { ...raw, content: null } } : rawFields(raw, message);
       items.push({
         ...makeItem(
           { type: 'TOOL_RESULT', message },
-          { id: `${idPrefix}${i}`, isMeta: false, origin: origin(rawFields(raw, message)) },
+          { id: `${idPrefix}${i}`, isMeta: false, origin: origin(kept) },
         ),
         round,
       });
       return;
     }
-    // A reply with no call (a format error follows it) leaves no call waiting.
-    if (converted.type === 'ASSISTANT_MESSAGE') waiting = undefined;
-    if ((isUser && !taskSeen) || (converted.type === 'ASSISTANT_MESSAGE' && taskSeen)) round++;
+    // A reply with no call (a format error follows it) and the user's own words leave no call waiting.
+    if (converted.type === 'ASSISTANT_MESSAGE' || own) waiting = undefined;
+    if (own || (converted.type === 'ASSISTANT_MESSAGE' && taskSeen)) round++;
     const item = makeItem(converted, {
       id: `${idPrefix}${i}`,
-      isMeta: isUser && taskSeen,
+      isMeta: isUser && !own,
       origin: origin(fields),
     });
     taskSeen ||= isUser;
@@ -161,7 +213,7 @@ function textItems(messages: readonly unknown[], pattern: RegExp, idPrefix: stri
 
 /**
  * Items of a tool-call list, rounds set as in the text layout (each assistant message after the
- * task a step of its own); user messages after the task are meta.
+ * task a step of its own); user messages after the task are meta, but for the user's own.
  */
 function toolCallItems(messages: readonly unknown[], idPrefix: string): ContextItem[] {
   let taskSeen = false;
@@ -169,10 +221,11 @@ function toolCallItems(messages: readonly unknown[], idPrefix: string): ContextI
   return messages.map((raw, i) => {
     const { fields, ...converted } = chatMessageFromJson(raw, `messages[${i}]`, 'openai');
     const isUser = converted.type === 'USER_MESSAGE';
-    if ((isUser && !taskSeen) || (converted.type === 'ASSISTANT_MESSAGE' && taskSeen)) round++;
+    const own = isUser && (!taskSeen || isUsersOwn(raw));
+    if (own || (converted.type === 'ASSISTANT_MESSAGE' && taskSeen)) round++;
     const item = makeItem(converted, {
       id: `${idPrefix}${i}`,
-      isMeta: isUser && taskSeen,
+      isMeta: isUser && !own,
       origin: { format: 'swe-agent', index: i, fields },
     });
     taskSeen ||= isUser;

@@ -31,10 +31,10 @@ import {
   isGeminiRecording,
 } from './gemini-cli';
 import { isGeminiContents } from './gemini-contents';
+import { isMiniSweAgentTrajectory } from './mini-swe-agent';
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
-import { isMiniSweAgentTrajectory } from './mini-swe-agent';
 import { isTaskMarkdown } from './task-markdown';
 
 export interface DetectedFormat {

@@ -1,17 +1,51 @@
 /**
- * SWE-agent trajectories written back (the layouts are described in `swe-agent-import.ts`): the
- * document's top-level keys with `history` rebuilt from the items. Pure.
+ * SWE-agent trajectories written back (the layouts are described in `swe-agent-import.ts` and, for
+ * mini-SWE-agent's, `mini-swe-agent.ts`): the document's top-level keys with `history` (`messages`)
+ * rebuilt from the items. Pure.
  */
 import type { ContextItem, MessageItem, ToolCall } from '../context/items';
 import { chatMessageToJson } from './chat-messages-export';
 import { unchangedRaw, type SessionDocument } from './common';
 import { isRecord, type JsonObject } from './json';
+import { textWithAction } from './mini-swe-agent';
 import { COMMANDS, EDIT_END, EDITOR } from './swe-agent-commands';
 
 /** A word as a command line writes it: quoted when it holds anything but plain path characters. */
 function quoteWord(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return /^[\w./:@%+=,-]+$/.test(text) ? text : `"${text.replace(/["\\$`]/g, '\\$&')}"`;
+}
+
+/** JSON's escapes in a string (or a backslash the cut left without its escape), and what they stand for. */
+const JSON_ESCAPE = /\\(["\\/bfnrt]|u[0-9a-fA-F]{4})?/g;
+const ESCAPED: Record<string, string> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
+
+/**
+ * The command of `bash` arguments a compaction cut (`{"command":"cat a.py … [TRUNCATED …]`, no
+ * longer JSON): the string's text unescaped, without the JSON around it; other text as it is.
+ */
+function cutCommand(text: string): string {
+  const open = /^\s*\{\s*"command"\s*:\s*"/.exec(text);
+  if (!open) return text;
+  return text
+    .slice(open[0].length)
+    .replace(/"\s*\}(?=\s*(?:\n\[TRUNCATED [^\n]*\])?$)/, '')
+    .replace(JSON_ESCAPE, (_, e: string | undefined) =>
+      e === undefined
+        ? ''
+        : e.startsWith('u')
+          ? String.fromCharCode(parseInt(e.slice(1), 16))
+          : (ESCAPED[e] as string),
+    );
 }
 
 /** The action line of a tool call, the inverse of `parseSweAgentAction` (for changed items). */
@@ -23,8 +57,9 @@ function actionOf(call: ToolCall): string {
   } catch {
     args = undefined;
   }
-  // Arguments cut by compaction are no longer JSON: written as the text they are.
-  if (!isRecord(args)) return name === 'bash' ? text : `${name} ${text}`;
+  // Arguments cut by compaction are no longer JSON: written as the text they are (a shell
+  // command's as its command, the JSON around it taken off).
+  if (!isRecord(args)) return name === 'bash' ? cutCommand(text) : `${name} ${text}`;
   if (name === 'bash' && typeof args.command === 'string') return args.command;
   if (name === 'edit' && typeof args.replacement === 'string') {
     const range =
@@ -78,14 +113,13 @@ function miniTextEntry(item: MessageItem, top: JsonObject): JsonObject {
   const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
   const kept = unchangedRaw(fields, item.message);
   if (isRecord(kept)) return kept;
-  const source = isRecord(fields?.raw) ? fields.raw : {};
+  const source = isRecord(fields?.entry) ? fields.entry : isRecord(fields?.raw) ? fields.raw : {};
   const message = item.message;
   if (message.role === 'tool') return { ...source, role: 'user', content: message.content };
   if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
-    const fence = top.trajectory_format === 'mini-swe-agent-1' ? 'bash' : 'mswea_bash_command';
-    const blocks = message.tool_calls.map((call) => `\`\`\`${fence}\n${actionOf(call)}\n\`\`\``);
-    const content = [message.content ?? '', ...blocks].filter((part) => part !== '').join('\n\n');
-    return { ...source, role: 'assistant', content };
+    // One block per reply is what the agent reads: several calls, one block of their commands.
+    const command = message.tool_calls.map(actionOf).join('\n');
+    return { ...source, role: 'assistant', content: textWithAction(message.content ?? '', command, top) };
   }
   return chatMessageToJson(message, fields, 'openai');
 }

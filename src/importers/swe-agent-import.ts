@@ -8,7 +8,8 @@
  *   assistant step holds `thought` and `action` (the command line it ran), and the next user entry
  *   is the observation (the command's output). Each step is imported as an assistant message with
  *   one tool call parsed from the action, its observation as the result, and a round of its own.
- * The exporter (`swe-agent-export.ts`) writes either layout back. Pure.
+ * A mini-SWE-agent trajectory (`messages` instead of `history`) is read by `mini-swe-agent.ts`.
+ * The exporter (`swe-agent-export.ts`) writes every layout back. Pure.
  */
 import type { AssistantMessage, ContextItem, ItemOrigin, ToolMessage } from '../context/items';
 import { messageText } from '../context/items';

@@ -266,6 +266,87 @@ describe('exporting a mini-SWE-agent text trajectory', () => {
   });
 });
 
+describe('mini-SWE-agent text trajectories of other shapes', () => {
+  const task = [TEXT_MESSAGES[0], TEXT_MESSAGES[1]];
+
+  it('writes a changed 2.x step in the block its model reads, its own pattern included', () => {
+    for (const [config, block] of [
+      [{}, reply('Look.', 'ls src', 'mswea_bash_command')],
+      [
+        { model: { action_regex: '<mswea_bash_command>(.*?)</mswea_bash_command>' } },
+        { role: 'assistant', content: 'Look.\n<mswea_bash_command>ls src</mswea_bash_command>' },
+      ],
+    ] as const) {
+      const value = {
+        ...TEXT_TRAJECTORY,
+        info: { mini_version: '2.1.0', config },
+        trajectory_format: 'mini-swe-agent-1.1',
+        messages: [...task, block, output('rect.py')],
+      };
+      const { session } = load(value);
+      expect(commands(session.items)).toStrictEqual(['ls src']);
+      const items = session.items.map((item) =>
+        item.type === 'ASSISTANT_MESSAGE'
+          ? { ...item, message: { ...item.message, content: 'Look again.' } }
+          : item,
+      );
+      const again = load(JSON.parse(exportSession({ ...session, items }))).session.items;
+      expect(commands(again)).toStrictEqual(['ls src']);
+      expect(again.map((item) => item.type)).toStrictEqual(session.items.map((item) => item.type));
+    }
+  });
+
+  it('writes a cut command back as the shell text it was, not as JSON', () => {
+    const { session } = load(TEXT_TRAJECTORY);
+    const items = session.items.map((item) =>
+      at(item) === 8 && item.type === 'ASSISTANT_MESSAGE'
+        ? {
+            ...item,
+            message: {
+              ...item.message,
+              tool_calls: (item.message.tool_calls ?? []).map((call) => ({
+                ...call,
+                function: {
+                  ...call.function,
+                  arguments: `${call.function.arguments.slice(0, 52)}[…]\n[TRUNCATED original~90 tokens; recall #a1f3c2]`,
+                },
+              })),
+            },
+          }
+        : item,
+    );
+    const exported = JSON.parse(exportSession({ ...session, items })) as typeof TEXT_TRAJECTORY;
+    expect(exported.messages[8]?.content).toBe(
+      "THOUGHT: Check it.\n\n```bash\ncat <<'EOF' > check_area.py\nfrom shapes[…]\n[TRUNCATED original~90 tokens; recall #a1f3c2]\n```",
+    );
+  });
+
+  it('reads content lists, keeps the text layout for an empty tool_calls list, and takes 1.x blocks by version', () => {
+    const value = {
+      info: { mini_version: '1.2.0' },
+      messages: [
+        ...task,
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'THOUGHT: Look.\n\n```bash\nls src\n```' }],
+          tool_calls: [],
+        },
+        { role: 'user', content: [{ type: 'text', text: 'rect.py', cache_control: { type: 'ephemeral' } }] },
+      ],
+    };
+    const { text, session } = load(value);
+    expect(session.document).toMatchObject({ layout: 'mini_text' });
+    expect(commands(session.items)).toStrictEqual(['ls src']);
+    expect(session.items.map((item) => item.type)).toStrictEqual([
+      'SYSTEM_PROMPT',
+      'USER_MESSAGE',
+      'ASSISTANT_MESSAGE',
+      'TOOL_RESULT',
+    ]);
+    expect(JSON.parse(exportSession(session))).toStrictEqual(JSON.parse(text));
+  });
+});
+
 describe('importing a mini-SWE-agent tool-call trajectory', () => {
   const { text, session } = load(TOOL_TRAJECTORY);
   const { items } = session;
@@ -290,6 +371,29 @@ describe('importing a mini-SWE-agent tool-call trajectory', () => {
 
   it('writes an unchanged import back deep-equal, the exit message last', () => {
     expect(JSON.parse(exportSession(session))).toStrictEqual(JSON.parse(text));
+  });
+
+  it("makes a new task the user typed the user's message, with a round of its own", () => {
+    const messages = [
+      ...TOOL_MESSAGES.slice(0, 4),
+      {
+        role: 'user',
+        content: 'The user added a new task: also fix perimeter.',
+        extra: { interrupt_type: 'UserNewTask' },
+      },
+      ...TOOL_MESSAGES.slice(5),
+    ];
+    const { items } = load({ ...TOOL_TRAJECTORY, messages }).session;
+    expect(items.map((item) => [item.type, item.isMeta, item.round])).toStrictEqual([
+      ['SYSTEM_PROMPT', false, 0],
+      ['USER_MESSAGE', false, 1],
+      ['ASSISTANT_MESSAGE', false, 2],
+      ['TOOL_RESULT', false, 2],
+      ['USER_MESSAGE', false, 3],
+      ['ASSISTANT_MESSAGE', false, 4],
+      ['TOOL_RESULT', false, 4],
+      ['ASSISTANT_MESSAGE', false, 5],
+    ]);
   });
 
   it('refuses an exit message that does not end the list, naming the message after it', () => {

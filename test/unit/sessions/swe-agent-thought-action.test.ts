@@ -255,7 +255,7 @@ describe('exporting a thought/action trajectory', () => {
     expect(calls(load(exported).session.items)).toStrictEqual(calls(session.items));
   });
 
-  it('writes arguments cut by compaction (no longer JSON) as the action text, still importable', () => {
+  it('writes arguments cut by compaction (no longer JSON) as the command they held, still importable', () => {
     const { session } = load();
     const items = session.items.map((item) => {
       if (item.type !== 'ASSISTANT_MESSAGE' || at(item) !== 9) return item;
@@ -266,12 +266,12 @@ describe('exporting a thought/action trajectory', () => {
     });
     const exported = JSON.parse(exportSession({ ...session, items })) as typeof TRAJECTORY;
     expect(exported.history[9]).toMatchObject({
-      action: '{"command": "python ch… [cut]',
+      action: 'python ch… [cut]',
       thought: 'Run it.',
     });
     const again = load(exported).session.items;
     expect(again.map((item) => item.type)).toStrictEqual(session.items.map((item) => item.type));
-    expect(calls(again)[3]).toStrictEqual(['bash', { command: '{"command": "python ch… [cut]' }]);
+    expect(calls(again)[3]).toStrictEqual(['bash', { command: 'python ch… [cut]' }]);
   });
 });
 
