@@ -29,12 +29,20 @@ const MSWEA_BLOCK = '```mswea_bash_command\\s*\\n(.*?)\\n```';
 /** The role of the message that records how a 2.x run ended. */
 const EXIT_ROLE = 'exit';
 
-/** Whether a parsed value is a mini-SWE-agent trajectory. */
+/**
+ * Whether a parsed value is a mini-SWE-agent trajectory: told by its `trajectory_format` (1.4 on),
+ * else by `info.mini_version` (1.5 on), else by the `info` of a 1.0–1.3 run (`exit_status` and
+ * `model_stats`).
+ */
 export function isMiniSweAgentTrajectory(value: unknown): value is JsonObject & { messages: unknown[] } {
   if (!isRecord(value) || !Array.isArray(value.messages)) return false;
   const format = value.trajectory_format;
   if (typeof format === 'string') return format.startsWith('mini-swe-agent');
-  return isRecord(value.info) && typeof value.info.mini_version === 'string';
+  const { info } = value;
+  return (
+    isRecord(info) &&
+    (typeof info.mini_version === 'string' || ('exit_status' in info && isRecord(info.model_stats)))
+  );
 }
 
 /** The config value at `info.config.<part>.action_regex`, when it is a string. */
@@ -44,12 +52,11 @@ function configuredRegex(top: JsonObject, part: 'agent' | 'model'): string | und
   return typeof section?.action_regex === 'string' ? section.action_regex : undefined;
 }
 
-/** Whether the trajectory is of mini-SWE-agent 1.x (by its format, else by its version). */
+/** Whether the trajectory is of mini-SWE-agent 1.x (by its format, else its version; unmarked: 1.0–1.3). */
 function isVersion1(top: JsonObject): boolean {
   if (typeof top.trajectory_format === 'string') return top.trajectory_format === 'mini-swe-agent-1';
-  return (
-    isRecord(top.info) && typeof top.info.mini_version === 'string' && top.info.mini_version.startsWith('1.')
-  );
+  const version = isRecord(top.info) ? top.info.mini_version : undefined;
+  return typeof version !== 'string' || version.startsWith('1.');
 }
 
 /**

@@ -139,8 +139,15 @@ describe('importing a mini-SWE-agent text trajectory', () => {
     expect(detectSessionFormat(text, 'rect.traj.json').format).toBe('swe-agent');
     const { trajectory_format: _, ...unmarked } = TEXT_TRAJECTORY;
     expect(detectSessionFormat(JSON.stringify(unmarked), 'x.json').format).toBe('swe-agent');
+    // 1.0–1.3 wrote neither: their info tells them.
+    const early = { ...unmarked, info: { exit_status: 'Submitted', model_stats: { api_calls: 5 } } };
+    expect(detectSessionFormat(JSON.stringify(early), 'x.json').format).toBe('swe-agent');
+    expect(commands(load(early).session.items)).toStrictEqual(commands(items));
     const { info: __, ...plain } = unmarked;
     expect(detectSessionFormat(JSON.stringify(plain), 'x.json').format).toBe('openai');
+    expect(detectSessionFormat(JSON.stringify({ ...plain, info: { note: 1 } }), 'x.json').format).toBe(
+      'openai',
+    );
     expect(session.document).toMatchObject({ format: 'swe-agent', layout: 'mini_text', exit: [] });
   });
 
