@@ -162,8 +162,25 @@ function freshLines(message: ChatMessage, previous: JsonObject | undefined, summ
   }
 }
 
-// A Codex line holds one item's part only.
-const WRITER = onePartWriter('codex', codexParts, freshLines);
+/**
+ * A Codex line holds one item's part, but for a developer message read as one system prompt per
+ * section (`codex-import.ts`): its sections' parts joined back into the one line, their content
+ * parts in order.
+ */
+const WRITER = {
+  ...onePartWriter('codex', codexParts, freshLines),
+  join: (parts: readonly JsonObject[]): JsonObject => {
+    const [first] = parts as [JsonObject];
+    if (parts.length === 1) return first;
+    const content = parts.flatMap((part) => {
+      const list = itemOf(part).content;
+      return Array.isArray(list) ? (list as unknown[]) : [];
+    });
+    return isRecord(first.payload)
+      ? { ...first, payload: { ...first.payload, content } }
+      : { ...first, content };
+  },
+};
 
 /**
  * Writes items back as the Codex rollout they came from: every line of the source in its place (an

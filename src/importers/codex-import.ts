@@ -40,7 +40,7 @@ import {
   type ImportOptions,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import { describe, isRecord, jsonEqual, parseJsonLines, type JsonLine, type JsonObject } from './json';
 
 /** Payload types of the Responses API items a rollout records. */
 export const RESPONSE_ITEM_TYPES = new Set([
@@ -288,6 +288,42 @@ interface Pending {
   isError?: boolean;
   /** Kept whole (a shape the parts cannot rebuild). */
   raw?: boolean;
+  /** One section of a developer message split by {@link sectionItems}: its part checked there. */
+  section?: boolean;
+}
+
+/** A text made of one tagged section and nothing else (`<permissions instructions>…</…>`). */
+const ONE_SECTION = /^\s*<([A-Za-z][\w.:-]*(?: [A-Za-z][\w.:-]*){0,4})>[\s\S]*<\/\1>\s*$/;
+
+/**
+ * A developer (or system) message whose `input_text` parts are each one tagged section (Codex
+ * 0.142 on writes its settings as one such bundle: permissions, collaboration mode, apps, plugins,
+ * skills) as a system prompt per section, so that a section a later message sends again is
+ * conversation and the others stay header (`segments.ts`); null for any other message, or when a
+ * part would not be written back as it was. Each item's part is the line with its one part.
+ */
+function sectionItems(line: CodexLine): Pending[] | null {
+  const content = (line.item as JsonObject).content;
+  if (!Array.isArray(content) || content.length < 2) return null;
+  const out: Pending[] = [];
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'input_text' || typeof part.text !== 'string') return null;
+    if (!ONE_SECTION.test(part.text)) return null;
+    const { text, layout } = takeText([part], 'input_text', 'text', TEXT_SEPARATOR);
+    if (text !== part.text) return null;
+    const message = { role: 'system' as const, content: text };
+    const written = withItem(line, { content: layout });
+    const back = codexParts(message, { parts: [written] })[0];
+    if (!jsonEqual(back, withItem(line, { content: [part] }))) return null;
+    out.push({
+      converted: { type: 'SYSTEM_PROMPT', message },
+      isMeta: true,
+      parts: [written],
+      lines: [line],
+      section: true,
+    });
+  }
+  return out;
 }
 
 /** Import from parsed JSONL lines. */
@@ -345,6 +381,11 @@ export function codexFromLines(
         };
         pending.push(open);
       } else if (role === 'user' || role === 'developer' || role === 'system') {
+        const sections = role === 'user' ? null : sectionItems(line);
+        if (sections) {
+          pending.push(...sections);
+          continue;
+        }
         const { text, layout } = partsText(line, 'input_text');
         const content = text ?? '';
         pending.push({
@@ -399,7 +440,7 @@ export function codexFromLines(
     (item) => item.lines,
     lines,
     { format: 'codex', idPrefix },
-    (item, parts) => (item.raw ? [] : codexParts(item.converted.message, parts)),
+    (item, parts) => (item.section ? null : item.raw ? [] : codexParts(item.converted.message, parts)),
   );
   return {
     format: 'codex',

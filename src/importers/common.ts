@@ -246,24 +246,29 @@ export interface LineItem {
 
 /**
  * The items of a format whose source lines each make part of one item at most (Codex's lines,
- * OpenHands' events), with the document's slots: each item named after its first line, its side
- * fields the parts of its lines (the lines whole where `rebuild` does not give them back exactly,
- * `lineFields`); each line a slot of its item's part, or kept as it is.
+ * OpenHands' events) — or several items of one line each, in the line's order (Codex's developer
+ * bundles) — with the document's slots: each item named after its first line (`.1`, `.2` … after
+ * the first of a line), its side fields the parts of its lines (the lines whole where `rebuild`
+ * does not give them back exactly, `lineFields`; null: checked by the importer); each line a slot
+ * of its items' parts, or kept as it is.
  */
 export function itemsOfLines<L extends { index: number; value: JsonObject }, P extends LineItem>(
   pending: readonly P[],
   sourcesOf: (item: P) => readonly L[],
   lines: readonly L[],
   origin: { format: SessionFormat; idPrefix: string },
-  rebuild: (item: P, parts: JsonObject) => readonly unknown[],
+  rebuild: (item: P, parts: JsonObject) => readonly unknown[] | null,
 ): { items: ContextItem[]; slots: LineSlot[] } {
   const items: ContextItem[] = [];
   const partsOfLine = new Map<number, PartRef[]>();
   for (const item of pending) {
     const sources = sourcesOf(item);
     const first = sources[0] as L;
-    const id = `${origin.idPrefix}${first.index}`;
-    sources.forEach((line, part) => partsOfLine.set(line.index, [{ itemId: id, part }]));
+    const nth = partsOfLine.get(first.index)?.length ?? 0;
+    const id = `${origin.idPrefix}${first.index}${nth > 0 ? `.${nth}` : ''}`;
+    sources.forEach((line, part) =>
+      partsOfLine.set(line.index, [...(partsOfLine.get(line.index) ?? []), { itemId: id, part }]),
+    );
     const parts: JsonObject = { parts: item.parts };
     const fields = lineFields(
       parts,

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { callFactsOf } from '../../../src/context/item-facts';
 import { messageText, type ContextItem } from '../../../src/context/items';
 import { collectOpenErrors } from '../../../src/context/open-errors';
+import { headerRoles } from '../../../src/context/segments';
 import { touchedPaths } from '../../../src/eval/metrics';
 import { exportSession, ImportError, importSession } from '../../../src/importers';
 import { jsonlValues } from '../../support/files';
@@ -193,6 +194,50 @@ describe('a Codex rollout', () => {
     expect((out[2]?.payload as { output: unknown }).output).toEqual([
       { type: 'input_text', text: 'Script [cut]' },
     ]);
+  });
+
+  it('reads a developer bundle of tagged sections (0.142 on) as a system prompt per section: one sent again later is conversation, the others header', () => {
+    const section = (tag: string, body: string) => ({
+      type: 'input_text',
+      text: `<${tag}>\n${body}\n</${tag}>`,
+    });
+    const sections = [
+      section('permissions instructions', 'read-only'),
+      section('apps_instructions', 'Apps can be named with $.'),
+      section('skills_instructions', 'A skill is a SKILL.md.'),
+    ];
+    const bundle = item({ type: 'message', role: 'developer', content: sections });
+    const rollout = [
+      lines[0],
+      bundle,
+      item(input('user', 'Fix src/a.ts')),
+      item({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'On it.' }] }),
+      item(input('developer', '<permissions instructions>\nworkspace-write\n</permissions instructions>')),
+    ];
+    const text = rollout.map((l) => JSON.stringify(l)).join('\n') + '\n';
+    const read = importSession(text, { tokenizer: fakeTokenizer });
+    expect(itemSummary(read.items).slice(0, 3)).toEqual([
+      ['SYSTEM_PROMPT', true, '<permissions instructions>\nread-only\n</permissions instructions>'],
+      ['SYSTEM_PROMPT', true, '<apps_instructions>\nApps can be named with $.\n</apps_instructions>'],
+      ['SYSTEM_PROMPT', true, '<skills_instructions>\nA skill is a SKILL.md.\n</skills_instructions>'],
+    ]);
+    expect(headerRoles(read.items).slice(0, 3)).toEqual([undefined, 'system', 'system']);
+    expect(exportSession(read)).toBe(text);
+    // With the old permissions compacted away, the line keeps the sections left, in order.
+    const out = jsonlValues(exportSession({ ...read, items: read.items.slice(1) })) as {
+      payload?: { content?: unknown };
+    }[];
+    expect(out[1]?.payload?.content).toEqual([sections[1], sections[2]]);
+    // A developer message with anything outside its sections stays one prompt.
+    const mixed = item({
+      type: 'message',
+      role: 'developer',
+      content: [section('a', 'x'), { type: 'input_text', text: 'Be brief.' }],
+    });
+    const one = importSession([lines[0], mixed].map((l) => JSON.stringify(l)).join('\n') + '\n', {
+      tokenizer: fakeTokenizer,
+    });
+    expect(one.items.filter((i) => i.type === 'SYSTEM_PROMPT')).toHaveLength(1);
   });
 
   it('is its own compaction summary on import, and the whole history for eval', () => {
