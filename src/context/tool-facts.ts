@@ -222,7 +222,7 @@ const PATCH_HERE_DOCUMENT = /(?:^|[;&|(]\s*)apply_?patch\s*<</;
 /** Python's interpreter as a command's program (`python`, `python3`, `python3.11`). */
 const PYTHON = /^python(?:\d+(?:\.\d+)?)?$/;
 /** A here-document given to Python (`python - <<'PY'`, `python3 <<EOF`): a script. */
-const PYTHON_HERE_DOCUMENT = /(?:^|[;&|(]\s*)python(?:\d+(?:\.\d+)?)?(?:\s+-\w*)*\s*(?:-\s*)?<</;
+const PYTHON_HERE_DOCUMENT = /(?:^\s*|[;&|(]\s*)python(?:\d+(?:\.\d+)?)?(?:\s+-\w*)*\s*(?:-\s*)?<</;
 
 /**
  * The command without the bodies of its here-documents (data, not commands), the bodies given
@@ -252,37 +252,82 @@ function splitHereDocuments(command: string): { commands: string; patches: strin
 /** A name bound to a file: `p = 'a.py'`, `path = Path("a.py")` (name, quote, file). */
 const PY_NAMED_FILE =
   /^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:(?:pathlib\.)?Path\(\s*)?[rbuRBU]{0,2}(['"])([^'"\n{}]+)\2/gm;
-/** `open(…)` of a file named by a string literal (2) or a name (3), with its mode (5). */
-const PY_OPEN =
-  /\bopen\(\s*(?:[rbuRBU]{0,2}(['"])([^'"\n{}]+)\1|([A-Za-z_]\w*))\s*(?:,\s*(?:mode\s*=\s*)?(['"])([^'"\n]*)\4)?/g;
-/** A `pathlib` read or write of a file named by `Path('…')` (2) or a name (3); the method (4). */
+/**
+ * `open(…)` of a file named by a string literal (2) or a name (3, not a string's prefix), with the
+ * rest of its arguments on the line (4).
+ */
+const PY_OPEN = /\bopen\(\s*(?:[rbuRBU]{0,2}(['"])([^'"\n{}]+)\1|([A-Za-z_]\w*)(?!['"\w]))([^)\n]*)/g;
+/** `open`'s mode among its other arguments: the second one, or `mode=`. */
+const PY_MODE = /^\s*,\s*(?:mode\s*=\s*)?(['"])([^'"\n]*)\1|\bmode\s*=\s*(['"])([^'"\n]*)\3/;
+/** A `pathlib` write of a file named by `Path('…')` (2) or a name (3); the method (4). */
 const PY_PATH_METHOD =
   /(?:(?:pathlib\.)?Path\(\s*[rbuRBU]{0,2}(['"])([^'"\n{}]+)\1\s*\)|\b([A-Za-z_]\w*))\.(read_text|read_bytes|write_text|write_bytes)\(/g;
 
 /**
- * The files a Python script reads and writes (a script given to `python` in a here-document or
- * with `-c`, as agents that only have a shell edit files): `open(f)` reads, `open(f, 'w')` (or
- * `a`, `x`, `+`) writes, `Path(f).read_text()` / `.write_text(…)`, where `f` is a string literal,
- * `Path('…')` or a name bound to one; a file both read and written is edited.
+ * The files a Python script writes (a script given to `python` in a here-document or with `-c`, as
+ * agents that only have a shell edit files): `open(f, 'w')` (or `a`, `x`, `+`, also as `mode=`)
+ * and `Path(f).write_text(…)` write, where `f` is a string literal, `Path('…')` or a name bound to
+ * one; a file the script also reads (`open(f)`, `.read_text()`) is edited. Reads alone are left
+ * out: the script does not print the file, so its output is no view of it. Comment lines are
+ * skipped.
  */
 export function pythonTouches(script: string): { path: string; op: FileOp }[] {
+  const code = script.replace(/^[ \t]*#.*$/gm, '');
   const named = new Map<string, string>();
-  for (const m of script.matchAll(PY_NAMED_FILE)) named.set(m[1] as string, m[3] as string);
+  for (const m of code.matchAll(PY_NAMED_FILE)) named.set(m[1] as string, m[3] as string);
   const ops = new Map<string, { read: boolean; written: boolean }>();
-  const touch = (literal: string | undefined, name: string | undefined, written: boolean): void => {
+  const touch = (
+    literal: string | undefined,
+    name: string | undefined,
+    read: boolean,
+    written: boolean,
+  ): void => {
     const path = literal ?? (name === undefined ? undefined : named.get(name));
     if (path === undefined || !isPathWord(path)) return;
     const seen = ops.get(path) ?? { read: false, written: false };
-    if (written) seen.written = true;
-    else seen.read = true;
+    seen.read ||= read;
+    seen.written ||= written;
     ops.set(path, seen);
   };
-  for (const m of script.matchAll(PY_OPEN)) touch(m[2], m[3], /[wax+]/.test(m[5] ?? ''));
-  for (const m of script.matchAll(PY_PATH_METHOD)) touch(m[2], m[3], (m[4] as string).startsWith('write'));
-  return [...ops].map(([path, { read, written }]) => ({
-    path,
-    op: written ? (read ? 'edit' : 'write') : 'read',
-  }));
+  for (const m of code.matchAll(PY_OPEN)) {
+    const mode = PY_MODE.exec(m[4] ?? '');
+    const flags = mode ? (mode[2] ?? mode[4] ?? '') : 'r';
+    touch(m[2], m[3], /[r+]/.test(flags), /[wax+]/.test(flags));
+  }
+  for (const m of code.matchAll(PY_PATH_METHOD)) {
+    const written = (m[4] as string).startsWith('write');
+    touch(m[2], m[3], !written, written);
+  }
+  return [...ops].flatMap(([path, { read, written }]) =>
+    written ? [{ path, op: read ? ('edit' as const) : ('write' as const) }] : [],
+  );
+}
+
+/**
+ * The script a Python command runs from its words, when it is given inline: `-c` and the next
+ * word (its quotes and escaped quotes taken off), only among the interpreter's own options (before
+ * any script or `-m` module).
+ */
+function inlinePython(words: readonly string[]): string | null {
+  for (let i = 1; i < words.length - 1; i++) {
+    const word = words[i] as string;
+    if (word === '-c') {
+      const script = words[i + 1] as string;
+      return script.startsWith('"') ? unquote(script).replace(/\\(["\\$`])/g, '$1') : unquote(script);
+    }
+    if (!word.startsWith('-') || word === '-m') return null;
+  }
+  return null;
+}
+
+/** Whether a command gives Python a script in a here-document: `python [options] [-] <<…`. */
+function isPythonHereDocument(words: readonly string[]): boolean {
+  if (!PYTHON.test(words[0] as string)) return false;
+  for (const word of words.slice(1)) {
+    if (word.startsWith('<<')) return true;
+    if (!word.startsWith('-')) return false;
+  }
+  return false;
 }
 
 /**
@@ -316,14 +361,15 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
       );
     else {
       const hereDocument = words.some((w) => w.startsWith('<<'));
-      const inline = PYTHON.test(first) ? words.indexOf('-c') : -1;
+      const inline = PYTHON.test(first) ? inlinePython(words) : null;
+      // A Python script's files, and what its command redirects into (`python - <<'PY' > out.txt`).
       const touches =
         /^apply_?patch$/.test(first) && hereDocument && patch < patches.length
           ? patchTouches(patches[patch++] as string)
-          : PYTHON.test(first) && hereDocument && script < scripts.length
-            ? pythonTouches(scripts[script++] as string)
-            : inline > 0 && inline + 1 < words.length
-              ? pythonTouches(unquote(words[inline + 1] as string))
+          : isPythonHereDocument(words) && script < scripts.length
+            ? [...pythonTouches(scripts[script++] as string), ...simpleCommandTouches(words)]
+            : inline !== null
+              ? [...pythonTouches(inline), ...simpleCommandTouches(words)]
               : simpleCommandTouches(words);
       for (const { path, op } of touches) out.push({ path: inDirectory(cwd, path), op });
     }

@@ -139,17 +139,31 @@ describe('shellReads', () => {
       [{ path: 'django/utils/http.py', op: 'edit' }],
     ],
     [
-      "open() with a mode: 'w' writes, none reads; the cd applies",
-      'cd /testbed && python3 <<EOF\nsrc = open("src/a.py").read()\nopen("src/b.py", mode="w").write(src)\nEOF',
+      "open() with a mode writes ('w', 'a', after other arguments, 'r+' edits); a file only read is left out; the cd applies",
+      'cd /testbed && python3 -u - <<EOF\nsrc = open("src/a.py").read()\nopen("src/b.py", encoding="utf-8", mode="w").write(src)\nwith open(\'log.txt\', \'r+\') as fh:\n    fh.write(src)\nEOF',
       [
-        { path: '/testbed/src/a.py', op: 'read' },
         { path: '/testbed/src/b.py', op: 'write' },
+        { path: '/testbed/log.txt', op: 'edit' },
       ],
     ],
     [
-      'a script given with -c',
-      `python -c "open('notes/out.txt', 'a').write('x')"`,
-      [{ path: 'notes/out.txt', op: 'write' }],
+      "the script's command's own redirection; an indented one; a comment and an f-string are no files",
+      "  python - <<'PY' > out.txt\n# open('old.py', 'w')\nf = 'x.py'\nopen(f\"{d}/a.py\", 'w')\nPY",
+      [{ path: 'out.txt', op: 'write' }],
+    ],
+    [
+      'the script of each Python command, not of one before it that takes no script',
+      "python manage.py shell <<IN\nprint(1)\nIN\ncd sub && python - <<'PY'\nopen('a.py', 'w')\nPY",
+      [{ path: 'sub/a.py', op: 'write' }],
+    ],
+    [
+      'a script given with -c (escaped quotes too), and no -c of a module',
+      `python -c "open('notes/out.txt', 'a').write('x')" && python3 -c "open(\\"b.txt\\", \\"w\\")" && python -m pytest -c setup.cfg > log.txt`,
+      [
+        { path: 'notes/out.txt', op: 'write' },
+        { path: 'b.txt', op: 'write' },
+        { path: 'log.txt', op: 'write' },
+      ],
     ],
     [
       'strings that are no files, and a script file run',
