@@ -91,6 +91,30 @@ function toolPart(message: Extract<ChatMessage, { role: 'tool' }>, part: ClaudeP
 }
 
 /**
+ * Whether an attachment is a message a person typed as a prompt while the agent worked (a
+ * `queued_command` in prompt mode, from no other session): the user's own words.
+ */
+export function isTypedPrompt(attachment: unknown): boolean {
+  if (!isRecord(attachment) || attachment.type !== 'queued_command') return false;
+  const { commandMode, origin } = attachment;
+  return (
+    (commandMode === undefined || commandMode === 'prompt') &&
+    (!isRecord(origin) || origin.kind === undefined || origin.kind === 'human')
+  );
+}
+
+/** An attachment line changed as the user line in its place: meta but for a typed prompt. */
+function attachmentAsUser(line: JsonObject): JsonObject {
+  const typed = isTypedPrompt(line.attachment);
+  return {
+    ...omit(line, ['attachment']),
+    type: 'user',
+    ...(typed ? {} : { isMeta: true }),
+    message: { role: 'user', content: 0 },
+  };
+}
+
+/**
  * The lines of a message given its Claude Code side fields (null for a part that is gone), exactly
  * the source lines while the message is unchanged.
  */
@@ -105,7 +129,7 @@ export function claudeParts(message: ChatMessage, fields: JsonObject): (JsonObje
         i !== 0
           ? null
           : line.type === 'attachment'
-            ? { ...omit(line, ['attachment']), type: 'user', message: { role: 'user', content: 0 } }
+            ? attachmentAsUser(line)
             : { ...line, message: { ...(isRecord(line.message) ? line.message : {}), content: 0 } },
       blocks: null,
     }));

@@ -26,7 +26,7 @@
 import type { ContentPart, ContextItem, SessionFormat, ToolCall } from '../context/items';
 import { takeText, takeToolCalls } from './blocks';
 import { activeChain, type ClaudeLine } from './claude-code-path';
-import { claudeParts, TEXT_SEPARATOR } from './claude-code-export';
+import { claudeParts, isTypedPrompt, TEXT_SEPARATOR } from './claude-code-export';
 import {
   defaultIdPrefix,
   finishItems,
@@ -193,10 +193,12 @@ function userItems(line: ClaudeLine): Pending[] {
 }
 
 /**
- * What an `attachment` line puts before the model, as an item: a message the user typed while the
- * agent worked (`queued_command` in prompt mode) → the user's message; a file the user named with
- * `@` (`file`, its text) or edited meanwhile (`edited_text_file`) → a meta message with its path and
- * text. Other attachments (reminders, hook output, skill and tool listings) are left out.
+ * What an `attachment` line puts before the model, as an item: a message queued while the agent
+ * worked (`queued_command`) → the user's message when a person typed it as a prompt, else (a
+ * background task's notice, another session's message) a meta message; a file Claude Code
+ * attached (`file`: named with `@`, or read again after its compaction) or one the user edited
+ * meanwhile (`edited_text_file`) → a meta message with its path and text. Other attachments
+ * (reminders, hook output, skill and tool listings) and malformed ones are left out.
  */
 function attachmentItem(line: ClaudeLine): Pending | undefined {
   const attachment = line.value.attachment;
@@ -210,16 +212,19 @@ function attachmentItem(line: ClaudeLine): Pending | undefined {
   });
   switch (attachment.type) {
     case 'queued_command': {
-      const { prompt, commandMode } = attachment;
-      if (commandMode !== undefined && commandMode !== 'prompt') return undefined;
-      if (typeof prompt === 'string') return item(prompt, false);
-      return Array.isArray(prompt) ? item(blocksOf(prompt, line) as ContentPart[], false) : undefined;
+      const { prompt } = attachment;
+      const typed = isTypedPrompt(attachment);
+      if (typeof prompt === 'string') return item(prompt, !typed);
+      const blocks = Array.isArray(prompt) ? prompt : [];
+      if (blocks.length === 0 || !blocks.every((b) => isRecord(b) && typeof b.type === 'string'))
+        return undefined;
+      return item(blocks as ContentPart[], !typed);
     }
     case 'file': {
       const file = isRecord(attachment.content) ? attachment.content.file : undefined;
       if (!isRecord(file) || typeof file.content !== 'string') return undefined;
       const path = typeof file.filePath === 'string' ? file.filePath : attachment.filename;
-      return item(`${String(path)}:\n${file.content}`, true);
+      return item(typeof path === 'string' ? `${path}:\n${file.content}` : file.content, true);
     }
     case 'edited_text_file':
       if (typeof attachment.filename !== 'string' || typeof attachment.snippet !== 'string') return undefined;
@@ -320,8 +325,12 @@ export function claudeCodeFromLines(
   const pending: Pending[] = [];
   const partsOfLine = new Map<number, PartRef[]>();
   let open: Pending | undefined;
+  // In the whole history, right after a compaction's summary left out: the files Claude Code
+  // attached again then were read before it, and are left out too.
+  let afterSummary = false;
   for (const line of activeChain(lines, whole)) {
     const { type } = line.value;
+    if (type !== 'attachment') afterSummary = false;
     if (type === 'assistant') {
       if (line.value.isApiErrorMessage === true) continue;
       const started = addAssistant(line, mergeById ? open : undefined);
@@ -330,9 +339,14 @@ export function claudeCodeFromLines(
         open = started;
       }
     } else if (type === 'user') {
-      if (whole && line.value.isCompactSummary === true) continue;
+      if (whole && line.value.isCompactSummary === true) {
+        afterSummary = true;
+        continue;
+      }
       pending.push(...userItems(line));
     } else if (type === 'attachment') {
+      const attached = isRecord(line.value.attachment) ? line.value.attachment.type : undefined;
+      if (afterSummary && attached === 'file') continue;
       const item = attachmentItem(line);
       if (item) pending.push(item);
     }

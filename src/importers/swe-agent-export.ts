@@ -6,7 +6,7 @@
 import type { ContextItem, MessageItem, ToolCall } from '../context/items';
 import { chatMessageToJson } from './chat-messages-export';
 import { unchangedRaw, type SessionDocument } from './common';
-import { isRecord, type JsonObject } from './json';
+import { isRecord, stringFieldsOf, type JsonObject } from './json';
 import { textWithAction } from './mini-swe-agent';
 import { COMMANDS, EDIT_END, EDITOR } from './swe-agent-commands';
 
@@ -16,36 +16,13 @@ function quoteWord(value: unknown): string {
   return /^[\w./:@%+=,-]+$/.test(text) ? text : `"${text.replace(/["\\$`]/g, '\\$&')}"`;
 }
 
-/** JSON's escapes in a string (or a backslash the cut left without its escape), and what they stand for. */
-const JSON_ESCAPE = /\\(["\\/bfnrt]|u[0-9a-fA-F]{4})?/g;
-const ESCAPED: Record<string, string> = {
-  '"': '"',
-  '\\': '\\',
-  '/': '/',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-};
-
 /**
  * The command of `bash` arguments a compaction cut (`{"command":"cat a.py … [TRUNCATED …]`, no
- * longer JSON): the string's text unescaped, without the JSON around it; other text as it is.
+ * longer JSON): the `command` field's text as far as it goes, its marker after it; other text as
+ * it is.
  */
 function cutCommand(text: string): string {
-  const open = /^\s*\{\s*"command"\s*:\s*"/.exec(text);
-  if (!open) return text;
-  return text
-    .slice(open[0].length)
-    .replace(/"\s*\}(?=\s*(?:\n\[TRUNCATED [^\n]*\])?$)/, '')
-    .replace(JSON_ESCAPE, (_, e: string | undefined) =>
-      e === undefined
-        ? ''
-        : e.startsWith('u')
-          ? String.fromCharCode(parseInt(e.slice(1), 16))
-          : (ESCAPED[e] as string),
-    );
+  return stringFieldsOf(text).find(([key]) => key === 'command')?.[1] ?? text;
 }
 
 /** The action line of a tool call, the inverse of `parseSweAgentAction` (for changed items). */

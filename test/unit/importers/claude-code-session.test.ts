@@ -294,6 +294,61 @@ describe('a Claude Code session', () => {
       message: { role: 'user', content: 'En français.' },
     });
     expect(out[4]).not.toHaveProperty('attachment');
+    // A changed file attachment stays context: a meta user line.
+    const edited = read.items.map((item, i) =>
+      i === 5 && item.type === 'USER_MESSAGE'
+        ? { ...item, message: { role: 'user' as const, content: '/w/notes.md was modified.' } }
+        : item,
+    );
+    const again = importSession(exportSession({ ...read, items: edited }), { tokenizer: fakeTokenizer });
+    expect(itemSummary(again.items)[5]).toEqual(['USER_MESSAGE', true, '/w/notes.md was modified.']);
+  });
+
+  it("reads a queued notice or another session's message as context, skips malformed ones, and leaves out the files attached again after Claude Code's compaction in the whole history", () => {
+    const attachment = (uuid: string, parentUuid: string, value: object) => ({
+      parentUuid,
+      ...env,
+      type: 'attachment',
+      attachment: value,
+      uuid,
+      timestamp: '2026-01-01T00:00:02Z',
+    });
+    const file = {
+      type: 'file',
+      filename: '/w/a.ts',
+      content: { type: 'text', file: { filePath: '/w/a.ts', content: 'export {}' } },
+    };
+    const compacted = [
+      user('p1', null, 'Start.'),
+      assistant('q1', 'p1', 'msg_1', [{ type: 'text', text: 'Started.' }]),
+      { ...user('s1', 'q1', 'Summary of the session so far.'), isCompactSummary: true },
+      attachment('f1', 's1', file),
+      attachment('n1', 'f1', {
+        type: 'queued_command',
+        prompt: 'Task 7 finished.',
+        commandMode: 'task-notification',
+      }),
+      attachment('m1', 'n1', {
+        type: 'queued_command',
+        prompt: 'From the other window.',
+        origin: { kind: 'peer' },
+      }),
+      attachment('b1', 'm1', { type: 'queued_command', prompt: [{ text: 'no type' }] }),
+      assistant('q2', 'b1', 'msg_2', [{ type: 'text', text: 'Noted.' }]),
+    ];
+    const t = compacted.map((l) => JSON.stringify(l)).join('\n') + '\n';
+    const whole = importSession(t, { tokenizer: fakeTokenizer, wholeHistory: true });
+    expect(itemSummary(whole.items)).toEqual([
+      ['USER_MESSAGE', false, 'Start.'],
+      ['ASSISTANT_MESSAGE', false, 'Started.'],
+      ['USER_MESSAGE', true, 'Task 7 finished.'],
+      ['USER_MESSAGE', true, 'From the other window.'],
+      ['ASSISTANT_MESSAGE', false, 'Noted.'],
+    ]);
+    // Resumed from the summary, the model saw the file attached after it.
+    const resumed = importSession(t, { tokenizer: fakeTokenizer });
+    expect(itemSummary(resumed.items).map((s) => s[2])).toContain('/w/a.ts:\nexport {}');
+    expect(exportSession(whole)).toBe(t);
   });
 
   it('is its own compaction summary on import, and the whole history for eval', () => {
