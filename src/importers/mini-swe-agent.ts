@@ -10,8 +10,8 @@
  *   block), its observation as the result, and a round of its own; user messages that answer no
  *   call (format errors) are meta, as in SWE-agent's thought/action layout, but for a new task the
  *   user typed (2.x: `extra.interrupt_type` `UserNewTask`), which opens a round.
- * - tool calls (2.x): OpenAI's list with `tool` messages, and `extra` on each message; user
- *   messages after the task (format errors) are meta.
+ * - tool calls (2.x): OpenAI's list with `tool` messages, and `extra` on each message; a round per
+ *   step; user messages after the task (format errors) are meta, but for a new task the user typed.
  * The run's `exit` message (2.x), never sent to the model, is kept with the document's top-level
  * keys and written back last. `swe-agent-export.ts` writes either layout back. Pure.
  */
