@@ -4,8 +4,10 @@
  * - touched files: every path a read, write or edit tool call of the session named so far (read off
  *   the raw tool calls here, independently of the artifact trail module and of `tool-facts.ts`:
  *   file tools' path arguments, the files of an `apply_patch`, the files a shell command prints
- *   with cat, nl, head, tail or `sed -n` (an argv list or a string command), the
- *   files an OpenHands IPython cell opens or edits with agentskills) must appear in the compacted
+ *   with cat, nl, head, tail or `sed -n`, redirects output into or edits with `sed -i` (an argv
+ *   list or a string command), the files a Python script in it writes by name (`open('a', 'w')`,
+ *   `Path('a').write_text(`), the files an OpenHands IPython cell opens or edits with
+ *   agentskills) must appear in the compacted
  *   context's text, whole or as an entry of a line that names the directory it is written from
  *   (`(under /Users/me/project/) src/a.ts, …`);
  * - header kept: every header item before is still there after, or replaced by a newer one of its
@@ -54,6 +56,14 @@ const PRINTED_FILE =
   /(?:^|[;&|]\s*)(?:cat|nl(?: -\w+)*|head(?: -n \d+| -\d+)?|tail(?: -n \d+| -\d+)?|sed -n '?[\d,]+p'?)\s+([\w./-]+\.\w+)(?=\s|$|[;&|])/gm;
 /** Files an `apply_patch` patch names. */
 const PATCH_FILE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm;
+/** A file a command's output is redirected into: `> out.txt`, `>> notes.md`, `2>err.log`. */
+const REDIRECTED_FILE = /(?:^|\s)\d?>>?\s*([\w./-]+\.\w+)(?=\s|$|[;&|)])/gm;
+/** A file `sed -i` edits (GNU or BSD, one script): `sed -i 's/a/b/' f`, `sed -i '' -e 's/a/b/' f`. */
+const SED_EDITED_FILE =
+  /(?:^|[;&|]\s*)sed\s+-i\S*\s+(?:''\s+)?(?:-e\s+)?(?:'[^'\n]*'|"[^"\n]*")\s+([\w./-]+\.\w+)(?=\s|$|[;&|)])/gm;
+/** A file a Python script writes by a literal name: `open('a.py', 'w')`, `Path('a.py').write_text(`. */
+const PYTHON_WRITTEN_FILE =
+  /\bopen\(\s*['"]([\w./-]+\.\w+)['"]\s*,\s*['"][wax]|\bPath\(\s*['"]([\w./-]+\.\w+)['"]\s*\)\.write_(?:text|bytes)\(/g;
 
 /** The files a patch names. */
 function patchPaths(patch: string): string[] {
@@ -82,14 +92,20 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
 
 /** The files a shell script prints, and those of a patch it gives `apply_patch` (`apply_patch <<'EOF'`). */
 function scriptPaths(script: string): string[] {
-  // A here-document's lines are data (`cat > a.py <<'EOF'` … `EOF`); a path is compared without a
-  // leading ./ or ../ (the trail writes it from the directory a cd went to).
+  // A here-document's lines are data (`cat > a.py <<'EOF'` … `EOF`), but for a script given to
+  // Python; a path is compared without a leading ./ or ../ (the trail writes it from the directory
+  // a cd went to).
   const commands = script.replace(/<<-?\s*(['"]?)(\w+)\1[^\n]*\n[\s\S]*?\n\s*\2\s*(?=\n|$)/g, '');
-  const printed = [...commands.matchAll(PRINTED_FILE)].map((m) =>
-    (m[1] as string).replace(/^(\.\.?\/)+/, ''),
-  );
-  if (!/\bapply_?patch\s*<</.test(script)) return printed;
-  return [...printed, ...patchPaths(script)];
+  const bare = (path: string): string => path.replace(/^(\.\.?\/)+/, '');
+  const paths = [
+    ...[...commands.matchAll(PRINTED_FILE)].map((m) => bare(m[1] as string)),
+    ...[...commands.matchAll(REDIRECTED_FILE)].map((m) => bare(m[1] as string)),
+    ...[...commands.matchAll(SED_EDITED_FILE)].map((m) => bare(m[1] as string)),
+  ];
+  if (/\bpython[\d.]*\b/.test(script))
+    paths.push(...[...script.matchAll(PYTHON_WRITTEN_FILE)].map((m) => bare((m[1] ?? m[2]) as string)));
+  if (!/\bapply_?patch\s*<</.test(script)) return paths;
+  return [...paths, ...patchPaths(script)];
 }
 
 /** Paths read, written or edited by the tool calls of `items`, in first-seen order. */

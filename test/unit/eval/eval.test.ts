@@ -217,7 +217,15 @@ describe('the judging catches what a wrong compaction does', () => {
         '',
       ),
     );
-    expect(touchedPaths(more)).toEqual(['src/e.ts']);
+    expect(touchedPaths(more)).toEqual(['src/e.ts', 'run.sh']);
+    // Files written by a redirection, edited by sed -i, written by a Python script by name.
+    const written = conversation(
+      f.user('Edit.'),
+      f.block('bash', { command: "sed -i 's/a/b/' src/f.ts && npm test > out/test.log 2>&1 >/dev/null" }, ''),
+      f.block('bash', { command: "python - <<'PY'\nopen('src/g.py', 'w').write('x')\nPY" }, ''),
+      f.block('bash', { command: 'echo \'open("h.py", "w")\' | grep x' }, ''),
+    );
+    expect(touchedPaths(written)).toEqual(['out/test.log', 'src/f.ts', 'src/g.py']);
   });
 });
 
