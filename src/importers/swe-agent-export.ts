@@ -4,7 +4,7 @@
  * rebuilt from the items. Pure.
  */
 import type { ContextItem, MessageItem, ToolCall } from '../context/items';
-import { chatMessageToJson } from './chat-messages-export';
+import { chatMessageToJson, type ChatDialect } from './chat-messages-export';
 import { unchangedRaw, type SessionDocument } from './common';
 import { isRecord, stringFieldsOf, type JsonObject } from './json';
 import { textWithAction } from './mini-swe-agent';
@@ -59,12 +59,17 @@ function actionOf(call: ToolCall): string {
 }
 
 /**
- * An item as an entry of a thought/action history: the source entry when unchanged; a changed (or
- * new) assistant message with tool calls as a step (`thought`, `action` written from the calls, the
- * content both in a code block, other keys of the source entry kept); a tool result as the user
- * entry of its observation; anything else as in the function-calling layout.
+ * An item as an entry of a history whose steps are text (SWE-agent's thought/action layout,
+ * mini-SWE-agent's text layout): the source entry when unchanged; a changed (or new) assistant
+ * message with tool calls as the step `step` writes from its words and its calls' action (one per
+ * line: the agent reads one action per reply), other keys of the source entry kept; a tool result
+ * as the user entry of its observation; anything else as a chat message of `dialect`.
  */
-function thoughtActionEntry(item: MessageItem): JsonObject {
+function textStepEntry(
+  item: MessageItem,
+  dialect: ChatDialect,
+  step: (words: string, action: string) => JsonObject,
+): JsonObject {
   const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
   const kept = unchangedRaw(fields, item.message);
   if (isRecord(kept)) return kept;
@@ -72,42 +77,24 @@ function thoughtActionEntry(item: MessageItem): JsonObject {
   const message = item.message;
   if (message.role === 'tool') return { ...source, role: 'user', content: message.content };
   if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
-    const thought = message.content ?? '';
     const action = message.tool_calls.map(actionOf).join('\n');
-    const content = `${thought ? `${thought}\n\n` : ''}\`\`\`\n${action}\n\`\`\``;
-    return { ...source, role: 'assistant', content, thought, action };
+    return { ...source, role: 'assistant', ...step(message.content ?? '', action) };
   }
-  return chatMessageToJson(message, fields, 'swe-agent');
+  return chatMessageToJson(message, fields, dialect);
 }
 
-/**
- * An item as a message of a mini-SWE-agent text list: the source message when unchanged; a changed
- * (or new) assistant message with tool calls as its text with each call's command in an action
- * block after it; a tool result as the user message of its observation; anything else as an
- * OpenAI message.
- */
-function miniTextEntry(item: MessageItem, top: JsonObject): JsonObject {
-  const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
-  const kept = unchangedRaw(fields, item.message);
-  if (isRecord(kept)) return kept;
-  const source = isRecord(fields?.entry) ? fields.entry : isRecord(fields?.raw) ? fields.raw : {};
-  const message = item.message;
-  if (message.role === 'tool') return { ...source, role: 'user', content: message.content };
-  if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
-    // One block per reply is what the agent reads: several calls, one block of their commands.
-    const command = message.tool_calls.map(actionOf).join('\n');
-    return { ...source, role: 'assistant', content: textWithAction(message.content ?? '', command, top) };
-  }
-  return chatMessageToJson(message, fields, 'openai');
+/** A thought/action step: `thought`, `action`, and the content with both, the action in a code block. */
+function thoughtActionStep(thought: string, action: string): JsonObject {
+  return { content: `${thought ? `${thought}\n\n` : ''}\`\`\`\n${action}\n\`\`\``, thought, action };
 }
 
 /**
  * Writes items back as the trajectory they came from: the document's top-level keys, `history`
  * (`messages` for mini-SWE-agent, its exit messages last) rebuilt from the items in order, in the
  * document's layout (function calling: SWE-agent side fields restored, other items in the plain
- * API shape with `tool_call_ids`; thought/action: see {@link thoughtActionEntry}; mini-SWE-agent:
- * OpenAI messages, or see {@link miniTextEntry}). An unchanged import gives back a deep-equal
- * document.
+ * API shape with `tool_call_ids`; thought/action and mini-SWE-agent's text: see
+ * {@link textStepEntry}; mini-SWE-agent's tool calls: OpenAI messages). An unchanged import gives
+ * back a deep-equal document.
  */
 export function exportSweAgentTraj(
   items: readonly ContextItem[],
@@ -116,8 +103,11 @@ export function exportSweAgentTraj(
   const { layout, top } = document;
   const entries: JsonObject[] = items.flatMap((item) => {
     if (item.type === 'TOOL_DEFINITIONS') return [];
-    if (layout === 'thought_action') return [thoughtActionEntry(item)];
-    if (layout === 'mini_text') return [miniTextEntry(item, top)];
+    if (layout === 'thought_action') return [textStepEntry(item, 'swe-agent', thoughtActionStep)];
+    if (layout === 'mini_text')
+      return [
+        textStepEntry(item, 'openai', (words, action) => ({ content: textWithAction(words, action, top) })),
+      ];
     const fields = item.origin?.format === 'swe-agent' ? item.origin.fields : undefined;
     return [chatMessageToJson(item.message, fields, layout === 'mini' ? 'openai' : 'swe-agent')];
   });

@@ -32,6 +32,14 @@ const assistant = (uuid: string, parentUuid: string, id: string, content: unknow
   uuid,
   timestamp: '2026-01-01T00:00:01Z',
 });
+const attachment = (uuid: string, parentUuid: string, value: object) => ({
+  parentUuid,
+  ...env,
+  type: 'attachment',
+  attachment: value,
+  uuid,
+  timestamp: '2026-01-01T00:00:02Z',
+});
 const result = (id: string, content: unknown, extra: object = {}) => ({
   tool_use_id: id,
   type: 'tool_result',
@@ -237,14 +245,6 @@ describe('a Claude Code session', () => {
   });
 
   it("reads a message typed while the agent worked as the user's, and an @-named or edited file as context (2.x attachments)", () => {
-    const attachment = (uuid: string, parentUuid: string, value: object) => ({
-      parentUuid,
-      ...env,
-      type: 'attachment',
-      attachment: value,
-      uuid,
-      timestamp: '2026-01-01T00:00:02Z',
-    });
     const attached = [
       user('p1', null, 'Tidy the notes.'),
       attachment('f1', 'p1', {
@@ -305,14 +305,6 @@ describe('a Claude Code session', () => {
   });
 
   it("reads a queued notice or another session's message as context, skips malformed ones, and leaves out the files attached again after Claude Code's compaction in the whole history", () => {
-    const attachment = (uuid: string, parentUuid: string, value: object) => ({
-      parentUuid,
-      ...env,
-      type: 'attachment',
-      attachment: value,
-      uuid,
-      timestamp: '2026-01-01T00:00:02Z',
-    });
     const file = {
       type: 'file',
       filename: '/w/a.ts',
