@@ -221,8 +221,6 @@ function isPathWord(word: string): boolean {
 const PATCH_HERE_DOCUMENT = /(?:^|[;&|(]\s*)apply_?patch\s*<</;
 /** Python's interpreter as a command's program (`python`, `python3`, `python3.11`). */
 const PYTHON = /^python(?:\d+(?:\.\d+)?)?$/;
-/** A here-document given to Python (`python - <<'PY'`, `python3 <<EOF`): a script. */
-const PYTHON_HERE_DOCUMENT = /(?:^\s*|[;&|(]\s*)python(?:\d+(?:\.\d+)?)?(?:\s+-\w*)*\s*(?:-\s*)?<</;
 
 /**
  * The command without the bodies of its here-documents (data, not commands), the bodies given
@@ -243,7 +241,8 @@ function splitHereDocuments(command: string): { commands: string; patches: strin
     while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== end) i++;
     const body = lines.slice(first, i + 1).join('\n');
     if (PATCH_HERE_DOCUMENT.test(line)) patches.push(body);
-    else if (PYTHON_HERE_DOCUMENT.test(line)) scripts.push(body);
+    else if (simpleCommands(line).some((words) => isPythonHereDocument(commandWords(words))))
+      scripts.push(body);
     i++;
   }
   return { commands: out.join('\n'), patches, scripts };
@@ -320,6 +319,53 @@ function inlinePython(words: readonly string[]): string | null {
   return null;
 }
 
+/** A word that sets a variable for the command after it (`LANG=C`, `PYTHONPATH=src`). */
+const ASSIGNMENT = /^[A-Za-z_]\w*=/;
+/**
+ * Programs that run the command after them (`timeout 60 python - <<EOF`, `sudo cat /etc/hosts`),
+ * with their options that take a value.
+ */
+const WRAPPERS: Record<string, RegExp> = {
+  sudo: /^-[ugCDhpRrTt]$/,
+  env: /^-[uCS]$/,
+  timeout: /^-[sk]$/,
+  nice: /^-n$/,
+  nohup: /^$/,
+  time: /^-[fo]$/,
+  command: /^$/,
+  exec: /^-a$/,
+  stdbuf: /^-[ioe]$/,
+};
+
+/**
+ * The words of the command a simple command runs: variables set before it and the programs that
+ * run it (`env`, `sudo`, `timeout 60`, `nice -n 5`, `time`) left out, the program named by its own
+ * name when given by its path (`/usr/bin/python3` is `python3`).
+ */
+export function commandWords(words: readonly string[]): readonly string[] {
+  let i = 0;
+  for (;;) {
+    while (i < words.length && ASSIGNMENT.test(words[i] as string)) i++;
+    const program = words[i];
+    const takesValue = program === undefined ? undefined : WRAPPERS[program];
+    if (takesValue === undefined) break;
+    i++;
+    // The wrapper's options (and their values), then `timeout`'s duration.
+    while (i < words.length && (words[i] as string).startsWith('-') && words[i] !== '--') {
+      if (takesValue.test(words[i] as string)) i++;
+      i++;
+    }
+    if (words[i] === '--') i++;
+    if (program === 'timeout' && /^\d/.test(words[i] ?? '')) i++;
+  }
+  if (i === 0 && !(words[0] ?? '').includes('/')) return words;
+  const rest = words.slice(i);
+  const program = rest[0];
+  if (program !== undefined && /(?:^|\/)s?bin\/[^/]+$/.test(program))
+    rest[0] = program.slice(program.lastIndexOf('/') + 1);
+  return rest;
+}
+
 /** Whether a command gives Python a script in a here-document: `python [options] [-] <<…`. */
 function isPythonHereDocument(words: readonly string[]): boolean {
   if (!PYTHON.test(words[0] as string)) return false;
@@ -350,8 +396,9 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
   const outer: (string | null)[] = [];
   let patch = 0;
   let script = 0;
-  for (const words of simpleCommands(commands)) {
-    const first = words[0] as string;
+  for (const written of simpleCommands(commands)) {
+    const words = commandWords(written);
+    const first = words[0] ?? '';
     if (first === '(') outer.push(cwd);
     else if (first === ')') cwd = outer.length > 0 ? (outer.pop() as string | null) : cwd;
     else if (first === 'cd')

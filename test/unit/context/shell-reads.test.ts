@@ -166,6 +166,19 @@ describe('shellReads', () => {
       ],
     ],
     [
+      'a command run by another (timeout, sudo, env, nice) or by its path, variables set before it',
+      "timeout 60 python - <<'PY'\nopen('a.py', 'w')\nPY\n/usr/bin/python3 -c \"open('b.txt', 'w')\" && " +
+        'LANG=C sudo -u me cat /etc/hosts; env -u X PYTHONPATH=src nice -n 5 sed -n 1,5p src/c.py; ' +
+        "/testbed/.venv/bin/python - << 'EOF'\nopen('d.py', 'w')\nEOF",
+      [
+        { path: 'a.py', op: 'write' },
+        { path: 'b.txt', op: 'write' },
+        { path: '/etc/hosts', op: 'read' },
+        { path: 'src/c.py', op: 'read' },
+        { path: 'd.py', op: 'write' },
+      ],
+    ],
+    [
       'strings that are no files, and a script file run',
       "python - <<'PY'\nold = \"save(update_fields={'model'})\"\nprint(old, open(old))\nPY\npython check.py",
       [],
