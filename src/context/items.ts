@@ -146,6 +146,7 @@ export const SESSION_FORMATS = [
   'codex',
   'openhands',
   'gemini',
+  'opencode',
 ] as const;
 export type SessionFormat = (typeof SESSION_FORMATS)[number];
 

@@ -586,7 +586,7 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
   let command: string | null = null;
   if (PATCH_TOOL.test(tool)) {
     const text = args
-      ? [args.input, args.patch, args.diff].find((v): v is string => typeof v === 'string')
+      ? [args.input, args.patch, args.patchText, args.diff].find((v): v is string => typeof v === 'string')
       : argumentsText;
     const touches = patchTouches(text ?? '');
     // A diff of search and replace blocks names no file: Roo Code's `apply_diff` gives it as `path`.

@@ -73,8 +73,9 @@ function patchPaths(patch: string): string[] {
 /** The files a call that is no file tool touches: its patch's files, its shell command's printed files. */
 function otherPaths(name: string, args: Record<string, unknown> | null, raw: string): string[] {
   if (/apply_patch/i.test(name)) {
-    const patch =
-      typeof args?.input === 'string' ? args.input : typeof args?.patch === 'string' ? args.patch : raw;
+    // Codex's `input`, OpenCode's `patchText`, or a `patch`.
+    const text = [args?.input, args?.patchText, args?.patch].find((v) => typeof v === 'string');
+    const patch = typeof text === 'string' ? text : raw;
     return patchPaths(patch);
   }
   if (/^execute_ipython_cell$/i.test(name) && typeof args?.code === 'string')

@@ -406,15 +406,17 @@ export function claudeCodeFromLines(
  * Items of another format read as the Claude Code lines its entries amount to (Anthropic's message
  * lists, Gemini CLI's chats): each line whole (no two merged by message id), the whole chain, the
  * items named as `format`'s; their lines' slots, for {@link claudeCodeLinesOf} to write them back.
- * Their tokens are not counted yet.
+ * Their tokens are not counted yet. A line marked `isCompactSummary` is a COMPACTION_SUMMARY unless
+ * `whole` (then it is left out, as Claude Code's own are from the whole history).
  */
 export function itemsThroughClaudeCode(
   lines: readonly JsonLine[],
   options: ImportOptions,
   idPrefix: string,
   format: SessionFormat,
+  whole = true,
 ): { items: ContextItem[]; slots: LineSlot[] } {
-  const read = claudeCodeFromLines(lines, { ...options, wholeHistory: true }, idPrefix, false);
+  const read = claudeCodeFromLines(lines, { ...options, wholeHistory: whole }, idPrefix, false);
   if (read.document.format !== 'claude-code') throw new Error('unreachable: a Claude Code document');
   const items = read.items.map((item) =>
     item.origin ? { ...item, origin: { ...item.origin, format } } : item,

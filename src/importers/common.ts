@@ -81,6 +81,21 @@ export type SessionDocument =
       slots: LineSlot[];
     }
   | {
+      /** An OpenCode export (`opencode.ts`). */
+      format: 'opencode';
+      /** The export's keys in order, `messages` a `null` placeholder. */
+      top: JsonObject;
+      /** The messages as read: what each line of `slots` came from. */
+      messages: unknown[];
+      /** How each message was read (into the context, kept out, as a compaction's summary). */
+      views: ('context' | 'kept' | 'summary')[];
+      /** Whether the whole history was read (outputs OpenCode cleared, whole). */
+      whole: boolean;
+      indent: number;
+      /** The messages as Claude Code's lines (`opencode.ts`). */
+      slots: LineSlot[];
+    }
+  | {
       format: 'openai';
       layout: OpenAILayout;
       /** Object layout: the top-level keys in order, `messages` (and `tools`) as `null` placeholders. */

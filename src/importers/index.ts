@@ -1,7 +1,7 @@
 /**
  * Importers and exporters of agent sessions (OpenAI chat lists, Anthropic message lists and Cline's
  * task exports, SWE-agent trajectories, pi sessions, Claude Code sessions, Codex rollouts, OpenHands
- * trajectories, Gemini CLI's chats): text in, items out, and back. Pure: file reading happens in
+ * trajectories, Gemini CLI's chats, OpenCode exports): text in, items out, and back. Pure: file reading happens in
  * the caller.
  */
 export type { ImportedSession, ImportOptions, OpenAILayout, PiSlot, SessionDocument } from './common';
@@ -17,6 +17,8 @@ export { exportOpenAIChat, exportOpenAIDocument } from './openai-chat-export';
 export { exportOpenHandsTrajectory } from './openhands-export';
 export { importOpenHandsTrajectory } from './openhands-import';
 export { importOpenAIChat } from './openai-chat-import';
+export { importOpenCodeSession } from './opencode';
+export { exportOpenCodeSession } from './opencode-export';
 export { exportPiSession } from './pi-session-export';
 export { importPiSession } from './pi-session-import';
 export { exportSession } from './session-export';

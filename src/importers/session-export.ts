@@ -7,6 +7,7 @@ import { exportOpenAIDocument } from './openai-chat-export';
 import { exportClaudeCodeSession } from './claude-code-export';
 import { exportCodexRollout } from './codex-export';
 import { exportGeminiRecording } from './gemini-cli-export';
+import { exportOpenCodeSession } from './opencode-export';
 import { exportOpenHandsTrajectory } from './openhands-export';
 import { exportPiSession } from './pi-session-export';
 import { exportSweAgentTraj } from './swe-agent-export';
@@ -35,5 +36,7 @@ export function exportSession(session: Pick<ImportedSession, 'items' | 'document
       return exportOpenHandsTrajectory(items, document);
     case 'gemini':
       return exportGeminiRecording(items, document);
+    case 'opencode':
+      return exportOpenCodeSession(items, document);
   }
 }

@@ -33,6 +33,7 @@ import {
 import { isGeminiContents } from './gemini-contents';
 import { isMiniSweAgentTrajectory } from './mini-swe-agent';
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
+import { importOpenCodeSession, isOpenCodeExport, openCodeFromValue } from './opencode';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
 import { isTaskMarkdown } from './task-markdown';
@@ -129,6 +130,8 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
   // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
   if (isOpenHandsTrajectory(value)) return { format: 'openhands' };
   if (isGeminiRecording(value) || isGeminiContents(value)) return { format: 'gemini' };
+  // Before OpenAI's `{ messages }`: an OpenCode export's messages are `{ info, parts }`.
+  if (isOpenCodeExport(value)) return { format: 'opencode' };
   if ((isRecord(value) && Array.isArray(value.history)) || isMiniSweAgentTrajectory(value))
     return { format: 'swe-agent' };
   // Anthropic's Messages format before OpenAI's: its lists have the same outline.
@@ -147,6 +150,7 @@ function valueFormat(value: unknown, fileName: string | undefined): DetectedForm
       'a SWE-agent trajectory (an object with "history", or with "messages" and "trajectory_format" for mini-SWE-agent), a pi session (JSONL entries with "type"), ' +
       'a Claude Code session or a Codex rollout (JSONL), an OpenHands trajectory (a list of events), ' +
       'a Gemini CLI chat recording (an object with "sessionId", "projectHash" and "messages") or saved chat (Content with "role" and "parts"), ' +
+      'an OpenCode export (an object with "info" and "messages" of "info" and "parts"), ' +
       `got ${describe(value)}`,
   );
 }
@@ -168,17 +172,18 @@ const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) =>
   codex: importCodexRollout,
   openhands: importOpenHandsTrajectory,
   gemini: importGeminiRecording,
+  opencode: importOpenCodeSession,
 };
 
 /**
  * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
  * list in Anthropic's Messages format (the same layouts, or a Cline or Roo Code task exported as
  * Markdown), a SWE-agent trajectory, a pi session, a Claude Code session, a Codex rollout, an
- * OpenHands trajectory or what Gemini CLI keeps a chat in. The format is detected from the content
+ * OpenHands trajectory, what Gemini CLI keeps a chat in or an OpenCode export. The format is detected from the content
  * (and the file name's extension when given), unless `format` names it: then that format's
  * importer reads the text (`importOpenAIChat`, `importAnthropicMessages`, `importSweAgentTraj`,
  * `importPiSession`, `importClaudeCodeSession`, `importCodexRollout`, `importOpenHandsTrajectory`,
- * `importGeminiRecording`) and `fileName` is not used.
+ * `importGeminiRecording`, `importOpenCodeSession`) and `fileName` is not used.
  * @throws ImportError naming the line (JSONL) or field of malformed input
  */
 export function importSession(
@@ -222,6 +227,8 @@ export function importSession(
       return openHandsFromValue(parsed.value, options, prefix, jsonIndent(text));
     case 'gemini':
       return geminiFromValue(parsed.value, options, prefix, jsonIndent(text));
+    case 'opencode':
+      return openCodeFromValue(parsed.value, options, prefix, jsonIndent(text));
     case 'anthropic':
       return layout === 'jsonl'
         ? anthropicFromLines([{ line: 1, value: parsed.value }], options, prefix)

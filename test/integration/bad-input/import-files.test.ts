@@ -227,6 +227,14 @@ describe('not a session, or an empty one', () => {
       '{"sessionId":"s","projectHash":"p"}\n{"id":"u","type":"user","content":"Fix a.py"}\n{"nothing":true}',
       /: line 3: expected a message \(with an id\), a \$set or a \$rewindTo record$/,
     ],
+    [
+      'an OpenCode export whose tool part has no call id',
+      'opencode-session.json',
+      '{"info":{"id":"ses_1","version":"1.15.6"},"messages":[' +
+        '{"info":{"id":"msg_1","role":"user"},"parts":[{"type":"text","text":"Fix a.py"}]},' +
+        '{"info":{"id":"msg_2","role":"assistant"},"parts":[{"type":"tool","tool":"read","state":{}}]}]}',
+      /: messages\[1\]\.parts\[0\]: expected a tool part with a string callID and tool, and a state$/,
+    ],
   ])('%s is refused', async (_what, name, text, message) => {
     await expectImportRefused(name, text, message);
   });

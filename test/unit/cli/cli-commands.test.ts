@@ -263,7 +263,7 @@ describe('arguments', () => {
     [
       '--format',
       () => parseSessionFormat('csv'),
-      /--format must be one of openai, anthropic, swe-agent, pi, claude-code, codex, openhands, gemini \(got "csv"\)/,
+      /--format must be one of openai, anthropic, swe-agent, pi, claude-code, codex, openhands, gemini, opencode \(got "csv"\)/,
     ],
     ['--format', () => parseExportFormat('xml'), /--format must be json or jsonl/],
   ])('%s is checked', (_flag, fn, message) => {
