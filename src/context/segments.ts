@@ -65,8 +65,9 @@ function isToolPairMember(item: ContextItem): boolean {
  *
  * - SYSTEM_PROMPT, TOOL_DEFINITIONS, SUBAGENT_STRATEGY: always header, except a system prompt made
  *   of tagged sections alone that later ones replace, a section of each of its tags
- *   (`<permissions instructions>`, written again by the agent when the setting changes):
- *   conversation, sent with the system prompts all the same (`lower.ts`).
+ *   (`<permissions instructions>`, written again by the agent when the setting changes), and a
+ *   note of what changed in a section that a later copy of it lists whole (Codex's `Approved
+ *   command prefix saved:`): conversation, sent with the system prompts all the same (`lower.ts`).
  * - The first real (non-meta) USER_MESSAGE: the original task.
  * - Pinned items, except a TOOL_RESULT or an assistant message with tool calls: those stay in the
  *   conversation (still pinned: the rules never compact them) so the pair keeps its order.
@@ -116,13 +117,31 @@ export function headerRoles(items: readonly ContextItem[]): (HeaderRole | undefi
 const SECTION = /<([A-Za-z][\w.:-]*(?: [A-Za-z][\w.:-]*){0,4})>[\s\S]*<\/\1>/g;
 
 /**
+ * Notes an agent writes between full copies of a section to say what changed in it, and the
+ * section's tag: Codex's permissions, whose approved command prefixes and network rules it adds as
+ * such notes and lists again whole in the next `<permissions instructions>` it sends (as it does
+ * after its own compaction).
+ */
+const SECTION_CHANGES: readonly { note: RegExp; tag: string }[] = [
+  {
+    note: /^(?:Approved command prefix saved:|(?:Allowed|Denied) network rule saved in execpolicy)/,
+    tag: 'permissions instructions',
+  },
+];
+
+/**
  * The kinds of instruction a system prompt updates: the tags of its sections (`<permissions
  * instructions>`, `<collaboration_mode>`), and whether the prompt is made of those sections alone
- * (nothing outside them but white space). Null for a prompt that opens with no tag.
+ * (nothing outside them but white space); `change`: a note of what changed in a section (see
+ * {@link SECTION_CHANGES}), which the section's next copy replaces but which replaces nothing. Null
+ * for a prompt that opens with no tag.
  */
-function promptSections(item: ContextItem): { tags: Set<string>; whole: boolean } | null {
+function promptSections(item: ContextItem): { tags: Set<string>; whole: boolean; change?: true } | null {
   const content = item.type === 'SYSTEM_PROMPT' ? item.message.content : null;
-  if (typeof content !== 'string' || !content.trimStart().startsWith('<')) return null;
+  if (typeof content !== 'string') return null;
+  const change = SECTION_CHANGES.find((c) => c.note.test(content.trimStart()));
+  if (change) return { tags: new Set([change.tag]), whole: true, change: true };
+  if (!content.trimStart().startsWith('<')) return null;
   const tags = new Set<string>();
   let end = 0;
   let whole = true;
@@ -140,7 +159,9 @@ function promptSections(item: ContextItem): { tags: Set<string>; whole: boolean 
  * the history as they change: the sandbox's permissions, a collaboration mode), or null when there
  * is none. A prompt is replaced when it is made of tagged sections alone and a later prompt has a
  * section of each of its tags; one with anything else in it (the user's own instructions beside
- * the settings) never is. Only the latest of a kind is header; the earlier ones are conversation.
+ * the settings) never is; nor is a note of what changed in a section (Codex's approved command
+ * prefixes) until the section is sent again. Only the latest of a kind is header; the earlier ones
+ * are conversation.
  */
 function supersededPrompts(items: readonly ContextItem[]): Set<number> | null {
   let out: Set<number> | null = null;
@@ -151,6 +172,7 @@ function supersededPrompts(items: readonly ContextItem[]): Set<number> | null {
     if (sections === null) continue;
     if (later && sections.whole && [...sections.tags].every((tag) => later?.has(tag)))
       (out ??= new Set()).add(i);
+    if (sections.change) continue;
     for (const tag of sections.tags) (later ??= new Set()).add(tag);
   }
   return out;
