@@ -4,10 +4,8 @@
  *
  * In: the messages are imported like an OpenAI chat file (`src/importers`, the same validation and
  * token counts), each item remembering its message's index. Messages a compaction wrote come back
- * typed as it wrote them, recognised by their first line, so that compacting a compacted
- * conversation again merges the summary instead of summarizing it as a user message, and replaces
- * the carried state instead of stacking a second copy: the summary (`SUMMARY_MESSAGE_PREFIX`),
- * the artifact trail, the open errors, the git diff stat, task lists and memories.
+ * typed as it wrote them (`written-items.ts`), so that compacting a compacted conversation again
+ * merges the summary and replaces the carried state, keeping every path its trail named.
  *
  * Out: items are lowered to the request a model is sent (`lower()`: header first, tool calls and
  * results laid out as the API accepts them, internal fields dropped).
@@ -18,50 +16,16 @@ import type {
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import { MEMORY_PREFIX, TASK_LIST_PREFIX } from '../context/agent-notes';
-import { ARTIFACT_TRAIL_HEADING } from '../context/artifact-trail';
-import { GIT_DIFF_STAT_HEADING } from '../context/carried-state';
-import { EXTRACTIVE_LABEL } from '../context/extractive-summary';
-import type { ContextItem, NoteItem } from '../context/items';
+import type { ContextItem } from '../context/items';
 import { lower } from '../context/lower';
-import { OPEN_ERRORS_HEADING } from '../context/open-errors';
-import { SUMMARY_MESSAGE_PREFIX } from '../context/post-compaction';
-import { assignRounds } from '../context/segments';
 import type { Tokenizer } from '../context/tokenizer';
 import { openAIFromValue } from '../importers/openai-chat-import';
-
-/** The first line of each message a compaction writes, and the item type it is read back as. */
-const WRITTEN_BY_COMPACTION: readonly { prefix: string; type: 'COMPACTION_SUMMARY' | NoteItem['type'] }[] = [
-  { prefix: SUMMARY_MESSAGE_PREFIX, type: 'COMPACTION_SUMMARY' },
-  { prefix: ARTIFACT_TRAIL_HEADING, type: 'ARTIFACT_TRAIL' },
-  { prefix: OPEN_ERRORS_HEADING, type: 'OPEN_ERRORS' },
-  { prefix: GIT_DIFF_STAT_HEADING, type: 'GIT_DIFF_STAT' },
-  { prefix: TASK_LIST_PREFIX, type: 'TASK_LIST' },
-  { prefix: MEMORY_PREFIX, type: 'MEMORY' },
-];
 
 /** The items of a conversation, and the index of the message each came from. */
 export interface MessageItems {
   items: ContextItem[];
   /** Item id → index of its message in the input (the tool list has none). */
   indexOf: ReadonlyMap<string, number>;
-}
-
-/** A user message a compaction wrote, typed back as the item it was (the others unchanged). */
-function asWritten(item: ContextItem): ContextItem {
-  if (item.type !== 'USER_MESSAGE' || typeof item.message.content !== 'string') return item;
-  const content = item.message.content;
-  const written = WRITTEN_BY_COMPACTION.find((w) => content.startsWith(w.prefix));
-  if (!written) return item;
-  const base = { ...item, isMeta: true, message: { role: 'user' as const, content } };
-  if (written.type === 'COMPACTION_SUMMARY') {
-    return {
-      ...base,
-      type: 'COMPACTION_SUMMARY',
-      summarizer: content.includes(EXTRACTIVE_LABEL) ? 'extractive' : 'llm',
-    };
-  }
-  return { ...base, type: written.type };
 }
 
 /**
@@ -74,9 +38,8 @@ export function itemsOfMessages(
   tokenizer: Tokenizer,
 ): MessageItems {
   const value = tools && tools.length > 0 ? { messages, tools } : messages;
-  const imported = openAIFromValue(value, { tokenizer }, 'message:').items;
-  // Being meta changes where rounds start: numbered again once the written messages are typed.
-  const items = assignRounds(imported.map(asWritten));
+  // Messages a compaction wrote come back typed (the importer reads them so).
+  const { items } = openAIFromValue(value, { tokenizer }, 'message:');
   const indexOf = new Map<string, number>();
   for (const item of items) {
     if (item.type !== 'TOOL_DEFINITIONS' && item.origin) indexOf.set(item.id, item.origin.index);

@@ -123,8 +123,59 @@ const OP_WORDS: Record<string, string> = {
 export const ARTIFACT_TRAIL_HEADING = '[Artifact trail] Files this conversation touched, newest first';
 
 function fileLine(file: FileTouch): string {
+  // A file read back from an older list of paths alone (trailFromText): what was done is unknown.
+  if (file.ops.length === 0) return `- ${file.path} (touched earlier)`;
   const handle = file.handle ? `, ${file.handle}` : '';
   return `- ${file.path} (${file.ops.map((op) => OP_WORDS[op] ?? op).join(', ')}; round ${file.lastRound}${handle})`;
+}
+
+/** A file's line in detail, read back: path, operation words, round, handle. */
+const FILE_LINE = /^- (.+) \(([a-z, ]+); round (\d+)(?:, (#[0-9a-f]+))?\)$/;
+/** A file read back from a list of paths alone. */
+const EARLIER_LINE = /^- (.+) \(touched earlier\)$/;
+/** A command of the commands line, read back. */
+const COMMAND_ENTRY = /`([^`]*)` \(round (\d+)\)/g;
+/** A directory the list collapsed into a count: its paths are not in the text. */
+const COLLAPSED_ENTRY = / \(\d+ files?\)$/;
+
+/**
+ * The trail a trail's text shows (the text of an ARTIFACT_TRAIL item whose data is gone: a context
+ * written to a session file or sent as chat messages, and read back): every file it names, with
+ * the operations and round of its line in detail, none for one in the list of older paths (its
+ * line then says it was touched earlier), and the commands it shows. A directory collapsed into a
+ * count names no file, and gives none.
+ */
+export function trailFromText(text: string): ArtifactTrail {
+  const newest: FileTouch[] = [];
+  const commands: TrailCommand[] = [];
+  const words = new Map(Object.entries(OP_WORDS).map(([op, word]) => [word, op]));
+  for (const line of text.split('\n').slice(1)) {
+    const detail = FILE_LINE.exec(line);
+    if (detail) {
+      const ops = (detail[2] as string).split(', ').map((word) => words.get(word) ?? word);
+      const touch: FileTouch = { path: detail[1] as string, ops, lastRound: Number(detail[3]) };
+      if (detail[4]) touch.handle = detail[4];
+      newest.push(touch);
+      continue;
+    }
+    const earlier = EARLIER_LINE.exec(line);
+    if (earlier) newest.push({ path: earlier[1] as string, ops: [], lastRound: 0 });
+    else if (line.startsWith(BARE_HEADING)) {
+      let rest = line.slice(BARE_HEADING.length);
+      const under = /^ \(under (.+?)\)/.exec(rest);
+      const root = under ? (under[1] as string) : '';
+      if (under) rest = rest.slice(under[0].length);
+      for (const entry of rest.split(',')) {
+        const name = entry.trim();
+        if (name && !COLLAPSED_ENTRY.test(entry))
+          newest.push({ path: `${root}${name}`, ops: [], lastRound: 0 });
+      }
+    } else if (line.startsWith(COMMANDS_HEADING)) {
+      for (const m of line.matchAll(COMMAND_ENTRY))
+        commands.push({ command: m[1] as string, round: Number(m[2]) });
+    }
+  }
+  return { files: newest.reverse(), commands: commands.reverse() };
 }
 
 function dirOf(path: string): string {

@@ -27,6 +27,7 @@ import {
   collectArtifactTrail,
   emptyTrail,
   renderTrailCounted,
+  trailFromText,
   trailPathTokens,
   type ArtifactTrail,
 } from './artifact-trail';
@@ -50,6 +51,7 @@ import {
   collectOpenErrors,
   OPEN_ERRORS_LIMIT,
   OPEN_ERRORS_TRACKED,
+  openErrorsFromText,
   renderOpenErrorsWithin,
 } from './open-errors';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
@@ -249,6 +251,9 @@ function previousCarried(items: readonly ContextItem[]): PreviousCarried {
     const data = item.carried;
     if (data?.kind === 'artifact_trail') previous.trail = { files: data.files, commands: data.commands };
     else if (data?.kind === 'open_errors') previous.errors = data.errors;
+    // Written out as text and read back (a session file, chat messages): what the text shows.
+    else if (item.type === 'ARTIFACT_TRAIL') previous.trail = trailFromText(messageText(item.message));
+    else if (item.type === 'OPEN_ERRORS') previous.errors = openErrorsFromText(messageText(item.message));
   }
   return previous;
 }

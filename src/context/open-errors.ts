@@ -70,6 +70,40 @@ export function renderOpenErrors(errors: readonly OpenError[]): string {
   return [OPEN_ERRORS_HEADING, ...[...errors].reverse().map(errorLine)].join('\n');
 }
 
+/** A line of one error, read back: round, tool, target (optional), text. */
+const ERROR_LINE = /^- round (\d+), ([^\s:]+)(?: (.*?))?: (.*)$/;
+/** A line of errors reporting the same text, read back: text, tools, count, latest round, targets. */
+const GROUP_LINE = /^- (.*) \(([^()]*), (\d+)×, latest round (\d+)\)(?:: (.*))?$/;
+
+/**
+ * The open errors an open-errors text shows (the text of an OPEN_ERRORS item whose data is gone: a
+ * context written to a session file or sent as chat messages, and read back), oldest first: each
+ * line of one error as it was; a line of errors reporting the same text as one error per target it
+ * names (its tool the first named, its round the latest), or one with no target.
+ */
+export function openErrorsFromText(text: string): OpenError[] {
+  const newest: OpenError[] = [];
+  for (const line of text.split('\n').slice(1)) {
+    const group = GROUP_LINE.exec(line);
+    if (group) {
+      const tool = ((group[2] as string).split(', ')[0] as string).trim();
+      const round = Number(group[4]);
+      const targets = group[5] ? group[5].split('; ') : [''];
+      for (const target of targets) newest.push({ tool, target, round, text: group[1] as string });
+      continue;
+    }
+    const one = ERROR_LINE.exec(line);
+    if (one)
+      newest.push({
+        tool: one[2] as string,
+        target: one[3] ?? '',
+        round: Number(one[1]),
+        text: one[4] as string,
+      });
+  }
+  return newest.reverse();
+}
+
 /** Errors that report the same text, newest first (a group's position is its newest error's). */
 interface ErrorGroup {
   text: string;

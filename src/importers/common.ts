@@ -16,6 +16,7 @@ import { hasPin } from '../context/agent-notes';
 import { withFactsAll } from '../context/item-facts';
 import { assignRounds } from '../context/segments';
 import { withTokenCount } from '../context/token-accounting';
+import { asWritten } from '../context/written-items';
 import type { Tokenizer } from '../context/tokenizer';
 import { contentHash, jsonEqual, type JsonObject } from './json';
 import type { LineSlot, PartRef } from './line-slots';
@@ -191,10 +192,13 @@ export function makeItem(
   }
 }
 
-/** Counts every item's tokens, keeping the rounds the importer set. */
+/**
+ * Counts every item's tokens, keeping the rounds the importer set; a message a compaction of ours
+ * wrote (a session written back after one) is typed back as what it was (`written-items.ts`).
+ */
 export function countItems(items: readonly ContextItem[], tokenizer: Tokenizer): ContextItem[] {
   return withFactsAll(
-    items.map((item) => withTokenCount(item, tokenizer)),
+    items.map((item) => withTokenCount(asWritten(item), tokenizer)),
     tokenizer,
   );
 }

@@ -7,10 +7,15 @@ import {
   type CallNote,
   type Task,
 } from '../../../src/context/agent-notes';
-import { ARTIFACT_TRAIL_HEADING } from '../../../src/context/artifact-trail';
+import {
+  ARTIFACT_TRAIL_HEADING,
+  renderArtifactTrail,
+  trailFromText,
+} from '../../../src/context/artifact-trail';
 import {
   buildCarriedState,
   GIT_DIFF_STAT_HEADING,
+  isCarried,
   type CarriedStateInput,
 } from '../../../src/context/carried-state';
 import type {
@@ -20,7 +25,14 @@ import type {
   OpenError,
   ToolResultItem,
 } from '../../../src/context/items';
-import { collectOpenErrors, OPEN_ERRORS_HEADING, OPEN_ERRORS_LIMIT } from '../../../src/context/open-errors';
+import {
+  collectOpenErrors,
+  OPEN_ERRORS_HEADING,
+  OPEN_ERRORS_LIMIT,
+  openErrorsFromText,
+  renderOpenErrors,
+  renderOpenErrorsWithin,
+} from '../../../src/context/open-errors';
 import { toolResultError } from '../../../src/context/tool-facts';
 import { headerRoles } from '../../../src/context/segments';
 import { pathInText } from '../../../src/eval/metrics';
@@ -886,5 +898,66 @@ describe('agent notes', () => {
     expect(hasPin(message)).toBe(expected);
     // The same answer twice (a global regex keeps no state between calls).
     expect(hasPin(message)).toBe(expected);
+  });
+});
+
+describe('carried state written out as text and read back (a session file, chat messages)', () => {
+  const files = Array.from({ length: 40 }, (_, i) => ({
+    path: `/Users/me/project/src/module-${i}/file-${i}.ts`,
+    ops: i % 3 === 0 ? ['read', 'edit'] : ['read'],
+    lastRound: i + 1,
+    handle: handleOf(`r${i}`),
+  }));
+  const trail = {
+    files,
+    commands: [
+      { command: 'npm test', round: 39 },
+      { command: 'git status --short', round: 40 },
+    ],
+  };
+
+  it('a trail’s text gives back every path it names: in detail with its operations and round, listed bare without', () => {
+    const whole = renderArtifactTrail(trail, 10_000, o200k);
+    expect(trailFromText(whole)).toStrictEqual(trail);
+    // Tier 3: the older files listed bare under their root.
+    const bare = renderArtifactTrail(trail, 400, o200k);
+    expect(bare).toContain('Also touched, older: (under /Users/me/project/src/)');
+    const read = trailFromText(bare);
+    expect(read.files.map((f) => f.path)).toStrictEqual(files.map((f) => f.path));
+    const detailed = read.files.filter((f) => f.ops.length > 0);
+    expect(detailed.length).toBeGreaterThan(0);
+    for (const file of detailed) expect(file).toStrictEqual(files.find((f) => f.path === file.path));
+    // Rendered again, a file read back bare says it was touched earlier.
+    expect(renderArtifactTrail(read, 10_000, o200k)).toContain(`- ${files[0]?.path} (touched earlier)`);
+  });
+
+  it('a context whose trail and open errors are text alone carries them on, as if their data were there', () => {
+    const items = session();
+    const first = carried(items);
+    const asText = first.items.map((item) => (isCarried(item) ? { ...item, carried: undefined } : item));
+    const again = carried(asText, { idPrefix: 'c2' });
+    expect(again.trail.files.map((f) => [f.path, f.ops])).toStrictEqual(
+      first.trail.files.map((f) => [f.path, f.ops]),
+    );
+    expect(again.openErrors).toStrictEqual(first.openErrors);
+  });
+
+  it('open errors’ text gives them back: one a line, or one a target of a line of the same text', () => {
+    const errors: OpenError[] = [
+      { tool: 'bash', target: 'npm test', round: 3, text: 'Error: expected 2, got 1' },
+      { tool: 'edit', target: 'src/a.ts', round: 4, text: 'old_string not found' },
+      { tool: 'edit', target: 'src/b.ts', round: 5, text: 'old_string not found' },
+      { tool: 'bash', target: '', round: 6, text: 'fatal: not a git repository' },
+    ];
+    expect(openErrorsFromText(renderOpenErrors(errors))).toStrictEqual(errors);
+    // Grouped by text: the group's latest round for each of its targets.
+    const grouped = renderOpenErrorsWithin(errors, 72, o200k).text;
+    expect(grouped).toContain('- old_string not found (edit, 2×, latest round 5): src/b.ts; src/a.ts');
+    expect(openErrorsFromText(grouped)).toStrictEqual([
+      errors[0],
+      { ...errors[1], round: 5 },
+      errors[2],
+      errors[3],
+    ]);
   });
 });

@@ -17,7 +17,12 @@ import {
   type ChatCompactionPlan,
   type CompactedChat,
 } from '../../../src/context-api';
-import { ARTIFACT_TRAIL_HEADING } from '../../../src/context/artifact-trail';
+import {
+  ARTIFACT_TRAIL_HEADING,
+  collectArtifactTrail,
+  trailPaths,
+} from '../../../src/context/artifact-trail';
+import { collectOpenErrors } from '../../../src/context/open-errors';
 import { SUMMARY_MESSAGE_PREFIX } from '../../../src/context/post-compaction';
 import { UPDATE_SUMMARY_PROMPT } from '../../../src/context/summary-prompt';
 import { exportOpenAIChat, importSession } from '../../../src/importers';
@@ -341,6 +346,28 @@ describe('on the shared pi session converted to OpenAI messages', needsSharedSes
       expect(out.messages.filter((m) => textOf(m).startsWith(SUMMARY_MESSAGE_PREFIX))).toHaveLength(1);
     },
   );
+
+  it('compacted twice, the second keeps every path and open error the first carried, read back from their text', () => {
+    const { messages } = load();
+    let middle = Math.floor(messages.length / 2);
+    while (messages[middle]?.role !== 'user') middle++;
+    const earlier = messages.slice(0, middle);
+    const firstPlan = planCompaction(earlier, { window: 16_000 });
+    const first = compactMessages(firstPlan, firstPlan.extractiveSummary);
+    const secondPlan = planCompaction([...first.messages, ...messages.slice(middle)], { window: 16_000 });
+    const text = compactMessages(secondPlan, secondPlan.extractiveSummary).messages.map(textOf).join('\n');
+    // What the first half touched and left open, read off its calls and results.
+    const items = importSession(JSON.stringify(earlier), { tokenizer: o200k }).items;
+    const paths = trailPaths(collectArtifactTrail(items));
+    const roots = [...text.matchAll(/\(under (\S+?)\)/g)].map((m) => m[1] as string);
+    const shown = (path: string) =>
+      text.includes(path) ||
+      roots.some((root) => path.startsWith(root) && text.includes(path.slice(root.length)));
+    expect(paths.length).toBeGreaterThan(10);
+    expect(paths.filter((path) => !shown(path))).toStrictEqual([]);
+    const errors = collectOpenErrors(items).map((e) => e.text);
+    expect(errors.filter((error) => !text.includes(error))).toStrictEqual([]);
+  });
 
   it('window 32000: the summary request holds the head and the tail of what is summarized', () => {
     const { plan } = compacted(32_000);
