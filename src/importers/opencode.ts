@@ -54,11 +54,14 @@ const SUBTASK = 'The following tool was executed by the user';
 export function isOpenCodeExport(value: unknown): boolean {
   if (!isRecord(value) || !isRecord(value.info) || !Array.isArray(value.messages)) return false;
   const { info } = value;
-  if (typeof info.id !== 'string' || (typeof info.version !== 'string' && !isRecord(info.time))) return false;
+  // A mini-SWE-agent trajectory has `info` and `messages` too.
+  if (value.trajectory_format !== undefined || info.mini_version !== undefined) return false;
+  if (typeof info.version !== 'string' && !(typeof info.id === 'string' && info.id.startsWith('ses')))
+    return false;
   // One message in the shape is enough: the others are checked when read, and named.
   return (
     value.messages.length === 0 ||
-    value.messages.some((m) => isRecord(m) && isRecord(m.info) && Array.isArray(m.parts))
+    value.messages.some((m) => isRecord(m) && (isRecord(m.info) || Array.isArray(m.parts)))
   );
 }
 
@@ -90,9 +93,9 @@ export function messageOf(value: unknown, index: number): { info: JsonObject; pa
   return { info, parts: parts as JsonObject[] };
 }
 
-/** The text of a message's parts of one type (`text` but not `ignored`, or `reasoning`), each part a block. */
+/** A reply's parts of one type (`text` or `reasoning`), each a block. */
 function textParts(parts: readonly JsonObject[], type: 'text' | 'reasoning'): JsonObject[] {
-  return parts.filter((p) => p.type === type && typeof p.text === 'string' && p.ignored !== true);
+  return parts.filter((p) => p.type === type && typeof p.text === 'string');
 }
 
 /** Whether a message is OpenCode's compaction request (a user message with a `compaction` part). */
@@ -102,7 +105,7 @@ export function isCompactionRequest(message: { info: JsonObject; parts: readonly
 
 /** Whether a message is a compaction's summary (an assistant message marked `summary`, finished well). */
 function isSummary(info: JsonObject): boolean {
-  return info.role === 'assistant' && info.summary === true && info.error === undefined;
+  return info.role === 'assistant' && info.summary === true && !info.error;
 }
 
 /** Whether OpenCode sends an assistant message again: no error, or an aborted one that says something. */
@@ -125,7 +128,8 @@ export function stepsOf(parts: readonly JsonObject[]): number[][] {
 /** The parts of a user message OpenCode sends, each with its text as sent. */
 export function userTexts(parts: readonly JsonObject[]): { part: JsonObject; text: string }[] {
   return parts.flatMap((part) => {
-    if (part.type === 'text' && typeof part.text === 'string' && part.ignored !== true)
+    // OpenCode leaves out a text that is empty or marked ignored.
+    if (part.type === 'text' && typeof part.text === 'string' && part.text !== '' && part.ignored !== true)
       return [{ part, text: part.text }];
     if (part.type === 'file' && part.mime !== 'text/plain' && part.mime !== 'application/x-directory') {
       const name = String(part.filename ?? part.url ?? '');
@@ -136,9 +140,18 @@ export function userTexts(parts: readonly JsonObject[]): { part: JsonObject; tex
   });
 }
 
-/** Whether a part is OpenCode's own (a `synthetic` text, a compaction request), not the user's. */
-function isOwn(part: JsonObject): boolean {
-  return (part.type === 'text' && part.synthetic === true) || part.type === 'compaction';
+/**
+ * Whether a user message is OpenCode's own: what it sends is its own (`synthetic` texts, a
+ * compaction request) and nothing in it is the user's doing (a file or an agent named with `@`, a
+ * subtask).
+ */
+function isOwnMessage(parts: readonly JsonObject[], sent: readonly { part: JsonObject }[]): boolean {
+  const own = (part: JsonObject): boolean =>
+    (part.type === 'text' && part.synthetic === true) || part.type === 'compaction';
+  return (
+    sent.every((s) => own(s.part)) &&
+    !parts.some((p) => p.type === 'file' || p.type === 'agent' || p.type === 'subtask')
+  );
 }
 
 /** What a call's result says, and whether it is an error (`whole`: outputs OpenCode cleared, whole). */
@@ -218,7 +231,7 @@ export function linesOf(value: unknown, index: number, view: OpenCodeView, whole
   if (info.role === 'user') {
     const texts = userTexts(parts);
     if (texts.length === 0) return kept;
-    const meta = texts.every((t) => isOwn(t.part)) ? { isMeta: true } : {};
+    const meta = isOwnMessage(parts, texts) ? { isMeta: true } : {};
     const content = texts.map(({ text }) => ({ type: 'text', text }));
     return [{ type: 'user', ...meta, [MESSAGE]: { index }, message: { role: 'user', content } }];
   }

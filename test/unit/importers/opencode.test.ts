@@ -182,7 +182,7 @@ describe('an OpenCode export', () => {
     const items = [cut[0] as ContextItem, summary, ...cut.slice(4)];
     const written = JSON.parse(exportSession({ items, document: session.document })) as typeof exported;
     const ids = written.messages.map((m) => m.info.id);
-    expect(ids).toEqual(['msg_a', 'msg_a.1', 'msg_a.2', 'msg_b', 'msg_c', 'msg_d', 'msg_e']);
+    expect(ids).toEqual(['msg_a', 'msg_a.000001', 'msg_a.000002', 'msg_b', 'msg_c', 'msg_d', 'msg_e']);
     // OpenCode's own compaction: a request, answered by a summary.
     expect(written.messages[1]?.parts).toEqual([
       expect.objectContaining({ type: 'compaction', auto: true, tail_start_id: 'msg_a' }),
@@ -190,7 +190,7 @@ describe('an OpenCode export', () => {
     expect(written.messages[2]?.info).toMatchObject({
       summary: true,
       mode: 'compaction',
-      parentID: 'msg_a.1',
+      parentID: 'msg_a.000001',
       finish: 'stop',
     });
     // The reply keeps its second step whole but for the result cut.
@@ -247,6 +247,106 @@ describe('an OpenCode export', () => {
         .map((i) => [i.type, i.message.content]);
     expect(conversation(again.items)).toEqual(conversation(compacted));
     expect(unansweredCalls(pairToolCalls(again.items))).toEqual([]);
+  });
+
+  it('new messages and parts sort where they stand; a new call’s state is complete; a new reply answers the last user message', () => {
+    const note = (n: number) =>
+      ({
+        ...(session.items[0] as ContextItem),
+        id: `note-${n}`,
+        origin: undefined,
+        isMeta: true,
+        type: 'MEMORY',
+        message: { role: 'user', content: `[Memory] fact ${n}` },
+      }) as ContextItem;
+    const reply = {
+      ...(session.items[1] as ContextItem),
+      id: 'new-reply',
+      origin: undefined,
+      message: {
+        role: 'assistant',
+        content: 'Running it.',
+        tool_calls: [
+          { id: 'call_9', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } },
+        ],
+      },
+    } as ContextItem;
+    const result = {
+      ...(session.items[2] as ContextItem),
+      id: 'new-result',
+      origin: undefined,
+      message: { role: 'tool', tool_call_id: 'call_9', content: 'a.ts' },
+    } as ContextItem;
+    const items = [...session.items, ...Array.from({ length: 11 }, (_, n) => note(n)), reply, result];
+    const written = JSON.parse(exportSession({ items, document: session.document })) as typeof exported;
+    const ids = written.messages.map((m) => m.info.id);
+    expect([...ids].sort()).toEqual(ids);
+    const last = written.messages[written.messages.length - 1] as (typeof messages)[number];
+    expect(last.info).toMatchObject({ role: 'assistant', parentID: 'msg_d', finish: 'tool-calls' });
+    expect(last.parts.find((p) => p.type === 'tool')).toMatchObject({
+      callID: 'call_9',
+      state: { status: 'completed', output: 'a.ts', time: { start: 2, end: 2 } },
+    });
+    expect(written.messages[5]?.parts[0]).toMatchObject({ type: 'text', synthetic: true });
+    // A new part in a message sorts after the part before it.
+    const cut = session.items.map((item) =>
+      item.id === session.items[4]?.id
+        ? ({
+            ...item,
+            message: { ...(item as { message: object }).message, content: 'Patching.' },
+          } as ContextItem)
+        : item,
+    );
+    const patched = JSON.parse(exportSession({ items: cut, document: session.document })) as typeof exported;
+    const partIds = (patched.messages[1] as (typeof messages)[number]).parts.map((p) => String(p.id));
+    expect([...partIds].sort()).toEqual(partIds);
+    expect((patched.messages[1] as (typeof messages)[number]).parts.map((p) => p.type)).toContain('text');
+  });
+
+  it('a user message’s attachment changed, or its text cut beside one, is written as its text once', () => {
+    const attached = {
+      ...exported,
+      messages: [
+        user('msg_a', [
+          { type: 'text', text: 'Look at this screenshot and fix the layout' },
+          { type: 'file', mime: 'image/png', filename: 'a.png', url: 'data:image/png;base64,AAAA' },
+        ]),
+        user('msg_b', [
+          { type: 'file', mime: 'image/png', filename: 'b.png', url: 'data:image/png;base64,AAAA' },
+        ]),
+      ],
+    };
+    const read = importSession(JSON.stringify(attached), { tokenizer: fakeTokenizer });
+    expect(itemSummary(read.items).map((r) => r[2])).toEqual([
+      'Look at this screenshot and fix the layout[Attached image/png: a.png]',
+      '[Attached image/png: b.png]',
+    ]);
+    const changed = read.items.map(
+      (item, i) =>
+        ({
+          ...item,
+          message: { role: 'user', content: i === 0 ? 'Look at this [cut]' : '[image cut]' },
+        }) as ContextItem,
+    );
+    const written = JSON.parse(exportSession({ items: changed, document: read.document })) as typeof exported;
+    expect(written.messages.map((m) => m.parts.map((p) => [p.type, p.text]))).toEqual([
+      [['text', 'Look at this [cut]']],
+      [['text', '[image cut]']],
+    ]);
+  });
+
+  it('a message of a file the user named alone is theirs, not OpenCode’s', () => {
+    const named = {
+      ...exported,
+      messages: [
+        user('msg_a', [
+          { type: 'file', mime: 'text/plain', filename: 'spec.md', url: 'file:///w/spec.md' },
+          { type: 'text', text: 'Called the Read tool with the following input: spec.md', synthetic: true },
+        ]),
+      ],
+    };
+    const read = importSession(JSON.stringify(named), { tokenizer: fakeTokenizer });
+    expect(read.items[0]).toMatchObject({ type: 'USER_MESSAGE', isMeta: false, round: 1 });
   });
 
   it('names a bad message and a bad part by their field', () => {
@@ -321,6 +421,31 @@ describe('OpenCode’s own compaction', () => {
     ]);
     expect(session.items[4]?.isMeta).toBe(true);
     expect(exportSession(session)).toBe(`${JSON.stringify(value)}\n`);
+  });
+
+  it('compacted again, its new compaction keeps as its tail only what was in the context', () => {
+    const session = importSession(JSON.stringify(value), { tokenizer: fakeTokenizer });
+    const summary = {
+      ...(session.items[3] as ContextItem),
+      id: 'c2:summary',
+      origin: undefined,
+      message: { role: 'user', content: '[summary] ported the parser' },
+    } as ContextItem;
+    // The tail and the old summary summarized; the notice and the last reply stay.
+    const written = JSON.parse(
+      exportSession({ items: [summary, ...session.items.slice(4)], document: session.document }),
+    ) as { messages: { info: Record<string, unknown>; parts: Record<string, unknown>[] }[] };
+    const request = written.messages.find((m) =>
+      m.parts.some((p) => p.type === 'compaction' && p.auto === true && m.info.id !== 'msg_5'),
+    );
+    expect(request?.parts[0]?.tail_start_id).toBeUndefined();
+    const again = importSession(JSON.stringify(written), { tokenizer: fakeTokenizer });
+    expect(itemSummary(again.items).map((r) => r[2])).toEqual([
+      '[summary] ported the parser',
+      'Continue if you have next steps',
+      '',
+      'Wrote file',
+    ]);
   });
 
   it('the whole history replays every message but the compaction, every output whole', () => {
