@@ -29,7 +29,7 @@ import type { CompactionConfig } from './config';
 import { targetTokens } from './config';
 import { buildCarriedState, isCarried, type CarriedState } from './carried-state';
 import type { CompactionSummaryItem, ContextItem } from './items';
-import { longestCut, MIN_PREVIEW_TOKENS, planCut, planPreview } from './item-cuts';
+import { longestCut, MIN_PREVIEW_TOKENS, planCut, planPreview, smallestCutTokens } from './item-cuts';
 import { emptyPruneStats, pruneSteps, reasoningStep, type PruneStats, type Step } from './selective-prune';
 import { strategyStep } from './strategies';
 import { headerRoles } from './segments';
@@ -353,11 +353,28 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
     const removed = work.removedUnits().filter((u) => u.kind !== 'orphan');
     for (let i = removed.length - 1; i >= 0; i--) {
       const unit = removed[i] as WorkingUnit;
+      // A unit that does not fit whole: room is kept for each item not yet cut at its smallest
+      // (many calls and results in one reply each get some), and one that would not fit even so
+      // ends the refill.
+      const smallest =
+        unit.tokens > room
+          ? unit.originals.map((item) => smallestCutTokens(item, plan.config, plan.tokenizer))
+          : null;
+      if (smallest && smallest.reduce((a, b) => a + b, 0) > room) break;
+      let later = smallest ? smallest.reduce((a, b) => a + b, 0) : 0;
+      let done = 0;
       // Its items whole when they fit, else as previews as long as the room allows (a result's
       // text, a message's text, the reasoning of a message that calls tools; a result's cut planned
       // by an earlier step is planned again to that size).
       unit.originals.forEach((item, position) => {
-        const fits = room - (unit.tokens - work.tokensAt(unit, position));
+        let others = unit.tokens - work.tokensAt(unit, position);
+        if (smallest) {
+          // The items before it as they now are, those after it at their smallest.
+          if (position > 0) done += work.tokensAt(unit, position - 1);
+          later -= smallest[position] as number;
+          others = done + later;
+        }
+        const fits = room - others;
         const earlier = unit.cuts[position];
         if (item.type !== 'TOOL_RESULT' && earlier) {
           // A call whose arguments an earlier step cut keeps that cut, unless the block does not

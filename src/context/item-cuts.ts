@@ -168,6 +168,27 @@ export function previewFitting(tokens: number): number {
 }
 
 /**
+ * The fewest tokens an item of a removed unit can come back in (`finishCompaction`): a tool
+ * result's head of one token with its marker, a message's text cut to {@link MIN_PREVIEW_TOKENS};
+ * for a message that calls tools, the less of its reasoning cut that short and its calls'
+ * arguments cut that short; the item itself when it is no longer, or cannot be cut.
+ */
+export function smallestCutTokens(item: ContextItem, config: CompactionConfig, tokenizer: Tokenizer): number {
+  const preview = planShortestPreview(
+    item,
+    config,
+    tokenizer,
+    item.type === 'TOOL_RESULT' ? 1 : MIN_PREVIEW_TOKENS,
+  );
+  let smallest = Math.min(item.tokens, preview?.tokens ?? item.tokens);
+  if (item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 0) {
+    const cut = planCut(item, config, tokenizer, MIN_PREVIEW_TOKENS, true);
+    smallest = Math.min(smallest, cut?.tokens ?? item.tokens);
+  }
+  return smallest;
+}
+
+/**
  * The cut of an item whose tool arguments or result are over their threshold, decided on the
  * stored counts (the text is read only when the cut is written), or null: nothing over, or not
  * smaller. A result's cut form is cut again only to another preview of the same original (its

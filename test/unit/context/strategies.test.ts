@@ -1246,6 +1246,32 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(byId('task')?.protected).toBe(false);
   });
 
+  it('a reply of many calls too large to come back whole comes back with every call and result cut, filling the goal', () => {
+    const f = itemsFactory(o200k);
+    const edits = Array.from({ length: 12 }, (_, i) => ({
+      id: `e${i}`,
+      name: 'edit',
+      args: { path: `src/m${i}.ts`, old: words(40, 'old'), new: words(40, 'new') },
+    }));
+    const items = conversation(
+      f.system('You edit code.', { id: 'sys' }),
+      f.user('Rename the helpers everywhere.', { id: 'task' }),
+      f.calls(edits, null, { id: 'edits' }),
+      edits.map((e) => f.result(e.id, `Edited ${e.args.path}.\n${words(200, 'diff')}`, { id: `r-${e.id}` })),
+      f.assistant('All twelve edited.', { id: 'done' }),
+      f.user('Now run the tests.', { id: 'now' }),
+    );
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const p = plan(items, config, 'precheck');
+    expect(ids(p.toSummarize)).toContain('edits');
+    const out = finishCompaction(p, summaryOf(30));
+    // The calls and every result are back, each cut; the context is filled toward the goal.
+    expect(out.filter((i) => (i.sourceId ?? i.id).startsWith('r-e'))).toHaveLength(12);
+    expect(out.some((i) => (i.sourceId ?? i.id) === 'edits')).toBe(true);
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
+    expect(sumTokens(out)).toBeGreaterThanOrEqual(0.7 * p.goalTokens);
+  });
+
   it('without a summary, nothing removed comes back and no summary is placed', () => {
     const items = dialogue();
     const p = plan(items, DEFAULTS, 'check');
