@@ -336,22 +336,31 @@ const WRAPPERS: Record<string, RegExp> = {
   exec: /^-a$/,
   stdbuf: /^-[ioe]$/,
 };
+/** A wrapper's option that runs the command in another directory (`env -C dir`, `sudo -D dir`). */
+const OTHER_DIRECTORY = /^(?:-[CD]|--chdir(?:=.*)?)$/;
+
+/** A program named by its path in a `bin` directory (`/usr/bin/python3`): its own name. */
+function programName(word: string): string {
+  return /(?:^|\/)s?bin\/[^/]+$/.test(word) ? word.slice(word.lastIndexOf('/') + 1) : word;
+}
 
 /**
  * The words of the command a simple command runs: variables set before it and the programs that
- * run it (`env`, `sudo`, `timeout 60`, `nice -n 5`, `time`) left out, the program named by its own
- * name when given by its path (`/usr/bin/python3` is `python3`).
+ * run it (`env`, `sudo`, `timeout 60`, `nice -n 5`, `time`, each maybe by its path) left out, the
+ * program named by its own name when given by its path (`/usr/bin/python3` is `python3`). None when
+ * a wrapper runs it in another directory (its files are not where they seem).
  */
 export function commandWords(words: readonly string[]): readonly string[] {
   let i = 0;
   for (;;) {
     while (i < words.length && ASSIGNMENT.test(words[i] as string)) i++;
-    const program = words[i];
+    const program = words[i] === undefined ? undefined : programName(words[i] as string);
     const takesValue = program === undefined ? undefined : WRAPPERS[program];
     if (takesValue === undefined) break;
     i++;
     // The wrapper's options (and their values), then `timeout`'s duration.
     while (i < words.length && (words[i] as string).startsWith('-') && words[i] !== '--') {
+      if ((program === 'env' || program === 'sudo') && OTHER_DIRECTORY.test(words[i] as string)) return [];
       if (takesValue.test(words[i] as string)) i++;
       i++;
     }
@@ -360,9 +369,7 @@ export function commandWords(words: readonly string[]): readonly string[] {
   }
   if (i === 0 && !(words[0] ?? '').includes('/')) return words;
   const rest = words.slice(i);
-  const program = rest[0];
-  if (program !== undefined && /(?:^|\/)s?bin\/[^/]+$/.test(program))
-    rest[0] = program.slice(program.lastIndexOf('/') + 1);
+  if (rest[0] !== undefined) rest[0] = programName(rest[0]);
   return rest;
 }
 

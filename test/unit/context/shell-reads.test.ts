@@ -179,6 +179,14 @@ describe('shellReads', () => {
       ],
     ],
     [
+      'a wrapper given by its path; one that runs the command elsewhere gives nothing',
+      "/usr/bin/env python3 - <<'PY'\nopen('out.txt', 'w')\nPY\n/usr/bin/time -v cat a.txt; env -C sub cat b.txt; sudo --chdir=/srv cat c.yml",
+      [
+        { path: 'out.txt', op: 'write' },
+        { path: 'a.txt', op: 'read' },
+      ],
+    ],
+    [
       'strings that are no files, and a script file run',
       "python - <<'PY'\nold = \"save(update_fields={'model'})\"\nprint(old, open(old))\nPY\npython check.py",
       [],
