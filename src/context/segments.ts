@@ -118,15 +118,12 @@ const SECTION = /<([A-Za-z][\w.:-]*(?: [A-Za-z][\w.:-]*){0,4})>[\s\S]*<\/\1>/g;
 
 /**
  * Notes an agent writes between full copies of a section to say what changed in it, and the
- * section's tag: Codex's permissions, whose approved command prefixes and network rules it adds as
- * such notes and lists again whole in the next `<permissions instructions>` it sends (as it does
- * after its own compaction).
+ * section's tag: Codex's approved command prefixes, which it adds as such notes and lists again
+ * whole (as "Approved command prefixes") in the next `<permissions instructions>` it sends (as it
+ * does after its own compaction). Only a prompt that is such a note and nothing else.
  */
 const SECTION_CHANGES: readonly { note: RegExp; tag: string }[] = [
-  {
-    note: /^(?:Approved command prefix saved:|(?:Allowed|Denied) network rule saved in execpolicy)/,
-    tag: 'permissions instructions',
-  },
+  { note: /^Approved command prefix saved:(?:\n- .*)*\s*$/, tag: 'permissions instructions' },
 ];
 
 /**
@@ -139,7 +136,7 @@ const SECTION_CHANGES: readonly { note: RegExp; tag: string }[] = [
 function promptSections(item: ContextItem): { tags: Set<string>; whole: boolean; change?: true } | null {
   const content = item.type === 'SYSTEM_PROMPT' ? item.message.content : null;
   if (typeof content !== 'string') return null;
-  const change = SECTION_CHANGES.find((c) => c.note.test(content.trimStart()));
+  const change = SECTION_CHANGES.find((c) => c.note.test(content.trim()));
   if (change) return { tags: new Set([change.tag]), whole: true, change: true };
   if (!content.trimStart().startsWith('<')) return null;
   const tags = new Set<string>();

@@ -41,15 +41,17 @@ describe('headerRoles: system prompts an agent writes again as its settings chan
       f.system(perm('workspace-write'), { id: 'perm1' }),
       f.user('Build it.', { id: 'task' }),
       f.system('Approved command prefix saved:\n- ["pytest"]', { id: 'saved1' }),
-      f.system('Allowed network rule saved in execpolicy: pypi.org', { id: 'rule1' }),
+      // A network rule is no prefix the permissions list; a note beside another section is no note alone.
+      f.system('Allowed network rule saved in execpolicy (allowlist): pypi.org', { id: 'rule1' }),
+      f.system(`Approved command prefix saved:\n- ["make"]\n\n${mode('Default')}`, { id: 'bundle' }),
       f.system(perm('workspace-write; approved: ["pytest"]'), { id: 'perm2' }),
       f.system('Approved command prefix saved:\n- ["ls"]', { id: 'saved2' }),
     );
     const { header, conversation: rest } = splitSegments(items);
     // The note after the latest copy says what that copy does not: it stays; the latest copy is
     // not replaced by it.
-    expect(ids(header)).toStrictEqual(['perm2', 'saved2', 'task']);
-    expect(ids(rest)).toStrictEqual(['perm1', 'saved1', 'rule1']);
+    expect(ids(header)).toStrictEqual(['rule1', 'bundle', 'perm2', 'saved2', 'task']);
+    expect(ids(rest)).toStrictEqual(['perm1', 'saved1']);
   });
 
   it('a prompt with anything beside its tagged sections, or with a section no later prompt has, stays header', () => {
