@@ -133,17 +133,46 @@ function fileLine(file: FileTouch): string {
 const FILE_LINE = /^- (.+) \(([a-z, ]+); round (\d+)(?:, (#[0-9a-f]+))?\)$/;
 /** A file read back from a list of paths alone. */
 const EARLIER_LINE = /^- (.+) \(touched earlier\)$/;
-/** A command of the commands line, read back. */
-const COMMAND_ENTRY = /`([^`]*)` \(round (\d+)\)/g;
+/** A command of the commands line, read back (a command may hold backticks). */
+const COMMAND_ENTRY = /`(.*?)` \(round (\d+)\)(?=;|$)/g;
 /** A directory the list collapsed into a count: its paths are not in the text. */
 const COLLAPSED_ENTRY = / \(\d+ files?\)$/;
+/** The root the list of older paths is written from (it ends with a separator). */
+const LIST_ROOT = /^ \(under (.+?[\\/])\)/;
+/** The line a carried item's text ends with when it was cut to fit its budget. */
+export const CARRIED_CUT_LINE = '[… cut to fit the carried-state budget]';
+
+/** Whether a path is written whole wherever it is (absolute, or from the home directory). */
+function isRooted(path: string): boolean {
+  return path.startsWith('/') || path.startsWith('~') || /^[A-Za-z]:[\\/]/.test(path);
+}
+
+/**
+ * Whether a text is a trail's as this module writes it: its heading, then only lines of files,
+ * the list of older paths and the commands (the last line may be cut short, with the cut line after).
+ */
+export function isTrailText(text: string): boolean {
+  const lines = text.split('\n');
+  if (lines[0] !== ARTIFACT_TRAIL_HEADING) return false;
+  const cut = lines[lines.length - 1] === CARRIED_CUT_LINE ? 2 : 0;
+  return lines
+    .slice(1, lines.length - cut)
+    .every(
+      (line) =>
+        FILE_LINE.test(line) ||
+        EARLIER_LINE.test(line) ||
+        line.startsWith(BARE_HEADING) ||
+        line.startsWith(COMMANDS_HEADING),
+    );
+}
 
 /**
  * The trail a trail's text shows (the text of an ARTIFACT_TRAIL item whose data is gone: a context
  * written to a session file or sent as chat messages, and read back): every file it names, with
  * the operations and round of its line in detail, none for one in the list of older paths (its
- * line then says it was touched earlier), and the commands it shows. A directory collapsed into a
- * count names no file, and gives none.
+ * line then says it was touched earlier; a path there not written whole is taken as under the
+ * list's root), and the commands it shows. A directory collapsed into a count names no file, and
+ * gives none.
  */
 export function trailFromText(text: string): ArtifactTrail {
   const newest: FileTouch[] = [];
@@ -162,16 +191,17 @@ export function trailFromText(text: string): ArtifactTrail {
     if (earlier) newest.push({ path: earlier[1] as string, ops: [], lastRound: 0 });
     else if (line.startsWith(BARE_HEADING)) {
       let rest = line.slice(BARE_HEADING.length);
-      const under = /^ \(under (.+?)\)/.exec(rest);
+      const under = LIST_ROOT.exec(rest);
       const root = under ? (under[1] as string) : '';
       if (under) rest = rest.slice(under[0].length);
-      for (const entry of rest.split(',')) {
+      for (const entry of rest.split(', ')) {
         const name = entry.trim();
-        if (name && !COLLAPSED_ENTRY.test(entry))
-          newest.push({ path: `${root}${name}`, ops: [], lastRound: 0 });
+        if (!name || COLLAPSED_ENTRY.test(entry)) continue;
+        newest.push({ path: isRooted(name) ? name : `${root}${name}`, ops: [], lastRound: 0 });
       }
     } else if (line.startsWith(COMMANDS_HEADING)) {
-      for (const m of line.matchAll(COMMAND_ENTRY))
+      const list = line.slice(COMMANDS_HEADING.length);
+      for (const m of list.matchAll(COMMAND_ENTRY))
         commands.push({ command: m[1] as string, round: Number(m[2]) });
     }
   }

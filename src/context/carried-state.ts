@@ -24,6 +24,7 @@
  * Pure module.
  */
 import {
+  CARRIED_CUT_LINE,
   collectArtifactTrail,
   emptyTrail,
   renderTrailCounted,
@@ -122,7 +123,7 @@ function noteText(item: ContextItem): string {
 function fit(text: string, budget: number, tokenizer: Tokenizer, tokens?: number): string {
   if (maxTokens(text) <= budget || (tokens ?? tokenizer.countText(text)) <= budget) return text;
   // Room for the marker is taken only when the text must be cut.
-  return `${tokenizer.prefix(text, Math.max(0, budget - 8))}\n[… cut to fit the carried-state budget]`;
+  return `${tokenizer.prefix(text, Math.max(0, budget - 8))}\n${CARRIED_CUT_LINE}`;
 }
 
 /** The stat's first lines and its summary line, within `budget`. */

@@ -10,6 +10,7 @@
  *
  * Pure module.
  */
+import { CARRIED_CUT_LINE } from './artifact-trail';
 import type { AssistantMessageItem, ContextItem, OpenError } from './items';
 import { callFactsOf, resultErrorOf } from './item-facts';
 import { maxTokens, type Tokenizer } from './tokenizer';
@@ -74,6 +75,17 @@ export function renderOpenErrors(errors: readonly OpenError[]): string {
 const ERROR_LINE = /^- round (\d+), ([^\s:]+)(?: (.*?))?: (.*)$/;
 /** A line of errors reporting the same text, read back: text, tools, count, latest round, targets. */
 const GROUP_LINE = /^- (.*) \(([^()]*), (\d+)×, latest round (\d+)\)(?:: (.*))?$/;
+
+/**
+ * Whether a text is an open-errors text as this module writes it: its heading, then only lines of
+ * errors (the last may be cut short, with the carried state's cut line after it).
+ */
+export function isOpenErrorsText(text: string): boolean {
+  const lines = text.split('\n');
+  if (lines[0] !== OPEN_ERRORS_HEADING) return false;
+  const cut = lines[lines.length - 1] === CARRIED_CUT_LINE ? 2 : 0;
+  return lines.slice(1, lines.length - cut).every((line) => GROUP_LINE.test(line) || ERROR_LINE.test(line));
+}
 
 /**
  * The open errors an open-errors text shows (the text of an OPEN_ERRORS item whose data is gone: a

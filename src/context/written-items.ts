@@ -10,11 +10,11 @@
  * Pure module.
  */
 import { MEMORY_PREFIX, TASK_LIST_PREFIX } from './agent-notes';
-import { ARTIFACT_TRAIL_HEADING } from './artifact-trail';
+import { ARTIFACT_TRAIL_HEADING, isTrailText } from './artifact-trail';
 import { GIT_DIFF_STAT_HEADING } from './carried-state';
 import { EXTRACTIVE_LABEL } from './extractive-summary';
 import { messageText, type ContextItem, type NoteItem } from './items';
-import { OPEN_ERRORS_HEADING } from './open-errors';
+import { isOpenErrorsText, OPEN_ERRORS_HEADING } from './open-errors';
 import { SUMMARY_MESSAGE_PREFIX } from './post-compaction';
 
 /** The first line of each message a compaction writes, and the item type it is read back as. */
@@ -27,9 +27,26 @@ const WRITTEN_BY_COMPACTION: readonly { prefix: string; type: 'COMPACTION_SUMMAR
   { prefix: MEMORY_PREFIX, type: 'MEMORY' },
 ];
 
-/** The type of item a compaction writes with this text, or null for a text it does not write. */
+/** A task list's line as `formatTaskList` writes it. */
+const TASK_LINE = /^\[[ x~]\] /;
+
+/**
+ * The type of item a compaction writes with this text, or null for a text it does not write: a
+ * trail, open errors or a task list only when every line is one of theirs (a person who pasted one
+ * and wrote on below it wrote a message of their own).
+ */
 export function writtenType(text: string): 'COMPACTION_SUMMARY' | NoteItem['type'] | null {
-  return WRITTEN_BY_COMPACTION.find((w) => text.startsWith(w.prefix))?.type ?? null;
+  const type = WRITTEN_BY_COMPACTION.find((w) => text.startsWith(w.prefix))?.type ?? null;
+  if (type === 'ARTIFACT_TRAIL') return isTrailText(text) ? type : null;
+  if (type === 'OPEN_ERRORS') return isOpenErrorsText(text) ? type : null;
+  if (type === 'TASK_LIST')
+    return text
+      .slice(TASK_LIST_PREFIX.length)
+      .split('\n')
+      .every((line) => TASK_LINE.test(line))
+      ? type
+      : null;
+  return type;
 }
 
 /** A user message a compaction wrote, typed back as the item it was (meta); any other item as it is. */

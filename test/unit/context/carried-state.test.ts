@@ -35,6 +35,7 @@ import {
 } from '../../../src/context/open-errors';
 import { toolResultError } from '../../../src/context/tool-facts';
 import { headerRoles } from '../../../src/context/segments';
+import { asWritten } from '../../../src/context/written-items';
 import { pathInText } from '../../../src/eval/metrics';
 import { MESSAGE_OVERHEAD_TOKENS } from '../../../src/context/token-accounting';
 import { createTokenCounter } from '../../../src/tokens';
@@ -929,6 +930,45 @@ describe('carried state written out as text and read back (a session file, chat 
     for (const file of detailed) expect(file).toStrictEqual(files.find((f) => f.path === file.path));
     // Rendered again, a file read back bare says it was touched earlier.
     expect(renderArtifactTrail(read, 10_000, o200k)).toContain(`- ${files[0]?.path} (touched earlier)`);
+  });
+
+  it('a path not under the list’s root, a root with parentheses and a command with backticks read back as written', () => {
+    const text = [
+      ARTIFACT_TRAIL_HEADING,
+      '- src/new.ts (edited; round 9, #a1b2c3)',
+      'Also touched, older: (under /Users/me/Proj (2)/src/) two.ts, one.ts, /etc/hosts, ~/.zshrc',
+    ].join('\n');
+    expect(trailFromText(text).files.map((f) => f.path)).toStrictEqual([
+      '~/.zshrc',
+      '/etc/hosts',
+      '/Users/me/Proj (2)/src/one.ts',
+      '/Users/me/Proj (2)/src/two.ts',
+      'src/new.ts',
+    ]);
+    const commands = renderArtifactTrail(
+      {
+        files: [],
+        commands: [
+          { command: 'echo `date` > stamp.txt', round: 3 },
+          { command: 'ls', round: 4 },
+        ],
+      },
+      1000,
+      o200k,
+    );
+    expect(trailFromText(commands).commands).toStrictEqual([
+      { command: 'echo `date` > stamp.txt', round: 3 },
+      { command: 'ls', round: 4 },
+    ]);
+  });
+
+  it('a person’s message that quotes a trail and goes on is theirs, not a trail', () => {
+    const f = itemsFactory(o200k);
+    const trail = renderArtifactTrail({ files: files.slice(0, 2), commands: [] }, 1000, o200k);
+    expect(asWritten(f.user(trail)).type).toBe('ARTIFACT_TRAIL');
+    expect(asWritten(f.user(`${trail}\n\nNEW REQUIREMENT: also support 2027 brackets`)).type).toBe(
+      'USER_MESSAGE',
+    );
   });
 
   it('a context whose trail and open errors are text alone carries them on, as if their data were there', () => {
