@@ -353,28 +353,30 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
     const removed = work.removedUnits().filter((u) => u.kind !== 'orphan');
     for (let i = removed.length - 1; i >= 0; i--) {
       const unit = removed[i] as WorkingUnit;
-      // A unit that does not fit whole: room is kept for each item not yet cut at its smallest
-      // (many calls and results in one reply each get some), and one that would not fit even so
-      // ends the refill.
+      // A unit that does not fit whole: each item gets its smallest form and a share of the room
+      // left over in proportion to what it has beyond that (many calls and results of one reply
+      // are each cut alike); one that would not fit even at its smallest ends the refill.
       const smallest =
         unit.tokens > room
           ? unit.originals.map((item) => smallestCutTokens(item, plan.config, plan.tokenizer))
           : null;
-      if (smallest && smallest.reduce((a, b) => a + b, 0) > room) break;
-      let later = smallest ? smallest.reduce((a, b) => a + b, 0) : 0;
-      let done = 0;
+      let share: number[] | null = null;
+      if (smallest) {
+        const spare = room - smallest.reduce((a, b) => a + b, 0);
+        if (spare < 0) break;
+        const beyond = unit.originals.map((item, k) => item.tokens - (smallest[k] as number));
+        const total = beyond.reduce((a, b) => a + b, 0);
+        share = smallest.map(
+          (least, k) => least + (total > 0 ? Math.floor((spare * (beyond[k] as number)) / total) : 0),
+        );
+      }
       // Its items whole when they fit, else as previews as long as the room allows (a result's
       // text, a message's text, the reasoning of a message that calls tools; a result's cut planned
       // by an earlier step is planned again to that size).
       unit.originals.forEach((item, position) => {
-        let others = unit.tokens - work.tokensAt(unit, position);
-        if (smallest) {
-          // The items before it as they now are, those after it at their smallest.
-          if (position > 0) done += work.tokensAt(unit, position - 1);
-          later -= smallest[position] as number;
-          others = done + later;
-        }
-        const fits = room - others;
+        const fits = share
+          ? (share[position] as number)
+          : room - (unit.tokens - work.tokensAt(unit, position));
         const earlier = unit.cuts[position];
         if (item.type !== 'TOOL_RESULT' && earlier) {
           // A call whose arguments an earlier step cut keeps that cut, unless the block does not

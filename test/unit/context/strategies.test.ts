@@ -1266,7 +1266,12 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(ids(p.toSummarize)).toContain('edits');
     const out = finishCompaction(p, summaryOf(30));
     // The calls and every result are back, each cut; the context is filled toward the goal.
-    expect(out.filter((i) => (i.sourceId ?? i.id).startsWith('r-e'))).toHaveLength(12);
+    const results = out.filter((i) => (i.sourceId ?? i.id).startsWith('r-e'));
+    expect(results).toHaveLength(12);
+    // Cut alike: the room is shared, not given to the first ones.
+    const sizes = results.map((r) => r.tokens);
+    expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThan(20);
+    expect(Math.min(...sizes)).toBeGreaterThan(40);
     expect(out.some((i) => (i.sourceId ?? i.id) === 'edits')).toBe(true);
     expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens);
     expect(sumTokens(out)).toBeGreaterThanOrEqual(0.7 * p.goalTokens);
