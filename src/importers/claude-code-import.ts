@@ -197,8 +197,10 @@ function userItems(line: ClaudeLine): Pending[] {
  * worked (`queued_command`) → the user's message when a person typed it as a prompt, else (a
  * background task's notice, another session's message) a meta message; a file Claude Code
  * attached (`file`: named with `@`, or read again after its compaction) or one the user edited
- * meanwhile (`edited_text_file`) → a meta message with its path and text. Other attachments
- * (reminders, hook output, skill and tool listings) and malformed ones are left out.
+ * meanwhile (`edited_text_file`) → a meta message with its path and text; the attachments that hold
+ * something of the session (skills, the plan, MCP instructions, tools, memory files, hook output the
+ * model sees: {@link attachmentText}) → a meta message of it. Reminders, notices, hook output shown
+ * to the user only and malformed attachments are left out.
  */
 function attachmentItem(line: ClaudeLine): Pending | undefined {
   const attachment = line.value.attachment;
@@ -229,10 +231,101 @@ function attachmentItem(line: ClaudeLine): Pending | undefined {
     case 'edited_text_file':
       if (typeof attachment.filename !== 'string' || typeof attachment.snippet !== 'string') return undefined;
       return item(`${attachment.filename} was modified:\n${attachment.snippet}`, true);
-    default:
-      return undefined;
+    default: {
+      const text = attachmentText(attachment);
+      return text === null ? undefined : item(text, true);
+    }
   }
 }
+
+/** The strings of a list (none for anything else). */
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/**
+ * What Claude Code tells the model of an attachment that holds something the conversation goes on
+ * from (as a meta message; the wording here is ours, the content the attachment's): the skills
+ * available and those invoked, the plan file, MCP servers' instructions, the deferred tools now
+ * available, a project memory file, a hook's output the model sees (session start, a prompt
+ * submitted), a new date, a file too large to attach again. Null for the rest: reminders and notices
+ * with nothing of the session in them, hook output shown to the user only, bookkeeping.
+ */
+function attachmentText(attachment: JsonObject): string | null {
+  const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+  switch (attachment.type) {
+    case 'skill_listing': {
+      const content = text(attachment.content);
+      return content && `Skills available:\n\n${content}`;
+    }
+    case 'invoked_skills': {
+      const skills = (Array.isArray(attachment.skills) ? attachment.skills : []).filter(isRecord);
+      if (skills.length === 0) return null;
+      const each = skills.map(
+        (s) =>
+          `### Skill: ${String(s.name ?? '')}\nPath: ${String(s.path ?? '')}\n\n${String(s.content ?? '')}`,
+      );
+      return `Skills invoked in this session:\n\n${each.join('\n\n---\n\n')}`;
+    }
+    case 'plan_file_reference': {
+      const plan = text(attachment.planContent);
+      return plan && `The plan file ${String(attachment.planFilePath ?? '')}:\n\n${plan}`;
+    }
+    case 'mcp_instructions_delta': {
+      const added = strings(attachment.addedBlocks);
+      return added.length > 0 ? `MCP servers' instructions:\n\n${added.join('\n\n')}` : null;
+    }
+    case 'deferred_tools_delta': {
+      const added = strings(attachment.addedLines);
+      return added.length > 0 ? `Tools now available through ToolSearch:\n${added.join('\n')}` : null;
+    }
+    case 'nested_memory': {
+      const memory = isRecord(attachment.content) ? attachment.content : {};
+      const content = text(memory.content);
+      return content && `Contents of ${String(memory.path ?? '')}:\n\n${content}`;
+    }
+    case 'hook_success': {
+      const seen = ['SessionStart', 'UserPromptSubmit', 'UserPromptExpansion'].includes(
+        String(attachment.hookEvent),
+      );
+      const content = text(attachment.content);
+      return seen && content ? `${String(attachment.hookName ?? 'hook')}: ${content}` : null;
+    }
+    case 'hook_additional_context': {
+      const content = strings(attachment.content);
+      return content.length > 0 ? `${String(attachment.hookName ?? 'hook')}: ${content.join('\n')}` : null;
+    }
+    case 'date_change': {
+      const date = text(attachment.newDate);
+      return date && `The date is now ${date}.`;
+    }
+    case 'compact_file_reference': {
+      const name = text(attachment.filename);
+      return name && `${name} was read before the conversation was summarized; read it again when needed.`;
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * Attachments Claude Code writes again right after its own compaction (the files read, the plan,
+ * the skills invoked, the tools and MCP instructions announced anew, the session-start hooks):
+ * in the whole history they were there before it, and are left out.
+ */
+const ATTACHED_AGAIN = new Set([
+  'file',
+  'compact_file_reference',
+  'plan_file_reference',
+  'plan_mode',
+  'invoked_skills',
+  'deferred_tools_delta',
+  'mcp_instructions_delta',
+  'agent_listing_delta',
+  'task_status',
+  'hook_success',
+  'hook_additional_context',
+]);
 
 /** An assistant line's blocks: its text, thinking and tool calls, and their layout. */
 function assistantShare(line: ClaudeLine): {
@@ -346,7 +439,7 @@ export function claudeCodeFromLines(
       pending.push(...userItems(line));
     } else if (type === 'attachment') {
       const attached = isRecord(line.value.attachment) ? line.value.attachment.type : undefined;
-      if (afterSummary && attached === 'file') continue;
+      if (afterSummary && typeof attached === 'string' && ATTACHED_AGAIN.has(attached)) continue;
       const item = attachmentItem(line);
       if (item) pending.push(item);
     }

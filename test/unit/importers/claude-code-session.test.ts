@@ -304,6 +304,79 @@ describe('a Claude Code session', () => {
     expect(itemSummary(again.items)[5]).toEqual(['USER_MESSAGE', true, '/w/notes.md was modified.']);
   });
 
+  it('reads the attachments that hold something of the session as context (skills, plan, MCP instructions, tools, memory files, hooks the model sees), and leaves out reminders and what the user alone saw', () => {
+    const lines = [
+      user('p1', null, 'Ship the release.'),
+      attachment('a1', 'p1', { type: 'skill_listing', content: '- release: cut a release', skillCount: 1 }),
+      attachment('a2', 'a1', {
+        type: 'nested_memory',
+        content: { path: '/w/CLAUDE.md', content: 'Use pnpm.' },
+      }),
+      attachment('a3', 'a2', {
+        type: 'hook_success',
+        hookEvent: 'SessionStart',
+        hookName: 'SessionStart:startup',
+        content: 'branch main, clean',
+      }),
+      attachment('a4', 'a3', {
+        type: 'hook_success',
+        hookEvent: 'PostToolUse',
+        hookName: 'fmt',
+        content: '',
+      }),
+      attachment('a5', 'a4', {
+        type: 'deferred_tools_delta',
+        addedLines: ['mcp__gh__create_pr'],
+        removedNames: [],
+      }),
+      attachment('a6', 'a5', { type: 'mcp_instructions_delta', addedBlocks: ['## gh\nUse it for PRs.'] }),
+      attachment('a7', 'a6', { type: 'todo_reminder', content: [], itemCount: 0 }),
+      attachment('a8', 'a7', { type: 'hook_non_blocking_error', hookName: 'lint', stderr: 'x' }),
+      attachment('a9', 'a8', { type: 'date_change', newDate: '2026-11-28' }),
+      assistant('q1', 'a9', 'msg_1', [{ type: 'text', text: 'On it.' }]),
+      { ...user('s1', 'q1', 'Summary so far.'), isCompactSummary: true },
+      attachment('b1', 's1', {
+        type: 'plan_file_reference',
+        planFilePath: '/w/plan.md',
+        planContent: '1. tag',
+      }),
+      attachment('b2', 'b1', {
+        type: 'invoked_skills',
+        skills: [{ name: 'release', path: '/w/.claude/skills/release', content: 'Tag, then push.' }],
+      }),
+      assistant('q2', 'b2', 'msg_2', [{ type: 'text', text: 'Tagged.' }]),
+    ];
+    const t = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+    const whole = importSession(t, { tokenizer: fakeTokenizer, wholeHistory: true });
+    expect(itemSummary(whole.items)).toEqual([
+      ['USER_MESSAGE', false, 'Ship the release.'],
+      ['USER_MESSAGE', true, 'Skills available:\n\n- release: cut a release'],
+      ['USER_MESSAGE', true, 'Contents of /w/CLAUDE.md:\n\nUse pnpm.'],
+      ['USER_MESSAGE', true, 'SessionStart:startup: branch main, clean'],
+      ['USER_MESSAGE', true, 'Tools now available through ToolSearch:\nmcp__gh__create_pr'],
+      ['USER_MESSAGE', true, "MCP servers' instructions:\n\n## gh\nUse it for PRs."],
+      ['USER_MESSAGE', true, 'The date is now 2026-11-28.'],
+      ['ASSISTANT_MESSAGE', false, 'On it.'],
+      // The plan and the skill Claude Code attaches again after its compaction were there before it.
+      ['ASSISTANT_MESSAGE', false, 'Tagged.'],
+    ]);
+    expect(whole.items.map((i) => i.round)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    // The context Claude Code sends next holds them, after its summary.
+    const resumed = importSession(t, { tokenizer: fakeTokenizer });
+    expect(
+      itemSummary(resumed.items)
+        .map((r) => r[2])
+        .slice(-4),
+    ).toEqual([
+      'Summary so far.',
+      'The plan file /w/plan.md:\n\n1. tag',
+      'Skills invoked in this session:\n\n### Skill: release\nPath: /w/.claude/skills/release\n\nTag, then push.',
+      'Tagged.',
+    ]);
+    expect(exportSession(whole)).toBe(t);
+    expect(exportSession(resumed)).toBe(t);
+  });
+
   it("reads a queued notice or another session's message as context, skips malformed ones, and leaves out the files attached again after Claude Code's compaction in the whole history", () => {
     const file = {
       type: 'file',
