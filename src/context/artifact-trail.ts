@@ -148,22 +148,30 @@ function isRooted(path: string): boolean {
 }
 
 /**
+ * The lines of a carried item's text under its heading, or null when it does not open with it; a
+ * text cut to fit its budget loses its last line, cut short, and the cut line after it.
+ */
+export function carriedLines(text: string, heading: string): string[] | null {
+  const lines = text.split('\n');
+  if (lines[0] !== heading) return null;
+  const cut = lines[lines.length - 1] === CARRIED_CUT_LINE ? 2 : 0;
+  return lines.slice(1, lines.length - cut);
+}
+
+/**
  * Whether a text is a trail's as this module writes it: its heading, then only lines of files,
- * the list of older paths and the commands (the last line may be cut short, with the cut line after).
+ * the list of older paths and the commands (see {@link carriedLines} for a text cut to fit).
  */
 export function isTrailText(text: string): boolean {
-  const lines = text.split('\n');
-  if (lines[0] !== ARTIFACT_TRAIL_HEADING) return false;
-  const cut = lines[lines.length - 1] === CARRIED_CUT_LINE ? 2 : 0;
-  return lines
-    .slice(1, lines.length - cut)
-    .every(
+  return (
+    carriedLines(text, ARTIFACT_TRAIL_HEADING)?.every(
       (line) =>
         FILE_LINE.test(line) ||
         EARLIER_LINE.test(line) ||
         line.startsWith(BARE_HEADING) ||
         line.startsWith(COMMANDS_HEADING),
-    );
+    ) ?? false
+  );
 }
 
 /**

@@ -10,7 +10,7 @@
  *
  * Pure module.
  */
-import { CARRIED_CUT_LINE } from './artifact-trail';
+import { carriedLines } from './artifact-trail';
 import type { AssistantMessageItem, ContextItem, OpenError } from './items';
 import { callFactsOf, resultErrorOf } from './item-facts';
 import { maxTokens, type Tokenizer } from './tokenizer';
@@ -78,13 +78,11 @@ const GROUP_LINE = /^- (.*) \(([^()]*), (\d+)×, latest round (\d+)\)(?:: (.*))?
 
 /**
  * Whether a text is an open-errors text as this module writes it: its heading, then only lines of
- * errors (the last may be cut short, with the carried state's cut line after it).
+ * errors (see `carriedLines` for a text cut to fit).
  */
 export function isOpenErrorsText(text: string): boolean {
-  const lines = text.split('\n');
-  if (lines[0] !== OPEN_ERRORS_HEADING) return false;
-  const cut = lines[lines.length - 1] === CARRIED_CUT_LINE ? 2 : 0;
-  return lines.slice(1, lines.length - cut).every((line) => GROUP_LINE.test(line) || ERROR_LINE.test(line));
+  const lines = carriedLines(text, OPEN_ERRORS_HEADING);
+  return lines?.every((line) => GROUP_LINE.test(line) || ERROR_LINE.test(line)) ?? false;
 }
 
 /**
