@@ -212,30 +212,17 @@ function attachmentItem(line: ClaudeLine): Pending | undefined {
     whole: true,
     lines: [line],
   });
-  switch (attachment.type) {
-    case 'queued_command': {
-      const { prompt } = attachment;
-      const typed = isTypedPrompt(attachment);
-      if (typeof prompt === 'string') return item(prompt, !typed);
-      const blocks = Array.isArray(prompt) ? prompt : [];
-      if (blocks.length === 0 || !blocks.every((b) => isRecord(b) && typeof b.type === 'string'))
-        return undefined;
-      return item(blocks as ContentPart[], !typed);
-    }
-    case 'file': {
-      const file = isRecord(attachment.content) ? attachment.content.file : undefined;
-      if (!isRecord(file) || typeof file.content !== 'string') return undefined;
-      const path = typeof file.filePath === 'string' ? file.filePath : attachment.filename;
-      return item(typeof path === 'string' ? `${path}:\n${file.content}` : file.content, true);
-    }
-    case 'edited_text_file':
-      if (typeof attachment.filename !== 'string' || typeof attachment.snippet !== 'string') return undefined;
-      return item(`${attachment.filename} was modified:\n${attachment.snippet}`, true);
-    default: {
-      const text = attachmentText(attachment);
-      return text === null ? undefined : item(text, true);
-    }
+  if (attachment.type === 'queued_command') {
+    const { prompt } = attachment;
+    const typed = isTypedPrompt(attachment);
+    if (typeof prompt === 'string') return item(prompt, !typed);
+    const blocks = Array.isArray(prompt) ? prompt : [];
+    if (blocks.length === 0 || !blocks.every((b) => isRecord(b) && typeof b.type === 'string'))
+      return undefined;
+    return item(blocks as ContentPart[], !typed);
   }
+  const text = attachmentText(attachment);
+  return text === null ? undefined : item(text, true);
 }
 
 /** The strings of a list (none for anything else). */
@@ -245,7 +232,8 @@ function strings(value: unknown): string[] {
 
 /**
  * What Claude Code tells the model of an attachment that holds something the conversation goes on
- * from (as a meta message; the wording here is ours, the content the attachment's): the skills
+ * from (as a meta message; the wording here is ours, the content the attachment's): a file it
+ * attached, with its path, and one the user edited meanwhile, with the changed lines; the skills
  * available and those invoked, the plan file, MCP servers' instructions, the deferred tools now
  * available, a project memory file, a hook's output the model sees (session start, a prompt
  * submitted), a new date, a file too large to attach again. Null for the rest: reminders and notices
@@ -254,6 +242,15 @@ function strings(value: unknown): string[] {
 function attachmentText(attachment: JsonObject): string | null {
   const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
   switch (attachment.type) {
+    case 'file': {
+      const file = isRecord(attachment.content) ? attachment.content.file : undefined;
+      if (!isRecord(file) || typeof file.content !== 'string') return null;
+      const path = typeof file.filePath === 'string' ? file.filePath : attachment.filename;
+      return typeof path === 'string' ? `${path}:\n${file.content}` : file.content;
+    }
+    case 'edited_text_file':
+      if (typeof attachment.filename !== 'string' || typeof attachment.snippet !== 'string') return null;
+      return `${attachment.filename} was modified:\n${attachment.snippet}`;
     case 'skill_listing': {
       const content = text(attachment.content);
       return content && `Skills available:\n\n${content}`;
