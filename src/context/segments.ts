@@ -123,7 +123,7 @@ const SECTION = /<([A-Za-z][\w.:-]*(?: [A-Za-z][\w.:-]*){0,4})>[\s\S]*<\/\1>/g;
  * does after its own compaction). Only a prompt that is such a note and nothing else.
  */
 const SECTION_CHANGES: readonly { note: RegExp; tag: string }[] = [
-  { note: /^Approved command prefix saved:(?:\n- .*)*\s*$/, tag: 'permissions instructions' },
+  { note: /^\s*Approved command prefix saved:(?:\n- .*)*\s*$/, tag: 'permissions instructions' },
 ];
 
 /**
@@ -136,7 +136,7 @@ const SECTION_CHANGES: readonly { note: RegExp; tag: string }[] = [
 function promptSections(item: ContextItem): { tags: Set<string>; whole: boolean; change?: true } | null {
   const content = item.type === 'SYSTEM_PROMPT' ? item.message.content : null;
   if (typeof content !== 'string') return null;
-  const change = SECTION_CHANGES.find((c) => c.note.test(content.trim()));
+  const change = SECTION_CHANGES.find((c) => c.note.test(content));
   if (change) return { tags: new Set([change.tag]), whole: true, change: true };
   if (!content.trimStart().startsWith('<')) return null;
   const tags = new Set<string>();

@@ -350,7 +350,7 @@ function programName(word: string): string {
  * program named by its own name when given by its path (`/usr/bin/python3` is `python3`). None when
  * a wrapper runs it in another directory (its files are not where they seem).
  */
-export function commandWords(words: readonly string[]): readonly string[] {
+function commandWords(words: readonly string[]): readonly string[] {
   let i = 0;
   for (;;) {
     while (i < words.length && ASSIGNMENT.test(words[i] as string)) i++;

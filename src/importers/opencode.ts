@@ -175,8 +175,7 @@ export function toolResult(state: JsonObject, whole: boolean): { text: string; e
 function stepLines(parts: readonly JsonObject[], index: number, step: number, whole: boolean): JsonObject[] {
   const blocks: JsonObject[] = [];
   const results: JsonObject[] = [];
-  const reasoning = textParts(parts, 'reasoning').map((p) => p.text as string);
-  if (reasoning.length > 0) blocks.push(...reasoning.map((thinking) => ({ type: 'thinking', thinking })));
+  for (const part of textParts(parts, 'reasoning')) blocks.push({ type: 'thinking', thinking: part.text });
   for (const part of textParts(parts, 'text')) blocks.push({ type: 'text', text: part.text });
   for (const part of parts) {
     if (part.type !== 'tool') continue;
