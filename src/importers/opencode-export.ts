@@ -58,10 +58,25 @@ class Fresh {
   anchor = 'msg_000000000000';
   /** Creation time of the last message written (new ones take it). */
   time = 0;
+  /** The info a new message of each role starts from: the latest of that role in the source, its ids and outcome left out. */
+  private readonly like: Record<'user' | 'assistant', JsonObject>;
   constructor(
-    private readonly document: OpenCodeDocument,
+    document: OpenCodeDocument,
     readonly sessionID: unknown,
-  ) {}
+  ) {
+    const infos = document.messages.map((m) => (isRecord(m) && isRecord(m.info) ? m.info : null));
+    const latest = (role: string): JsonObject =>
+      omit([...infos].reverse().find((info) => info?.role === role) ?? {}, [
+        'id',
+        'sessionID',
+        'time',
+        'summary',
+        'error',
+        'parentID',
+        'finish',
+      ]);
+    this.like = { user: latest('user'), assistant: latest('assistant') };
+  }
 
   /** A message id that sorts after every one written so far and before the file's next. */
   messageId(): string {
@@ -70,11 +85,7 @@ class Fresh {
 
   /** The info of a new message of `role`, like the latest of that role in the source. */
   info(role: 'user' | 'assistant', id: string, extra: JsonObject = {}): JsonObject {
-    const like = [...this.document.messages]
-      .reverse()
-      .map((m) => (isRecord(m) && isRecord(m.info) ? m.info : null))
-      .find((info) => info?.role === role);
-    const base = omit(like ?? {}, ['id', 'sessionID', 'time', 'summary', 'error', 'parentID', 'finish']);
+    const base = this.like[role];
     const created = this.time;
     return role === 'user'
       ? { ...base, role, time: { created }, ...extra, id, sessionID: this.sessionID }
