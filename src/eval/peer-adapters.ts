@@ -7,8 +7,8 @@
  * - LangChain: `SystemMessage`/`HumanMessage`/`AIMessage` with `tool_calls`/`ToolMessage`;
  *   `trimMessages` keeps the last messages that fit.
  */
-import { pathToFileURL } from 'node:url';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { CompactionSettings, SessionEntry } from '@mariozechner/pi-coding-agent';
 import { messageText, type ContextItem } from '../context/items';
@@ -33,25 +33,29 @@ export type PrepareCompaction = (
   settings: CompactionSettings,
 ) => PiPreparation | undefined;
 
+/** pi's compaction module, inside its package (the `exports` map hides it). */
+const PI_COMPACTION = join('@mariozechner', 'pi-coding-agent', 'dist', 'core', 'compaction', 'compaction.js');
+
 /**
  * pi's `prepareCompaction`. The package's entry point exports `findCutPoint` but not
- * `prepareCompaction`, and its `exports` map hides the module, so it is loaded by file path.
+ * `prepareCompaction`, and its `exports` map hides the module, so it is loaded by file path: the
+ * first `node_modules` that holds it, from this file's directory up, as Node resolves a package
+ * (the source runs from `src/eval`, the compiled package from `dist/src/eval`). Imported by its
+ * path, not a `file:` URL: the compiled CommonJS turns `import()` into `require`, which takes an ES
+ * module from Node 20.19 (the engines' floor) but no URL.
  */
 export async function loadPrepareCompaction(): Promise<PrepareCompaction> {
-  const file = join(
-    __dirname,
-    '..',
-    '..',
-    'node_modules',
-    '@mariozechner',
-    'pi-coding-agent',
-    'dist',
-    'core',
-    'compaction',
-    'compaction.js',
+  for (let dir = __dirname; ; dir = dirname(dir)) {
+    const file = join(dir, 'node_modules', PI_COMPACTION);
+    if (existsSync(file)) {
+      const mod = (await import(file)) as { prepareCompaction: PrepareCompaction };
+      return mod.prepareCompaction;
+    }
+    if (dirname(dir) === dir) break;
+  }
+  throw new Error(
+    `@mariozechner/pi-coding-agent is not installed (a development dependency): no node_modules from ${__dirname} up holds ${PI_COMPACTION}`,
   );
-  const mod = (await import(pathToFileURL(file).href)) as { prepareCompaction: PrepareCompaction };
-  return mod.prepareCompaction;
 }
 
 function parseArgs(text: string): Record<string, unknown> {
@@ -189,5 +193,8 @@ export async function langChainTrim(
     ...(startOn ? { startOn } : {}),
     tokenCounter: (msgs: BaseMessage[]) => msgs.reduce((n, m) => n + (tokensById.get(m.id ?? '') ?? 0), 0),
   });
-  return kept.map((m) => m.id ?? '');
+  // Where nothing fits from a human message on (the only one is too large), LangChain 1.x gives
+  // `[undefined]` with `includeSystem` (it puts back the first of what it kept, and kept nothing):
+  // nothing is kept.
+  return kept.filter((m): m is BaseMessage => m !== undefined).map((m) => m.id ?? '');
 }

@@ -75,14 +75,19 @@ export function textTable(rows: readonly EvalRow[]): string {
   ];
   const cells = [short, ...rows.map(evalCells)];
   const widths = short.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
-  return cells
-    .map((r) =>
+  // Why a peer shows n/a: it could not be loaded (development dependencies, not installed with the package).
+  const notes = [...new Set(rows.map((row) => row.peers.piNote).filter(Boolean))].map(
+    (note) => `peers: ${note}`,
+  );
+  return [
+    ...cells.map((r) =>
       r
         .map((cell, c) => cell.padEnd(widths[c] ?? 0))
         .join('  ')
         .trimEnd(),
-    )
-    .join('\n');
+    ),
+    ...notes,
+  ].join('\n');
 }
 
 /** The table as Markdown. */

@@ -53,6 +53,15 @@ describe('eval on the shared sessions (the CI gate)', needsSharedSessions, () =>
     }
     expect(textTable(rows)).toContain('pi-large-session.jsonl');
     expect(markdownTable(rows).split('\n')).toHaveLength(rows.length + 2);
+    // Both peers ran beside every compaction (a peer that fails says why, and shows n/a).
+    const compacted = rows.filter((r) => r.compactions > 0);
+    expect(compacted.map((r) => `${r.session} @ ${r.window}: ${r.peers.piNote}`)).toEqual(
+      compacted.map((r) => `${r.session} @ ${r.window}: `),
+    );
+    for (const row of compacted) {
+      expect(row.peers.pi.median).toBeGreaterThan(0);
+      expect(row.peers.trimMessages.median).toBeGreaterThanOrEqual(0);
+    }
   });
 
   // A window where single messages weigh as much as the summary's room: pending calls of 1,400

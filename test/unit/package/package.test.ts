@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeModule, PACKAGE_ROOT, PACKAGE_VERSION } from '../../../src/package-paths';
+import { needsSharedSessions, SESSIONS_DIR } from '../../support/sessions';
 
 const root = resolve(__dirname, '../../..');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -230,6 +231,32 @@ describe('the bin', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^Usage: durable-compaction \[options\] \[command\]/);
     expect(run.stdout).toContain('import');
+  });
+
+  // pi's compaction module is found from dist/src/eval as from src/eval: the first node_modules
+  // up that holds it (here the repository's, as in a checkout built with `npm run build`).
+  it('runs eval with pi beside it', needsSharedSessions, () => {
+    const session = join(SESSIONS_DIR, 'swe-agent-marshmallow-1867.traj');
+    const run = node(
+      [
+        join(pkg, manifest.bin['durable-compaction'] as string),
+        'eval',
+        session,
+        '--window',
+        '8000',
+        '--json',
+        '--no-recall',
+      ],
+      app,
+    );
+    expect(run.status).toBe(0);
+    const [row] = JSON.parse(run.stdout.slice(run.stdout.indexOf('['))) as {
+      compactions: number;
+      peers: { pi: { median: number | null }; piNote: string };
+    }[];
+    expect(row?.compactions).toBeGreaterThan(0);
+    expect(row?.peers.piNote).toBe('');
+    expect(row?.peers.pi.median).toBeGreaterThan(0);
   });
 
   it('says to run npm run build when dist/ is missing', () => {
