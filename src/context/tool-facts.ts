@@ -323,18 +323,18 @@ function inlinePython(words: readonly string[]): string | null {
 const ASSIGNMENT = /^[A-Za-z_]\w*=/;
 /**
  * Programs that run the command after them (`timeout 60 python - <<EOF`, `sudo cat /etc/hosts`),
- * with their options that take a value.
+ * with their options that take a value as the next word (short, or long without `=`).
  */
 const WRAPPERS: Record<string, RegExp> = {
-  sudo: /^-[ugCDhpRrTt]$/,
-  env: /^-[uCS]$/,
-  timeout: /^-[sk]$/,
-  nice: /^-n$/,
+  sudo: /^(?:-[ugCDhpRrTt]|--(?:user|group|close-from|chdir|host|prompt|role|type|command-timeout|other-user))$/,
+  env: /^(?:-[uCS]|--(?:unset|chdir|split-string))$/,
+  timeout: /^(?:-[sk]|--(?:signal|kill-after))$/,
+  nice: /^(?:-n|--adjustment)$/,
   nohup: /^$/,
-  time: /^-[fo]$/,
+  time: /^(?:-[fo]|--(?:format|output))$/,
   command: /^$/,
   exec: /^-a$/,
-  stdbuf: /^-[ioe]$/,
+  stdbuf: /^(?:-[ioe]|--(?:input|output|error))$/,
 };
 /** A wrapper's option that runs the command in another directory (`env -C dir`, `sudo -D dir`). */
 const OTHER_DIRECTORY = /^(?:-[CD]|--chdir(?:=.*)?)$/;

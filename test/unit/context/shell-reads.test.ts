@@ -187,6 +187,18 @@ describe('shellReads', () => {
       ],
     ],
     [
+      "a wrapper's long options and their values",
+      'timeout --signal KILL --kill-after 5 60 cat a.txt; sudo --user me --group staff head b.txt; ' +
+        'time --format %e --output t.log cat c.txt; nice --adjustment 5 cat d.txt; timeout --signal=TERM 9 cat e.txt',
+      [
+        { path: 'a.txt', op: 'read' },
+        { path: 'b.txt', op: 'read' },
+        { path: 'c.txt', op: 'read' },
+        { path: 'd.txt', op: 'read' },
+        { path: 'e.txt', op: 'read' },
+      ],
+    ],
+    [
       'strings that are no files, and a script file run',
       "python - <<'PY'\nold = \"save(update_fields={'model'})\"\nprint(old, open(old))\nPY\npython check.py",
       [],
