@@ -195,8 +195,11 @@ function commandText(value: unknown): string | null {
   return typeof value === 'string' && value.trim().length > 0 ? value : null;
 }
 
-/** A here-document's start (`<<EOF`, `<< 'EOF'`, `<<-"EOF"`): the lines after it up to the word are data. */
-const HERE_DOCUMENT = /<<-?\s*(['"]?)([A-Za-z_][\w-]*)\1/;
+/**
+ * A here-document's start (`<<EOF`, `<< 'EOF'`, `<<-"EOF"`; not a here-string, `<<<`): the lines
+ * after it up to the word are data. A line may start several, their bodies one after another.
+ */
+const HERE_DOCUMENT = /(?<!<)<<(?!<)-?\s*(['"]?)([A-Za-z_][\w-]*)\1/g;
 /** An output redirection and its target written together or apart (`> out.txt`, `>>log`, `2> err`). */
 const REDIRECT = /^(?:\d|&)?>>?\|?(.*)$/;
 /** A word that looks like a file path: no globs, quotes, variables or substitutions, with a `.` or `/`. */
@@ -217,8 +220,8 @@ function isPathWord(word: string): boolean {
   );
 }
 
-/** A here-document given to `apply_patch` (Codex's model often writes `apply_patch <<'EOF'` in its shell). */
-const PATCH_HERE_DOCUMENT = /(?:^|[;&|(]\s*)apply_?patch\s*<</;
+/** `apply_patch` as a command's program (Codex's model often writes `apply_patch <<'EOF'` in its shell). */
+const APPLY_PATCH = /^apply_?patch$/;
 /** Python's interpreter as a command's program (`python`, `python3`, `python3.11`). */
 const PYTHON = /^python(?:\d+(?:\.\d+)?)?$/;
 
@@ -234,16 +237,17 @@ function splitHereDocuments(command: string): { commands: string; patches: strin
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
     out.push(line);
-    const start = HERE_DOCUMENT.exec(line);
-    if (!start) continue;
-    const end = start[2] as string;
-    const first = i + 1;
-    while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== end) i++;
-    const body = lines.slice(first, i + 1).join('\n');
-    if (PATCH_HERE_DOCUMENT.test(line)) patches.push(body);
-    else if (simpleCommands(line).some((words) => isPythonHereDocument(commandWords(words))))
-      scripts.push(body);
-    i++;
+    for (const start of line.matchAll(HERE_DOCUMENT)) {
+      const end = start[2] as string;
+      const first = i + 1;
+      while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== end) i++;
+      const body = lines.slice(first, i + 1).join('\n');
+      // The command the document is given to: the last one before its start.
+      const words = commandWords(simpleCommands(line.slice(0, start.index + start[0].length)).at(-1) ?? []);
+      if (APPLY_PATCH.test(words[0] ?? '')) patches.push(body);
+      else if (isPythonHereDocument(words)) scripts.push(body);
+      i++;
+    }
   }
   return { commands: out.join('\n'), patches, scripts };
 }

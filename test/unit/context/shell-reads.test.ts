@@ -187,6 +187,20 @@ describe('shellReads', () => {
       ],
     ],
     [
+      'two here-documents on one line, each body data, the second given to Python',
+      "cat > a.txt <<'A' && python3 - <<'B'\ncat b.txt\nA\nopen('c.txt', 'w')\nB\ncat d.txt",
+      [
+        { path: 'a.txt', op: 'write' },
+        { path: 'c.txt', op: 'write' },
+        { path: 'd.txt', op: 'read' },
+      ],
+    ],
+    [
+      'a here-string is no here-document: the lines after it are commands',
+      'grep -c x <<< "EOF"\ncat a.txt\nEOF',
+      [{ path: 'a.txt', op: 'read' }],
+    ],
+    [
       "a wrapper's long options and their values",
       'timeout --signal KILL --kill-after 5 60 cat a.txt; sudo --user me --group staff head b.txt; ' +
         'time --format %e --output t.log cat c.txt; nice --adjustment 5 cat d.txt; timeout --signal=TERM 9 cat e.txt',
