@@ -12,7 +12,8 @@
  *    rounds trigger runs the full summary directly (seed 001). Each step works on what the
  *    previous one left. A context that started over the target and is still over the goal then
  *    has the reasoning text of its replies cut, the last resort (`reasoningStep`). Still over the
- *    window, the plan is made again with the carried state cut to what the window leaves it.
+ *    window right before a request (precheck, overflow), the plan is made again with the carried
+ *    state cut to what the window leaves it.
  * 3. What the steps removed is summarized (seed 003: the summary always runs, here over only the
  *    oldest units it had to take); the summary merges the previous summaries and has a budget that
  *    leaves room for the header, the carried state and what no step may remove: header + carried
@@ -37,6 +38,9 @@ import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } f
 import { countingOnce, type Tokenizer } from './tokenizer';
 import { isAutomatic, type TriggerKind } from './triggers';
 import { WorkingContext, type WorkingUnit } from './working-context';
+
+/** Triggers whose compacted context is sent as the next request. */
+const SENT_NEXT: ReadonlySet<TriggerKind> = new Set(['precheck', 'overflow']);
 
 /** The smallest summary budget worth asking for, in tokens. */
 const MIN_SUMMARY_TOKENS = 200;
@@ -164,11 +168,13 @@ function* stepsFor(plan: {
 /** Plans a compaction (see the module comment). Never modifies its input. */
 export function planCompaction(input: PlanInput): CompactionPlan {
   const plan = planWithin(input, null);
-  // Still over the window after every step (its cuts as written, not their bounds), the carried
-  // state gives up what it must (its trail collapses directories, fewer errors are shown): no
-  // request may go over the window.
+  // Still over the window after every step (its cuts as written, not their bounds), right before
+  // a request, the carried state gives up what it must (its trail collapses directories, fewer
+  // errors are shown): no request may go over the window. Any other compaction (after a reply
+  // whose calls wait for their results, a manual one) keeps it whole: a precheck comes before the
+  // next request, and compacts what is then over the window with those results in.
   const window = input.config.maxContextTokens;
-  if (plan.work.total() <= window) return plan;
+  if (!SENT_NEXT.has(input.trigger) || plan.work.total() <= window) return plan;
   const over = plan.work.writtenTotal() - window;
   if (over <= 0) return plan;
   let carriedTokens = 0;

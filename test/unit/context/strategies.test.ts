@@ -1161,7 +1161,7 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     }
   });
 
-  it('still over the window after every step, the carried state gives up what the window needs; where that cannot do, it stays whole', () => {
+  it('still over the window after every step before a request, the carried state gives up what the window needs; where that cannot do, or no request follows, it stays whole', () => {
     const f = itemsFactory(o200k);
     const reads = Array.from({ length: 40 }, (_, r) => [
       f.user(`s${r}`),
@@ -1190,15 +1190,25 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
           },
         ),
       );
-    const roomy = plan(session(200), config);
-    const tight = plan(session(850), config);
+    const roomy = plan(session(200), config, 'precheck');
+    const tight = plan(session(850), config, 'precheck');
     expect(tight.work.writtenTotal()).toBeLessThanOrEqual(config.maxContextTokens);
     expect(trailOf(tight)).toBeLessThan(trailOf(roomy));
     expect(ids(finishCompaction(tight, summaryOf(tight.summaryBudget)))).toContain('write');
     // Over the window by more than the carried state holds: cutting it would not do; it stays.
-    const hopeless = plan(session(1600), config);
+    const hopeless = plan(session(1600), config, 'precheck');
     expect(hopeless.work.writtenTotal()).toBeGreaterThan(config.maxContextTokens);
     expect(trailOf(hopeless)).toBe(trailOf(roomy));
+    // After the reply, its call waiting for its result: the precheck before the next request
+    // compacts again with the result in; this one keeps the carried state whole.
+    for (const trigger of ['check', 'manual'] as const) {
+      const after = plan(session(850), config, trigger);
+      expect(after.work.writtenTotal()).toBeGreaterThan(config.maxContextTokens);
+      expect(trailOf(after)).toBe(trailOf(roomy));
+    }
+    expect(plan(session(850), config, 'overflow').work.writtenTotal()).toBeLessThanOrEqual(
+      config.maxContextTokens,
+    );
   });
 
   it('a pin the header cannot hold within the window, even without the task, is compacted like any message, oldest first', () => {
