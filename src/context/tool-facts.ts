@@ -224,6 +224,16 @@ function isPathWord(word: string): boolean {
 const APPLY_PATCH = /^apply_?patch$/;
 /** Python's interpreter as a command's program (`python`, `python3`, `python3.11`). */
 const PYTHON = /^python(?:\d+(?:\.\d+)?)?$/;
+/** A variable that holds it (`"$PYTHON"`, `${PY}`, `$VENV_PYTHON`, `"${PYTHON:-python3}"`): its name. */
+const PYTHON_VARIABLE = /^"?\$\{?(\w+)(?::?-[^}]*)?\}?"?$/;
+
+/** Whether a command's program is Python's interpreter, named or held by a variable named for it. */
+function isPython(program: string | undefined): boolean {
+  if (program === undefined) return false;
+  if (PYTHON.test(program)) return true;
+  const name = PYTHON_VARIABLE.exec(program)?.[1];
+  return name !== undefined && name.split('_').some((part) => /^py(?:thon[\d.]*)?$/i.test(part));
+}
 
 /**
  * The command without the bodies of its here-documents (data, not commands), the bodies given
@@ -379,7 +389,7 @@ function commandWords(words: readonly string[]): readonly string[] {
 
 /** Whether a command gives Python a script in a here-document: `python [options] [-] <<…`. */
 function isPythonHereDocument(words: readonly string[]): boolean {
-  if (!PYTHON.test(words[0] as string)) return false;
+  if (!isPython(words[0])) return false;
   for (const word of words.slice(1)) {
     if (word.startsWith('<<')) return true;
     if (!word.startsWith('-')) return false;
@@ -419,10 +429,10 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
       );
     else {
       const hereDocument = words.some((w) => w.startsWith('<<'));
-      const inline = PYTHON.test(first) ? inlinePython(words) : null;
+      const inline = isPython(first) ? inlinePython(words) : null;
       // A Python script's files, and what its command redirects into (`python - <<'PY' > out.txt`).
       const touches =
-        /^apply_?patch$/.test(first) && hereDocument && patch < patches.length
+        APPLY_PATCH.test(first) && hereDocument && patch < patches.length
           ? patchTouches(patches[patch++] as string)
           : isPythonHereDocument(words) && script < scripts.length
             ? [...pythonTouches(scripts[script++] as string), ...simpleCommandTouches(words)]

@@ -133,8 +133,11 @@ export function touchedPaths(items: readonly ContextItem[]): string[] {
   return [...paths];
 }
 
-/** A line that names the directory its paths are written from: `… (under /Users/me/project/) a.ts, …`. */
-const ROOTED_LINE = /\(under ([^\s)]+[\\/])\)(.*)$/gm;
+/**
+ * A line that names the directory its paths are written from: `… (under /Users/me/project/) a.ts, …`
+ * (the directory may hold spaces: `/Volumes/Marc's SSD/`).
+ */
+const ROOTED_LINE = /\(under (.+?[\\/])\)(.*)$/gm;
 
 /**
  * Whether a path is in the text: written whole (a relative path as the end of a longer one too),

@@ -201,6 +201,15 @@ describe('shellReads', () => {
       [{ path: 'a.txt', op: 'read' }],
     ],
     [
+      'Python run from a variable named for it; another variable runs no Python',
+      `"$PYTHON" -c "import sys; open('out/.python_path', 'w').write(sys.executable)" && ` +
+        `\${VENV_PY:-python3} - <<'PY'\nopen('a.txt', 'w')\nPY\n$PYPI_TOOL -c "open('b.txt', 'w')"`,
+      [
+        { path: 'out/.python_path', op: 'write' },
+        { path: 'a.txt', op: 'write' },
+      ],
+    ],
+    [
       "a wrapper's long options and their values",
       'timeout --signal KILL --kill-after 5 60 cat a.txt; sudo --user me --group staff head b.txt; ' +
         'time --format %e --output t.log cat c.txt; nice --adjustment 5 cat d.txt; timeout --signal=TERM 9 cat e.txt',

@@ -188,6 +188,10 @@ describe('the judging catches what a wrong compaction does', () => {
     expect(pathInText('/w/p/old/x.ts', text)).toBe(false);
     expect(pathInText('/w/p/src/z.ts', text)).toBe(false);
     expect(pathInText('/v/p/src/a.ts', text)).toBe(false);
+    // A root with spaces in it (a volume's name, a folder's).
+    const spaced = "Also touched, older: (under /Volumes/Marc's SSD/app (2)/) src/a.ts, b.ts";
+    expect(pathInText("/Volumes/Marc's SSD/app (2)/src/a.ts", spaced)).toBe(true);
+    expect(pathInText("/Volumes/Marc's SSD/app (2)/b.ts", spaced)).toBe(true);
     expect(pathInText('/w/p/a.ts', text)).toBe(false);
   });
 
