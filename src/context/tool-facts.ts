@@ -80,6 +80,20 @@ function cleanPath(value: unknown): string | null {
   return path;
 }
 
+/** A line range (and view) a file tool was given after the path: `a.py:40-60`, `s.jsonl:1-5:raw`. */
+const LINE_RANGE = /:\d+(?:-\d+)?(?::[a-z]+)?$/;
+
+/**
+ * The file an argument names: a path as {@link cleanPath} takes it, without a line range after it
+ * (the file is what was touched); none for a glob (`**\/*.ts`: a pattern, no one file).
+ */
+function argumentPath(value: unknown): string | null {
+  const path = cleanPath(value);
+  if (path === null || path.includes('*')) return null;
+  const file = path.replace(LINE_RANGE, '');
+  return file.length > 0 && /[./]/.test(file) ? file : path;
+}
+
 function opOfName(name: string): FileOp {
   if (DELETE_TOOL.test(name)) return 'delete';
   if (EDIT_TOOL.test(name)) return 'edit';
@@ -624,7 +638,7 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
   const editor = EDITOR_TOOL.test(tool) && typeof args.command === 'string';
   const op = editor ? opOfEditorCommand(String(args.command)) : opOfName(tool);
   for (const key of PATH_KEYS) {
-    const path = cleanPath(args[key]);
+    const path = argumentPath(args[key]);
     if (path) touches.push({ path, op });
   }
   for (const key of PATH_LIST_KEYS) {
@@ -632,9 +646,9 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
     if (!Array.isArray(list)) continue;
     for (const entry of list) {
       const path =
-        cleanPath(entry) ??
+        argumentPath(entry) ??
         (typeof entry === 'object' && entry !== null
-          ? cleanPath((entry as Record<string, unknown>).path)
+          ? argumentPath((entry as Record<string, unknown>).path)
           : null);
       if (path) touches.push({ path, op });
     }

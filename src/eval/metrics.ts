@@ -126,7 +126,11 @@ export function touchedPaths(items: readonly ContextItem[]): string[] {
       if (!FILE_TOOL.test(call.function.name) || !object) continue;
       for (const key of PATH_ARGS) {
         const value = (args as Record<string, unknown>)[key];
-        if (typeof value === 'string' && value.trim() && !value.includes('\n')) paths.add(value.trim());
+        if (typeof value !== 'string' || !value.trim() || value.includes('\n') || value.includes('*'))
+          continue;
+        // A file given with the lines to read (`a.py:40-60`): the file. A glob names none.
+        const file = value.trim().replace(/:\d+(?:-\d+)?(?::[a-z]+)?$/, '');
+        paths.add(/[./]/.test(file) ? file : value.trim());
       }
     }
   }

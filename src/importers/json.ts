@@ -102,6 +102,40 @@ export function jsonLines(values: readonly unknown[]): string {
 export interface JsonLine {
   line: number;
   value: unknown;
+  /** Set when the line parsed only once its stray backslashes were read as escaping nothing. */
+  repaired?: true;
+}
+
+/** Characters a backslash escapes in JSON (`\u` also needs four hex digits). */
+const JSON_ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
+
+/**
+ * The line with each backslash in a string that escapes nothing JSON knows (`\*`, `\u` without
+ * four hex digits) taken out, the character after it kept: what a redaction that cut an escape in
+ * two leaves (GitHub's `\***@***.***` for a `\n` before an e-mail address). `null` when there is
+ * none.
+ */
+function withoutStrayBackslashes(raw: string): string | null {
+  let out = '';
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charAt(i);
+    if (!inString) {
+      if (c === '"') inString = true;
+      continue;
+    }
+    if (c === '"') inString = false;
+    else if (c === '\\') {
+      const next = raw.charAt(i + 1);
+      if (JSON_ESCAPES.has(next) || (next === 'u' && /^[0-9a-fA-F]{4}$/.test(raw.slice(i + 2, i + 6)))) i++;
+      else {
+        out += raw.slice(from, i);
+        from = i + 1;
+      }
+    }
+  }
+  return from === 0 ? null : out + raw.slice(from);
 }
 
 /**
@@ -137,7 +171,9 @@ function concatenatedValues(raw: string): string[] | null {
 /**
  * Parses JSONL: one JSON value per non-blank line; an error names the line. A line holding several
  * objects written back to back (`{…}{…}`: a writer that lost a newline, as pi session files have
- * been seen to hold) gives each of them, all with that line's number; any other bad line is refused.
+ * been seen to hold) gives each of them, all with that line's number; a line with stray
+ * backslashes in its strings ({@link withoutStrayBackslashes}) is read without them and marked
+ * `repaired`; any other bad line is refused.
  */
 export function parseJsonLines(text: string): JsonLine[] {
   const lines: JsonLine[] = [];
@@ -152,6 +188,16 @@ export function parseJsonLines(text: string): JsonLine[] {
       try {
         lines.push({ line: number, value: parseJson(raw, number) });
       } catch (err) {
+        const repaired = withoutStrayBackslashes(raw);
+        if (repaired !== null) {
+          try {
+            lines.push({ line: number, value: parseJson(repaired, number), repaired: true });
+            start = end + 1;
+            continue;
+          } catch {
+            // Not that: the line is reported as it was.
+          }
+        }
         const pieces = concatenatedValues(raw);
         if (!pieces) throw err;
         for (const piece of pieces) {
@@ -249,4 +295,16 @@ function unescapeJson(value: string): string {
   } catch {
     return value.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
   }
+}
+
+/** The warning for the lines read without their stray backslashes, or null when none was. */
+export function repairedLinesWarning(lines: readonly JsonLine[]): string | null {
+  const repaired = lines.filter((l) => l.repaired).map((l) => l.line);
+  if (repaired.length === 0) return null;
+  const shown =
+    repaired.slice(0, 5).join(', ') + (repaired.length > 5 ? `, … (${repaired.length} lines)` : '');
+  return (
+    `line${repaired.length === 1 ? '' : 's'} ${shown}: a backslash that escapes nothing JSON knows (\\* as a ` +
+    'redaction leaves it) was left out, the character after it kept'
+  );
 }

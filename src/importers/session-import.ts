@@ -11,6 +11,7 @@ import {
   jsonIndent,
   parseJson,
   parseJsonLines,
+  repairedLinesWarning,
   type JsonLine,
 } from './json';
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
@@ -175,6 +176,26 @@ const IMPORTERS: Record<SessionFormat, (text: string, options: ImportOptions) =>
   opencode: importOpenCodeSession,
 };
 
+/** A JSONL session of the format its lines show. */
+function fromLines(lines: readonly JsonLine[], text: string, options: ImportOptions): ImportedSession {
+  const { format } = linesFormat(lines);
+  const prefix = options.idPrefix ?? defaultIdPrefix(format, text);
+  switch (format) {
+    case 'pi':
+      return piFromLines(lines, options, prefix);
+    case 'claude-code':
+      return claudeCodeFromLines(lines, options, prefix);
+    case 'codex':
+      return codexFromLines(lines, options, prefix);
+    case 'anthropic':
+      return anthropicFromLines(lines, options, prefix);
+    case 'gemini':
+      return geminiFromLines(lines, options, prefix);
+    default:
+      return openAIFromLines(lines, options, prefix);
+  }
+}
+
 /**
  * Imports a session of any supported kind: an OpenAI chat list (array, `{ messages }`, JSONL), a
  * list in Anthropic's Messages format (the same layouts, or a Cline or Roo Code task exported as
@@ -195,22 +216,9 @@ export function importSession(
   if (parsed.kind === 'markdown')
     return anthropicFromMarkdown(text, options, options.idPrefix ?? defaultIdPrefix('anthropic', text));
   if (parsed.kind === 'lines') {
-    const { format } = linesFormat(parsed.lines);
-    const prefix = options.idPrefix ?? defaultIdPrefix(format, text);
-    switch (format) {
-      case 'pi':
-        return piFromLines(parsed.lines, options, prefix);
-      case 'claude-code':
-        return claudeCodeFromLines(parsed.lines, options, prefix);
-      case 'codex':
-        return codexFromLines(parsed.lines, options, prefix);
-      case 'anthropic':
-        return anthropicFromLines(parsed.lines, options, prefix);
-      case 'gemini':
-        return geminiFromLines(parsed.lines, options, prefix);
-      default:
-        return openAIFromLines(parsed.lines, options, prefix);
-    }
+    const session = fromLines(parsed.lines, text, options);
+    const repaired = repairedLinesWarning(parsed.lines);
+    return repaired === null ? session : { ...session, warnings: [...(session.warnings ?? []), repaired] };
   }
   const { format, layout } = valueFormat(parsed.value, options.fileName);
   const prefix = options.idPrefix ?? defaultIdPrefix(format, text);

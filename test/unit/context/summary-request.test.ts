@@ -400,6 +400,33 @@ describe('toolCallEffect: the files a tool call touches and the command it runs'
       { touches: [], command: 'git status' },
     ],
     ['arguments that are not JSON', 'bash', 'ls -la', null, { touches: [], command: null }],
+    [
+      'a file read with a line range: the file; a glob: no file',
+      'read',
+      { path: '/w/lib/_t.py:424-440' },
+      null,
+      { touches: [{ path: '/w/lib/_t.py', op: 'read' }], command: null },
+    ],
+    [
+      'a range and view after the path; a name with a colon and no range stays',
+      'read',
+      { file_path: 'logs/s.jsonl:1-5:raw', path: 'notes:draft' },
+      null,
+      {
+        touches: [
+          { path: 'notes:draft', op: 'read' },
+          { path: 'logs/s.jsonl', op: 'read' },
+        ],
+        command: null,
+      },
+    ],
+    [
+      'patterns given to a finding tool name no file',
+      'find',
+      { paths: ['**/skills/**', 'src/*.ts', 'docs/guide.md'] },
+      null,
+      { touches: [{ path: 'docs/guide.md', op: 'search' }], command: null },
+    ],
   ])('%s', (_, name, args, openFile, effect) => {
     const text = typeof args === 'string' ? args : JSON.stringify(args);
     expect(toolCallEffect(name, text, openFile)).toStrictEqual(effect);

@@ -199,6 +199,18 @@ describe('the judging catches what a wrong compaction does', () => {
     expect(touchedPaths(session())).toEqual(Array.from({ length: 12 }, (_, i) => `src/m${i}.ts`));
   });
 
+  it('takes a file given with a line range as the file, and no glob as one', () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.user('Read.'),
+      f.block('read', { path: '/w/_t.py:424-440' }, 'a'),
+      f.block('read', { path: 'logs/s.jsonl:1-5:raw' }, 'b'),
+      f.block('view', { path: 'src/*.ts' }, 'c'),
+      f.block('read', { path: 'Makefile:3' }, 'd'),
+    );
+    expect(touchedPaths(items)).toEqual(['/w/_t.py', 'logs/s.jsonl', 'Makefile:3']);
+  });
+
   it("reads the files a shell prints or patches, whether its command is a string, Codex's argv list or its `cmd`", () => {
     const f = itemsFactory(o200k);
     const items = conversation(

@@ -1,8 +1,9 @@
 /**
  * JSONL lines that hold several entries written back to back (`{…}{…}`): real pi session files
  * have been seen with one such line, where a write lost its newline. Each entry is read, with that
- * line's number; any other bad line is still refused with its number. The sessions below are made
- * up for the test.
+ * line's number. Lines with a backslash that escapes nothing (`\*`: pi sessions committed to
+ * GitHub, where the e-mail redaction cut a `\n` in two) are read without it, with a warning. Any
+ * other bad line is still refused with its number. The sessions below are made up for the test.
  */
 import { describe, expect, it } from 'vitest';
 import { messageText } from '../../../src/context/items';
@@ -30,8 +31,18 @@ describe('parseJsonLines', () => {
     ]);
   });
 
+  it('reads a line whose strings hold a backslash that escapes nothing, without it, and marks it', () => {
+    const text = `{"a":"x\\***@***.***"}\n{"b":"\\u12 \\\\* \\n \\u00e9 \\""}\n{"c":"\\\\"}`;
+    expect(parseJsonLines(text)).toEqual([
+      { line: 1, value: { a: 'x***@***.***' }, repaired: true },
+      { line: 2, value: { b: 'u12 \\* \n é "' }, repaired: true },
+      { line: 3, value: { c: '\\' } },
+    ]);
+  });
+
   it.each([
     ['a value cut short', '{"a":1}{"b":'],
+    ['a stray backslash in a line bad otherwise too', '{"a":"\\*"'],
     ['text after an object', '{"a":1} trailing'],
     ['a bare value between objects', '{"a":1}2{"b":3}'],
     ['a closing brace too many', '{"a":1}}{"b":2}'],
@@ -47,6 +58,26 @@ describe('parseJsonLines', () => {
     expect(err).toBeInstanceOf(ImportError);
     expect((err as ImportError).line).toBe(2);
     expect((err as ImportError).message).toMatch(/^line 2: not valid JSON/);
+  });
+});
+
+describe('a pi session with a redacted line', () => {
+  it('imports every message and says which line was read without its stray backslash', () => {
+    const text = [
+      line(header),
+      line(user('Write a haiku.')),
+      line(assistant('Signed off.')).replace('Signed off.', 'Signed off.\\***@***.***'),
+      line(user('Another one.')),
+    ].join('\n');
+    const session = importSession(text, { tokenizer: fakeTokenizer, fileName: 's.jsonl' });
+    expect(session.items.map((i) => (i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)))).toEqual([
+      'Write a haiku.',
+      'Signed off.***@***.***',
+      'Another one.',
+    ]);
+    expect(session.warnings).toEqual([
+      'line 3: a backslash that escapes nothing JSON knows (\\* as a redaction leaves it) was left out, the character after it kept',
+    ]);
   });
 });
 
