@@ -41,6 +41,8 @@ const PATH_KEYS = [
   'dir',
   'directory',
 ];
+/** Of those, keys that name a file only where their value looks like a path (`/`, `.`). */
+const NAMING_KEYS = new Set(['source', 'destination']);
 /** Argument keys that hold several paths. */
 const PATH_LIST_KEYS = ['paths', 'files', 'file_paths'];
 /** Argument keys of a shell command. */
@@ -639,7 +641,8 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
   const op = editor ? opOfEditorCommand(String(args.command)) : opOfName(tool);
   for (const key of PATH_KEYS) {
     const path = argumentPath(args[key]);
-    if (path) touches.push({ path, op });
+    // A search tool's `source` may name a data source (`docs-index`), no file: only a path is one.
+    if (path && (!NAMING_KEYS.has(key) || /[./\\]/.test(path))) touches.push({ path, op });
   }
   for (const key of PATH_LIST_KEYS) {
     const list = args[key];

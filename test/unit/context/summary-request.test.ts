@@ -421,6 +421,26 @@ describe('toolCallEffect: the files a tool call touches and the command it runs'
       },
     ],
     [
+      "a search tool's source that is no path names no file; a copy's source and destination do",
+      'ctx_search',
+      { queries: ['tools'], source: 'copilotkit-docs' },
+      null,
+      { touches: [], command: null },
+    ],
+    [
+      'a copy',
+      'copy_file',
+      { source: 'a/b.txt', destination: 'c.txt' },
+      null,
+      {
+        touches: [
+          { path: 'a/b.txt', op: 'use' },
+          { path: 'c.txt', op: 'use' },
+        ],
+        command: null,
+      },
+    ],
+    [
       'patterns given to a finding tool name no file',
       'find',
       { paths: ['**/skills/**', 'src/*.ts', 'docs/guide.md'] },
