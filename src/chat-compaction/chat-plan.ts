@@ -202,7 +202,15 @@ export function planCompaction(
   const tokenizer = options.tokenizer ?? tokenCounterForModel(options.model ?? DEFAULT_TOKENIZER_MODEL);
   const input = itemsOfMessages(messages, options.tools, tokenizer);
   const replan = (): CompactionPlan =>
-    planItems({ items: input.items, config, tokenizer, trigger: 'manual', compactionId: COMPACTION_ID });
+    planItems({
+      items: input.items,
+      config,
+      tokenizer,
+      trigger: 'manual',
+      compactionId: COMPACTION_ID,
+      // The messages returned are what the caller sends next: they fit the window.
+      sentNext: true,
+    });
   const engine = replan();
   const { work } = engine;
 

@@ -55,6 +55,11 @@ export interface PlanInput {
   compactionId: string;
   /** The workspace's `git diff --stat` (null: not a git repository; undefined: keep the context's). */
   gitDiffStat?: string | null | undefined;
+  /**
+   * Whether the compacted context is sent as the next request, with nothing to compact it again
+   * before (default: the precheck and overflow triggers; the library's `compactMessages` too).
+   */
+  sentNext?: boolean;
 }
 
 /** One step that ran. */
@@ -174,7 +179,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   // whose calls wait for their results, a manual one) keeps it whole: a precheck comes before the
   // next request, and compacts what is then over the window with those results in.
   const window = input.config.maxContextTokens;
-  if (!SENT_NEXT.has(input.trigger) || plan.work.total() <= window) return plan;
+  if (!(input.sentNext ?? SENT_NEXT.has(input.trigger)) || plan.work.total() <= window) return plan;
   const over = plan.work.writtenTotal() - window;
   if (over <= 0) return plan;
   let carriedTokens = 0;

@@ -242,13 +242,15 @@ const APPLY_PATCH = /^apply_?patch$/;
 const PYTHON = /^python(?:\d+(?:\.\d+)?)?$/;
 /** A variable that holds it (`"$PYTHON"`, `${PY}`, `$VENV_PYTHON`, `"${PYTHON:-python3}"`): its name. */
 const PYTHON_VARIABLE = /^"?\$\{?(\w+)(?::?-[^}]*)?\}?"?$/;
+/** A variable's name that says it holds Python's interpreter (`PYTHON3`, `UV_PY`, `PYTHON_BIN`; not `PY_LINT`). */
+const PYTHON_NAME = /^(?:\w*_)?PY(?:THON[\d.]*)?(?:_(?:BIN|EXE|CMD|PATH|EXECUTABLE|INTERPRETER))?$/i;
 
 /** Whether a command's program is Python's interpreter, named or held by a variable named for it. */
 function isPython(program: string | undefined): boolean {
   if (program === undefined) return false;
   if (PYTHON.test(program)) return true;
   const name = PYTHON_VARIABLE.exec(program)?.[1];
-  return name !== undefined && name.split('_').some((part) => /^py(?:thon[\d.]*)?$/i.test(part));
+  return name !== undefined && PYTHON_NAME.test(name);
 }
 
 /**
@@ -356,7 +358,7 @@ const ASSIGNMENT = /^[A-Za-z_]\w*=/;
  * with their options that take a value as the next word (short, or long without `=`).
  */
 const WRAPPERS: Record<string, RegExp> = {
-  sudo: /^(?:-[ugCDhpRrTt]|--(?:user|group|close-from|chdir|host|prompt|role|type|command-timeout|other-user))$/,
+  sudo: /^(?:-[ugCDhpRrTtU]|--(?:user|group|close-from|chdir|host|prompt|role|type|command-timeout|other-user))$/,
   env: /^(?:-[uCS]|--(?:unset|chdir|split-string))$/,
   timeout: /^(?:-[sk]|--(?:signal|kill-after))$/,
   nice: /^(?:-n|--adjustment)$/,

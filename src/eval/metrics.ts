@@ -91,12 +91,30 @@ function otherPaths(name: string, args: Record<string, unknown> | null, raw: str
   return script ? scriptPaths(script) : [];
 }
 
+/**
+ * The script without the bodies of its here-documents: after a line that starts some (`<<EOF`,
+ * `<< 'A' … <<"B"`; not a here-string, `<<<`), the lines up to each one's end word, in turn.
+ */
+function withoutHereDocuments(script: string): string {
+  const lines = script.split('\n');
+  const kept: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    kept.push(line);
+    for (const start of line.matchAll(/(?<!<)<<(?!<)-?\s*(['"]?)(\w+)\1/g)) {
+      while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== start[2]) i++;
+      i++;
+    }
+  }
+  return kept.join('\n');
+}
+
 /** The files a shell script prints, and those of a patch it gives `apply_patch` (`apply_patch <<'EOF'`). */
 function scriptPaths(script: string): string[] {
   // A here-document's lines are data (`cat > a.py <<'EOF'` … `EOF`), but for a script given to
   // Python; a path is compared without a leading ./ or ../ (the trail writes it from the directory
   // a cd went to).
-  const commands = script.replace(/<<-?\s*(['"]?)(\w+)\1[^\n]*\n[\s\S]*?\n\s*\2\s*(?=\n|$)/g, '');
+  const commands = withoutHereDocuments(script);
   const bare = (path: string): string => path.replace(/^(\.\.?\/)+/, '');
   const paths = [
     ...[...commands.matchAll(PRINTED_FILE)].map((m) => bare(m[1] as string)),
@@ -128,9 +146,11 @@ export function touchedPaths(items: readonly ContextItem[]): string[] {
         const value = (args as Record<string, unknown>)[key];
         if (typeof value !== 'string' || !value.trim() || value.includes('\n') || value.includes('*'))
           continue;
-        // A file given with the lines to read (`a.py:40-60`): the file. A glob names none.
-        const file = value.trim().replace(/:\d+(?:-\d+)?(?::[a-z]+)?$/, '');
-        paths.add(/[./]/.test(file) ? file : value.trim());
+        // Quotes around it off; a file given with the lines to read (`a.py:40-60`): the file. A
+        // glob names none.
+        const path = value.trim().replace(/^(["'`])(.*)\1$/, '$2');
+        const file = path.replace(/:\d+(?:-\d+)?(?::[a-z]+)?$/, '');
+        paths.add(/[./]/.test(file) ? file : path);
       }
     }
   }
@@ -141,7 +161,7 @@ export function touchedPaths(items: readonly ContextItem[]): string[] {
  * A line that names the directory its paths are written from: `… (under /Users/me/project/) a.ts, …`
  * (the directory may hold spaces: `/Volumes/Marc's SSD/`).
  */
-const ROOTED_LINE = /\(under (.+?[\\/])\)(.*)$/gm;
+const ROOTED_LINE = /\(under (.{1,400}?[\\/])\)(.*)$/gm;
 
 /**
  * Whether a path is in the text: written whole (a relative path as the end of a longer one too),

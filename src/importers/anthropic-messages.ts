@@ -31,7 +31,7 @@ import {
   type SessionDocument,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, jsonLines, parseJson, parseJsonLines, type JsonLine } from './json';
+import { describe, isRecord, jsonLines, parseJson, importJsonLines, type JsonLine } from './json';
 import {
   isNoToolNag,
   isTextResult,
@@ -343,7 +343,7 @@ export function importAnthropicMessages(text: string, options: ImportOptions): I
   try {
     value = JSON.parse(trimmed);
   } catch {
-    return anthropicFromLines(parseJsonLines(text), options, idPrefix);
+    return importJsonLines(text, (lines) => anthropicFromLines(lines, options, idPrefix));
   }
   // One message on one line is JSONL too.
   return isRecord(value) && typeof value.role === 'string'

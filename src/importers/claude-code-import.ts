@@ -38,7 +38,7 @@ import {
   type ImportOptions,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import { describe, isRecord, importJsonLines, type JsonLine, type JsonObject } from './json';
 import type { LineSlot, PartRef } from './line-slots';
 
 /**
@@ -519,9 +519,7 @@ export function itemsThroughClaudeCode(
  * @throws ImportError naming the line and, for a bad message, the field
  */
 export function importClaudeCodeSession(text: string, options: ImportOptions): ImportedSession {
-  return claudeCodeFromLines(
-    parseJsonLines(text),
-    options,
-    options.idPrefix ?? defaultIdPrefix('claude-code', text),
+  return importJsonLines(text, (lines) =>
+    claudeCodeFromLines(lines, options, options.idPrefix ?? defaultIdPrefix('claude-code', text)),
   );
 }

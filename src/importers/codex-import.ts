@@ -40,7 +40,7 @@ import {
   type ImportOptions,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, jsonEqual, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import { describe, isRecord, jsonEqual, importJsonLines, type JsonLine, type JsonObject } from './json';
 
 /** Payload types of the Responses API items a rollout records. */
 export const RESPONSE_ITEM_TYPES = new Set([
@@ -454,5 +454,7 @@ export function codexFromLines(
  * @throws ImportError naming the line and, for a bad item, the field
  */
 export function importCodexRollout(text: string, options: ImportOptions): ImportedSession {
-  return codexFromLines(parseJsonLines(text), options, options.idPrefix ?? defaultIdPrefix('codex', text));
+  return importJsonLines(text, (lines) =>
+    codexFromLines(lines, options, options.idPrefix ?? defaultIdPrefix('codex', text)),
+  );
 }

@@ -35,7 +35,7 @@ import {
 import { ImportError } from './errors';
 import { geminiContentsFromValue, isGeminiContents } from './gemini-contents';
 import { partsOf, partsText, responseFailed, responseText } from './gemini-parts';
-import { describe, isRecord, jsonIndent, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import { describe, isRecord, jsonIndent, importJsonLines, type JsonLine, type JsonObject } from './json';
 
 export type GeminiDocument = Extract<SessionDocument, { format: 'gemini' }>;
 
@@ -318,7 +318,7 @@ export function importGeminiRecording(text: string, options: ImportOptions): Imp
   try {
     value = JSON.parse(text);
   } catch {
-    return geminiFromLines(parseJsonLines(text), options, idPrefix);
+    return importJsonLines(text, (lines) => geminiFromLines(lines, options, idPrefix));
   }
   // One metadata line is JSONL too.
   return isMetadata(value) && !Array.isArray(value.messages)

@@ -111,11 +111,11 @@ const JSON_ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
 
 /**
  * The line with each backslash in a string that escapes nothing JSON knows (`\*`, `\u` without
- * four hex digits) taken out, the character after it kept: what a redaction that cut an escape in
- * two leaves (GitHub's `\***@***.***` for a `\n` before an e-mail address). `null` when there is
- * none.
+ * four hex digits) read as a backslash (escaped), the character after it kept: what a redaction
+ * that cut an escape in two leaves (GitHub's `\***@***.***` for a `\n` before an e-mail address),
+ * or a Windows path written unescaped (`C:\Users\me`). `null` when there is none.
  */
-function withoutStrayBackslashes(raw: string): string | null {
+function withStrayBackslashesEscaped(raw: string): string | null {
   let out = '';
   let from = 0;
   let inString = false;
@@ -130,12 +130,12 @@ function withoutStrayBackslashes(raw: string): string | null {
       const next = raw.charAt(i + 1);
       if (JSON_ESCAPES.has(next) || (next === 'u' && /^[0-9a-fA-F]{4}$/.test(raw.slice(i + 2, i + 6)))) i++;
       else {
-        out += raw.slice(from, i);
-        from = i + 1;
+        out += `${raw.slice(from, i)}\\`;
+        from = i;
       }
     }
   }
-  return from === 0 ? null : out + raw.slice(from);
+  return out === '' ? null : out + raw.slice(from);
 }
 
 /**
@@ -172,7 +172,7 @@ function concatenatedValues(raw: string): string[] | null {
  * Parses JSONL: one JSON value per non-blank line; an error names the line. A line holding several
  * objects written back to back (`{…}{…}`: a writer that lost a newline, as pi session files have
  * been seen to hold) gives each of them, all with that line's number; a line with stray
- * backslashes in its strings ({@link withoutStrayBackslashes}) is read without them and marked
+ * backslashes in its strings ({@link withStrayBackslashesEscaped}) is read with them as backslashes and marked
  * `repaired`; any other bad line is refused.
  */
 export function parseJsonLines(text: string): JsonLine[] {
@@ -188,7 +188,7 @@ export function parseJsonLines(text: string): JsonLine[] {
       try {
         lines.push({ line: number, value: parseJson(raw, number) });
       } catch (err) {
-        const repaired = withoutStrayBackslashes(raw);
+        const repaired = withStrayBackslashesEscaped(raw);
         if (repaired !== null) {
           try {
             lines.push({ line: number, value: parseJson(repaired, number), repaired: true });
@@ -297,14 +297,26 @@ function unescapeJson(value: string): string {
   }
 }
 
-/** The warning for the lines read without their stray backslashes, or null when none was. */
-export function repairedLinesWarning(lines: readonly JsonLine[]): string | null {
+/** The session with the warning for the lines read with their stray backslashes escaped, if any. */
+export function withLineWarnings<S extends { warnings?: string[] }>(
+  session: S,
+  lines: readonly JsonLine[],
+): S {
   const repaired = lines.filter((l) => l.repaired).map((l) => l.line);
-  if (repaired.length === 0) return null;
+  if (repaired.length === 0) return session;
   const shown =
     repaired.slice(0, 5).join(', ') + (repaired.length > 5 ? `, … (${repaired.length} lines)` : '');
-  return (
+  const warning =
     `line${repaired.length === 1 ? '' : 's'} ${shown}: a backslash that escapes nothing JSON knows (\\* as a ` +
-    'redaction leaves it) was left out, the character after it kept'
-  );
+    'redaction leaves it) was read as a backslash';
+  return { ...session, warnings: [...(session.warnings ?? []), warning] };
+}
+
+/** A JSONL session: the text's lines ({@link parseJsonLines}) imported by `importLines`, with their warnings. */
+export function importJsonLines<S extends { warnings?: string[] }>(
+  text: string,
+  importLines: (lines: JsonLine[]) => S,
+): S {
+  const lines = parseJsonLines(text);
+  return withLineWarnings(importLines(lines), lines);
 }

@@ -15,7 +15,7 @@ import {
   type SessionDocument,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, parseJson, parseJsonLines, type JsonObject } from './json';
+import { describe, isRecord, parseJson, importJsonLines, type JsonObject } from './json';
 
 function toolDefinitions(value: unknown): ToolDefinition[] {
   if (!Array.isArray(value))
@@ -161,7 +161,8 @@ export function importOpenAIChat(
   options: ImportOptions & { layout?: OpenAILayout },
 ): ImportedSession {
   const idPrefix = options.idPrefix ?? defaultIdPrefix('openai', text);
-  if (options.layout === 'jsonl') return openAIFromLines(parseJsonLines(text), options, idPrefix);
+  if (options.layout === 'jsonl')
+    return importJsonLines(text, (lines) => openAIFromLines(lines, options, idPrefix));
   const trimmed = text.trim();
   if (options.layout === undefined && !trimmed.startsWith('[') && trimmed.includes('\n')) {
     let single = true;
@@ -170,7 +171,7 @@ export function importOpenAIChat(
     } catch {
       single = false;
     }
-    if (!single) return openAIFromLines(parseJsonLines(text), options, idPrefix);
+    if (!single) return importJsonLines(text, (lines) => openAIFromLines(lines, options, idPrefix));
   }
   return openAIFromValue(parseJson(text), options, idPrefix);
 }

@@ -30,7 +30,7 @@ import {
   type PiSlot,
 } from './common';
 import { ImportError } from './errors';
-import { describe, isRecord, jsonEqual, omit, parseJsonLines, type JsonLine, type JsonObject } from './json';
+import { describe, isRecord, jsonEqual, omit, importJsonLines, type JsonLine, type JsonObject } from './json';
 import { BLOCK_SEPARATOR, entryFromItem } from './pi-session-export';
 import { activePath, contextEntries, type PiEntry } from './pi-session-path';
 
@@ -291,5 +291,7 @@ export function piFromLines(
  * @throws ImportError naming the line and, for a bad entry, the field
  */
 export function importPiSession(text: string, options: ImportOptions): ImportedSession {
-  return piFromLines(parseJsonLines(text), options, options.idPrefix ?? defaultIdPrefix('pi', text));
+  return importJsonLines(text, (lines) =>
+    piFromLines(lines, options, options.idPrefix ?? defaultIdPrefix('pi', text)),
+  );
 }

@@ -11,7 +11,7 @@ import {
   jsonIndent,
   parseJson,
   parseJsonLines,
-  repairedLinesWarning,
+  withLineWarnings,
   type JsonLine,
 } from './json';
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
@@ -216,9 +216,7 @@ export function importSession(
   if (parsed.kind === 'markdown')
     return anthropicFromMarkdown(text, options, options.idPrefix ?? defaultIdPrefix('anthropic', text));
   if (parsed.kind === 'lines') {
-    const session = fromLines(parsed.lines, text, options);
-    const repaired = repairedLinesWarning(parsed.lines);
-    return repaired === null ? session : { ...session, warnings: [...(session.warnings ?? []), repaired] };
+    return withLineWarnings(fromLines(parsed.lines, text, options), parsed.lines);
   }
   const { format, layout } = valueFormat(parsed.value, options.fileName);
   const prefix = options.idPrefix ?? defaultIdPrefix(format, text);

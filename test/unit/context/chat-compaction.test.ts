@@ -215,6 +215,59 @@ describe('planCompaction on OpenAI chat messages', () => {
 });
 
 describe('compactMessages', () => {
+  // What it returns is sent next, with no precheck to compact it again: over the window after every
+  // step (a long system prompt, a reply waiting for its result), the carried state gives up what
+  // the window needs, as before a request in a durable conversation.
+  it('returns messages that fit the window, the carried state cut where it must', () => {
+    const words = (n: number, word: string) => Array.from({ length: n }, () => word).join(' ');
+    const messages: ChatCompletionMessageParam[] = [
+      { role: 'system', content: words(2800, 'rules') },
+      { role: 'user', content: 'task' },
+    ];
+    for (let r = 0; r < 40; r++) {
+      const path = `/home/user/projects/root/packages/module-${r % 7}/src/nested/file_${r}.ts`;
+      messages.push(
+        { role: 'user', content: `s${r}` },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: `c${r}`,
+              type: 'function',
+              function: { name: 'read_file', arguments: JSON.stringify({ path }) },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: `c${r}`, content: 'ok' },
+      );
+    }
+    messages.push(
+      { role: 'user', content: 'Now write it.' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'w',
+            type: 'function',
+            function: {
+              name: 'write_file',
+              arguments: JSON.stringify({ path: 'src/new.ts', content: words(850, 'code') }),
+            },
+          },
+        ],
+      },
+    );
+    const plan = planCompaction(messages, { window: 4_000 });
+    expect(plan.tokensBefore).toBeGreaterThan(4_000);
+    expect(plan.tokensAfter).toBeLessThanOrEqual(4_000);
+    const calls = compactMessages(plan, plan.extractiveSummary).messages.flatMap((m) =>
+      m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [],
+    );
+    expect(calls).toContain('w');
+  });
+
   it('puts the summary after the header and before the kept messages, within the goal', () => {
     const messages = session(12);
     const plan = planCompaction(messages, { window: 4_000, tools: TOOLS });

@@ -203,7 +203,7 @@ describe('shellReads', () => {
     [
       'Python run from a variable named for it; another variable runs no Python',
       `"$PYTHON" -c "import sys; open('out/.python_path', 'w').write(sys.executable)" && ` +
-        `\${VENV_PY:-python3} - <<'PY'\nopen('a.txt', 'w')\nPY\n$PYPI_TOOL -c "open('b.txt', 'w')"`,
+        `\${VENV_PY:-python3} - <<'PY'\nopen('a.txt', 'w')\nPY\n$PYPI_TOOL -c "open('b.txt', 'w')"; $PY_LINT -c "open('e.txt', 'w')"`,
       [
         { path: 'out/.python_path', op: 'write' },
         { path: 'a.txt', op: 'write' },

@@ -243,6 +243,16 @@ describe('the judging catches what a wrong compaction does', () => {
       ),
     );
     expect(touchedPaths(more)).toEqual(['src/e.ts', 'run.sh']);
+    // Two here-documents on one line: both bodies are data.
+    const two = conversation(
+      f.user('Two.'),
+      f.block(
+        'bash',
+        { command: "cat > a.txt <<'A' && cat > b.txt <<'B'\nx\nA\ncat c.txt\nB\ncat d.txt" },
+        '',
+      ),
+    );
+    expect(touchedPaths(two)).toEqual(['d.txt', 'a.txt', 'b.txt']);
     // Files written by a redirection, edited by sed -i, written by a Python script by name.
     const written = conversation(
       f.user('Edit.'),

@@ -2,7 +2,8 @@
  * JSONL lines that hold several entries written back to back (`{…}{…}`): real pi session files
  * have been seen with one such line, where a write lost its newline. Each entry is read, with that
  * line's number. Lines with a backslash that escapes nothing (`\*`: pi sessions committed to
- * GitHub, where the e-mail redaction cut a `\n` in two) are read without it, with a warning. Any
+ * GitHub, where the e-mail redaction cut a `\n` in two) are read with it as a backslash, with a
+ * warning. Any
  * other bad line is still refused with its number. The sessions below are made up for the test.
  */
 import { describe, expect, it } from 'vitest';
@@ -31,11 +32,11 @@ describe('parseJsonLines', () => {
     ]);
   });
 
-  it('reads a line whose strings hold a backslash that escapes nothing, without it, and marks it', () => {
+  it('reads a line whose strings hold a backslash that escapes nothing as a backslash, and marks it', () => {
     const text = `{"a":"x\\***@***.***"}\n{"b":"\\u12 \\\\* \\n \\u00e9 \\""}\n{"c":"\\\\"}`;
     expect(parseJsonLines(text)).toEqual([
-      { line: 1, value: { a: 'x***@***.***' }, repaired: true },
-      { line: 2, value: { b: 'u12 \\* \n é "' }, repaired: true },
+      { line: 1, value: { a: 'x\\***@***.***' }, repaired: true },
+      { line: 2, value: { b: '\\u12 \\* \n é "' }, repaired: true },
       { line: 3, value: { c: '\\' } },
     ]);
   });
@@ -62,7 +63,7 @@ describe('parseJsonLines', () => {
 });
 
 describe('a pi session with a redacted line', () => {
-  it('imports every message and says which line was read without its stray backslash', () => {
+  it('imports every message and says which line held a stray backslash', () => {
     const text = [
       line(header),
       line(user('Write a haiku.')),
@@ -72,11 +73,14 @@ describe('a pi session with a redacted line', () => {
     const session = importSession(text, { tokenizer: fakeTokenizer, fileName: 's.jsonl' });
     expect(session.items.map((i) => (i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)))).toEqual([
       'Write a haiku.',
-      'Signed off.***@***.***',
+      'Signed off.\\***@***.***',
       'Another one.',
     ]);
+    expect(importSession(text, { tokenizer: fakeTokenizer, format: 'pi' }).warnings).toEqual(
+      session.warnings,
+    );
     expect(session.warnings).toEqual([
-      'line 3: a backslash that escapes nothing JSON knows (\\* as a redaction leaves it) was left out, the character after it kept',
+      'line 3: a backslash that escapes nothing JSON knows (\\* as a redaction leaves it) was read as a backslash',
     ]);
   });
 });
