@@ -2,6 +2,7 @@
  * One entry point for any session file: detects the format and imports it. Pure.
  */
 import type { SessionFormat } from '../context/items';
+import { indexPairs } from '../context/tool-pairs';
 import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
 import { ImportError } from './errors';
 import {
@@ -204,10 +205,30 @@ function fromLines(lines: readonly JsonLine[], text: string, options: ImportOpti
  * (and the file name's extension when given), unless `format` names it: then that format's
  * importer reads the text (`importOpenAIChat`, `importAnthropicMessages`, `importSweAgentTraj`,
  * `importPiSession`, `importClaudeCodeSession`, `importCodexRollout`, `importOpenHandsTrajectory`,
- * `importGeminiRecording`, `importOpenCodeSession`) and `fileName` is not used.
+ * `importGeminiRecording`, `importOpenCodeSession`) and `fileName` is not used. Tool results that
+ * answer no call before them are kept (and written back) but never sent to the model: a warning
+ * says how many.
  * @throws ImportError naming the line (JSONL) or field of malformed input
  */
 export function importSession(
+  text: string,
+  options: ImportOptions & { fileName?: string; format?: SessionFormat },
+): ImportedSession {
+  const session = importAny(text, options);
+  const pairs = indexPairs(session.items);
+  let orphans = 0;
+  session.items.forEach((item, i) => {
+    if (item.type === 'TOOL_RESULT' && pairs.resultCall[i] === -1) orphans++;
+  });
+  if (orphans === 0) return session;
+  const warning =
+    `${orphans} tool result${orphans === 1 ? '' : 's'} answer${orphans === 1 ? 's' : ''} no call before ` +
+    `${orphans === 1 ? 'it' : 'them'}: kept and written back, never sent to the model (a request holds no result without its call)`;
+  return { ...session, warnings: [...(session.warnings ?? []), warning] };
+}
+
+/** {@link importSession}, before its check of the results' calls. */
+function importAny(
   text: string,
   options: ImportOptions & { fileName?: string; format?: SessionFormat },
 ): ImportedSession {

@@ -85,6 +85,26 @@ describe('a pi session with a redacted line', () => {
   });
 });
 
+describe('a pi session whose tool results answer no call', () => {
+  it('imports them and says they are never sent', () => {
+    const result = (id: string) => ({
+      type: 'message',
+      message: {
+        role: 'toolResult',
+        toolCallId: id,
+        toolName: 'read',
+        content: [{ type: 'text', text: 'x' }],
+      },
+    });
+    const text = [line(header), line(user('Go.')), line(result('t1')), line(result('t2'))].join('\n');
+    const session = importSession(text, { tokenizer: fakeTokenizer, fileName: 's.jsonl' });
+    expect(session.items.map((i) => i.type)).toEqual(['USER_MESSAGE', 'TOOL_RESULT', 'TOOL_RESULT']);
+    expect(session.warnings).toEqual([
+      '2 tool results answer no call before them: kept and written back, never sent to the model (a request holds no result without its call)',
+    ]);
+  });
+});
+
 describe('a pi session with two entries on one line', () => {
   it('imports both: the message and the compaction written after it without a newline', () => {
     const text = [
