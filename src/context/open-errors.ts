@@ -2,7 +2,8 @@
  * Open errors (DESIGN.md §5 carried state): errors a tool reported that no later step resolved.
  * An error is resolved when a later call of the same tool on the same target (a path, or a
  * command's first words) succeeds: a failed `npm test` stays open until `npm test` passes, a
- * failed edit of `src/tax.ts` until an edit of it goes through.
+ * failed edit of `src/tax.ts` until an edit of it goes through. A later error there replaces it:
+ * what is open on a target is its latest outcome.
  *
  * Detection is deliberately strict, so that a file that merely contains the word "error" is not an
  * error: the tool said so (pi's `isError`, our tools' `Error: …`), a shell command exited non-zero,
@@ -15,6 +16,13 @@ import type { AssistantMessageItem, ContextItem, OpenError } from './items';
 import { callFactsOf, resultErrorOf } from './item-facts';
 import { maxTokens, type Tokenizer } from './tokenizer';
 import { indexPairs, type PairIndex } from './tool-pairs';
+
+/**
+ * The error of a call cut short before it ended (OpenCode's and Claude Code's words, a user's
+ * abort): it says nothing of how the call would have turned out.
+ */
+const INTERRUPTED =
+  /^\W*(?:tool execution was interrupted|request interrupted|interrupted by (?:the )?user|aborted|cancell?ed)\b/i;
 
 /** Open errors the carried state shows: the most recent ones. */
 export const OPEN_ERRORS_LIMIT = 8;
@@ -47,10 +55,14 @@ export function collectOpenErrors(
     const error = resultErrorOf(item, tool);
     if (error === null && !open.some((e) => e.tool === tool)) continue;
     const target = callItem ? (callFactsOf(callItem)[callIndex]?.target ?? '') : '';
-    // A success resolves the tool's errors on the target; an error replaces the same one there.
+    // The latest outcome of a tool on a target is what is open there: a success resolves the
+    // errors before it, another error replaces them (`python repro.py` failing on a missing module,
+    // then, once it is installed, on a type error: the first is behind it). A call cut short has
+    // no outcome: it replaces only the same error.
+    const outcome = error === null || !INTERRUPTED.test(error);
     for (let i = open.length - 1; i >= 0; i--) {
       const e = open[i] as OpenError;
-      if (e.tool === tool && e.target === target && (error === null || e.text === error)) open.splice(i, 1);
+      if (e.tool === tool && e.target === target && (outcome || e.text === error)) open.splice(i, 1);
     }
     if (error !== null) open.push({ tool, target, round: item.round, text: error });
   }

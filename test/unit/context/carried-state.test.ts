@@ -697,6 +697,16 @@ describe('collectOpenErrors', () => {
     ],
     ['the same failure twice: once', [failed, failed], ['bash npm test']],
     [
+      'another failure there replaces it: what is open is the latest outcome',
+      [
+        ['bash', { command: 'python repro.py' }, "ModuleNotFoundError: No module named 'numpy'"],
+        ['bash', { command: 'pip install numpy' }, 'Successfully installed numpy'],
+        ['bash', { command: 'python repro.py' }, 'TypeError: only length-1 arrays can be converted'],
+      ],
+      ['bash python repro.py: TypeError: only length-1 arrays can be converted'],
+    ],
+
+    [
       'a shell command is the command it runs, not a file it writes or prints: reading that file resolves nothing',
       [
         [
@@ -729,7 +739,23 @@ describe('collectOpenErrors', () => {
       ['shell src/a.ts'],
     ],
   ])('%s', (_, steps, open) => {
-    expect(run(steps).map((e) => `${e.tool} ${e.target}`)).toStrictEqual(open);
+    const errors = run(steps);
+    // Where the expectation names the text too (`tool target: text`), the text is checked.
+    expect(
+      errors.map((e, i) => `${e.tool} ${e.target}${open[i]?.includes(': ') ? `: ${e.text}` : ''}`),
+    ).toStrictEqual(open);
+  });
+
+  it('takes a call cut short as no outcome: the failure before it stays', () => {
+    const f = itemsFactory();
+    const [call, result] = f.block('bash', { command: 'npm test' }, '[Tool execution was interrupted]');
+    // As OpenCode's importer gives it: an error result.
+    const cut = { ...result, facts: { error: '[Tool execution was interrupted]' } };
+    const items = conversation(f.user('task'), f.block(...failed), [call, cut]);
+    expect(collectOpenErrors(items).map((e) => e.text)).toEqual([
+      'npm ERR! Test failed',
+      '[Tool execution was interrupted]',
+    ]);
   });
 
   it('starts from the carried errors and resolves them too', () => {
