@@ -4,7 +4,8 @@
  * the file is a subagent's own, with nothing else); the message lines in file order when no line
  * links to another. A compaction of Claude Code's starts a chain of
  * its own (a `compact_boundary` line with no parent, its `logicalParentUuid` naming the line before);
- * with `whole` the chain goes on through it to the history before. The results of parallel tool
+ * with `whole` the chain goes on through it to the history before. A link to a line the file does
+ * not hold goes on from the message line before in the file. The results of parallel tool
  * calls that hang off the chain are put back in it (`withParallelResults`). Pure.
  */
 import { blockIds } from './blocks';
@@ -55,9 +56,18 @@ export function activeChain(lines: readonly ClaudeLine[], whole: boolean): Claud
         : whole && typeof logicalParentUuid === 'string'
           ? logicalParentUuid
           : undefined;
-    at = parent === undefined ? undefined : byId.get(parent);
+    const from: ClaudeLine = at;
+    // A parent the file does not hold (a line Claude Code did not write: 2.1.41's compaction
+    // boundary names one as its logical parent): the message line before it in the file.
+    at = parent === undefined ? undefined : (byId.get(parent) ?? lastBefore(messages, from.index));
   }
   return withParallelResults(chain.reverse(), pool);
+}
+
+/** The last of `lines` (in file order) before the line at `index`. */
+function lastBefore(lines: readonly ClaudeLine[], index: number): ClaudeLine | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) if ((lines[i] as ClaudeLine).index < index) return lines[i];
+  return undefined;
 }
 
 /** The ids of the `tool_use` (or `tool_result`) blocks of a message line. */

@@ -444,6 +444,11 @@ describe('a Claude Code session', () => {
     expect(whole.items).toHaveLength(6);
     expect(itemSummary(whole.items)[0]?.[2]).toBe('Fix the parser in src/parse.ts');
     expect(jsonlValues(exportSession(context))).toEqual(jsonlValues(t));
+    // Claude Code 2.1.41 may name as the logical parent a line it did not write (a progress line's
+    // parent): the whole history goes on from the message line before the boundary.
+    const unwritten = t.replace('"logicalParentUuid":"a4"', '"logicalParentUuid":"gone"');
+    const history = importSession(unwritten, { tokenizer: fakeTokenizer, wholeHistory: true });
+    expect(itemSummary(history.items)).toEqual(itemSummary(whole.items));
   });
 
   it.each([
