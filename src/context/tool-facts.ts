@@ -335,6 +335,25 @@ export function pythonTouches(script: string): { path: string; op: FileOp }[] {
 }
 
 /**
+ * The script a shell among the words runs (`bash -c '…'`, `sh -lc "…"`; quotes and escaped quotes
+ * taken off) and the position of the shell, when a quoted script follows its `-c`.
+ */
+function nestedScript(words: readonly string[]): { script: string; at: number } | null {
+  for (let at = 0; at < words.length - 2; at++) {
+    if (!SHELL_PROGRAM.test(words[at] as string) || !/^-\w*c$/.test(words[at + 1] as string)) continue;
+    const script = words[at + 2] as string;
+    if (!/^(['"]).*\1$/s.test(script)) return null;
+    return { script: unquotedArgument(script), at };
+  }
+  return null;
+}
+
+/** A quoted word's text: quotes off, and in double quotes the escaped characters unescaped. */
+function unquotedArgument(word: string): string {
+  return word.startsWith('"') ? unquote(word).replace(/\\(["\\$`])/g, '$1') : unquote(word);
+}
+
+/**
  * The script a Python command runs from its words, when it is given inline: `-c` and the next
  * word (its quotes and escaped quotes taken off), only among the interpreter's own options (before
  * any script or `-m` module).
@@ -342,10 +361,7 @@ export function pythonTouches(script: string): { path: string; op: FileOp }[] {
 function inlinePython(words: readonly string[]): string | null {
   for (let i = 1; i < words.length - 1; i++) {
     const word = words[i] as string;
-    if (word === '-c') {
-      const script = words[i + 1] as string;
-      return script.startsWith('"') ? unquote(script).replace(/\\(["\\$`])/g, '$1') : unquote(script);
-    }
+    if (word === '-c') return unquotedArgument(words[i + 1] as string);
     if (!word.startsWith('-') || word === '-m') return null;
   }
   return null;
@@ -446,6 +462,13 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
         words.slice(1).find((w) => !w.startsWith('-')),
       );
     else {
+      // A shell given a script to run (`bash -lc '…'`, also through another program:
+      // `docker exec box bash -lc '…'`): the script's files (where it runs here, from this
+      // directory), then what the command itself redirects into.
+      const nested = nestedScript(words);
+      if (nested)
+        for (const { path, op } of shellReads(nested.script))
+          out.push({ path: nested.at === 0 ? inDirectory(cwd, path) : path, op });
       const hereDocument = words.some((w) => w.startsWith('<<'));
       const inline = isPython(first) ? inlinePython(words) : null;
       // A Python script's files, and what its command redirects into (`python - <<'PY' > out.txt`).

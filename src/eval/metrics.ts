@@ -45,9 +45,9 @@ const PATH_ARGS = ['path', 'file_path', 'filePath', 'filename', 'file', 'target_
 /**
  * Shell tools whose command may print a file: an argv list (Codex's `shell` with
  * `["bash", "-lc", "…"]`) or a string (pi's `bash`, Claude Code's `Bash`, OpenHands' `execute_bash`,
- * Codex's `exec_command` with its `cmd`).
+ * Codex's `exec_command` with its `cmd`, its `shell_command`).
  */
-const SHELL_TOOL = /^(shell|local_shell|bash|execute_bash|exec_command|run_terminal_cmd)$/i;
+const SHELL_TOOL = /^(shell|shell_command|local_shell|bash|execute_bash|exec_command|run_terminal_cmd)$/i;
 /** Files an OpenHands IPython cell names to agentskills: `open_file('a.py')`, `create_file(…)`, edits. */
 const AGENTSKILLS_FILE =
   /\b(?:open_file|create_file|edit_file_by_replace|insert_content_at_line|append_file)\(\s*(?:file_name\s*=\s*)?['"]([^'"\n]+)['"]/g;

@@ -210,6 +210,19 @@ describe('shellReads', () => {
       ],
     ],
     [
+      'a script a shell runs, given with -c, also through another program (in its own directory there)',
+      "docker exec box bash -lc 'cd ~/b && make > /tmp/r.log 2>&1; tail -20 /tmp/r.log' && " +
+        'cd sub && sh -c "cat c.txt && echo \\"x\\" > d.txt"; ' +
+        "xargs -I{} bash -c '\n  echo {}' 2>/dev/null > /tmp/v.txt",
+      [
+        { path: '/tmp/r.log', op: 'write' },
+        { path: '/tmp/r.log', op: 'read' },
+        { path: 'sub/c.txt', op: 'read' },
+        { path: 'sub/d.txt', op: 'write' },
+        { path: '/tmp/v.txt', op: 'write' },
+      ],
+    ],
+    [
       "a wrapper's long options and their values",
       'timeout --signal KILL --kill-after 5 60 cat a.txt; sudo --user me --group staff head b.txt; ' +
         'time --format %e --output t.log cat c.txt; nice --adjustment 5 cat d.txt; timeout --signal=TERM 9 cat e.txt',

@@ -243,6 +243,12 @@ describe('the judging catches what a wrong compaction does', () => {
       ),
     );
     expect(touchedPaths(more)).toEqual(['src/e.ts', 'run.sh']);
+    // Codex's shell_command.
+    expect(
+      touchedPaths(
+        conversation(f.user('Read.'), f.block('shell_command', { command: 'cat docs/r.md' }, 'r')),
+      ),
+    ).toEqual(['docs/r.md']);
     // Two here-documents on one line: both bodies are data.
     const two = conversation(
       f.user('Two.'),
