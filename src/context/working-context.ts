@@ -185,27 +185,45 @@ export class WorkingContext {
    * came in after the last request. Either way the model has not seen them yet. A call the user
    * spoke after (a real user message follows the block) waits for nothing: the agent dropped it
    * (Cline's interrupted tool, a request cancelled), and the request gives it a missing result
-   * (`lower.ts`); the block is then kept only for the results it has.
+   * (`lower.ts`); the block is then kept only for the results it has. The blocks right before it
+   * of the same reply are the model's unseen work too: one reply's parallel calls written as a
+   * message each, their results after the last call (a block whose calls still wait, or whose
+   * results came after the next block's call).
    */
   private protectPending(): void {
     let userAfter = false;
+    /** The block after this one, once the latest is found. */
+    let later: WorkingUnit | null = null;
     for (let i = this.units.length - 1; i >= 0; i--) {
       const unit = this.units[i] as WorkingUnit;
       const first = unit.originals[0] as ContextItem;
       if (first.type !== 'ASSISTANT_MESSAGE') {
+        if (later) return;
         userAfter ||= unit.kind === 'item' && isRoundStart(first);
         continue;
       }
-      if (unit.kind === 'block' && !unit.protected) {
-        const results = unit.originals.length - 1;
-        const missing = results < (first.message.tool_calls?.length ?? 0);
-        // Dropped with nothing in: nothing the model has not seen.
-        if (missing && userAfter && results === 0) return;
-        unit.protected = true;
-        unit.protection = missing && !userAfter ? 'pending_call' : 'fresh_results';
+      if (unit.kind !== 'block') return;
+      const results = unit.originals.length - 1;
+      const missing = results < (first.message.tool_calls?.length ?? 0);
+      if (later) {
+        const lastResult = unit.originals[results] as ContextItem;
+        const sameReply =
+          missing || this.positionOf(lastResult) > this.positionOf(later.originals[0] as ContextItem);
+        if (!sameReply) return;
       }
-      return;
+      later = unit;
+      if (unit.protected) continue;
+      // Dropped with nothing in: nothing the model has not seen.
+      if (missing && userAfter && results === 0) return;
+      unit.protected = true;
+      unit.protection = missing && !userAfter ? 'pending_call' : 'fresh_results';
     }
+  }
+
+  /** An item's index in the context. */
+  private positionOf(item: ContextItem): number {
+    this.order ??= new Map(this.items.map((it, i) => [it.id, i]));
+    return this.order.get(item.id) ?? -1;
   }
 
   /** The newest real user message, when it fits the window with the header. */

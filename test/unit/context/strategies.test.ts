@@ -770,6 +770,47 @@ describe('planCompaction: previous summaries, pinned and protected units', () =>
   });
 });
 
+describe('one reply whose parallel calls are written a message each, their results after the last', () => {
+  // Converted lists (a Claude Code or Codex session as OpenAI messages) split one reply this way.
+  function split(f = itemsFactory(o200k), results: number) {
+    const replies = [1, 2, 3].map((n) =>
+      f.calls([{ name: 'read_file', args: { path: `src/f${n}.ts` } }], null, { id: `call${n}` }),
+    );
+    const outputs = replies
+      .slice(0, results)
+      .map((reply, n) =>
+        f.result(reply.message.tool_calls?.[0]?.id ?? '', words(200, `out${n}`), { id: `result${n + 1}` }),
+      );
+    return [...dialogue(f), ...[...replies, ...outputs].map((item) => ({ ...item, round: 13 }))];
+  }
+  const unitOf = (work: WorkingContext, id: string) =>
+    work.units.find((u) => u.originals.some((i) => i.id === id));
+
+  it.each([
+    ['every call waiting', 0, 'pending_call'],
+    ['every result in, after the last call', 3, 'fresh_results'],
+  ] as const)('%s: every block of the reply is kept, not only the last', (_, results, protection) => {
+    const items = split(itemsFactory(o200k), results);
+    const work = new WorkingContext(items, { window: 600, summaryReserve: null });
+    expect([1, 2, 3].map((n) => unitOf(work, `call${n}`)?.protection)).toStrictEqual([
+      protection,
+      protection,
+      protection,
+    ]);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 2000 }));
+    expect(ids(p.toSummarize).filter((id) => /^(call|result)/.test(id))).toStrictEqual([]);
+  });
+
+  it('a block whose result came before the next call is an earlier reply: not kept for it', () => {
+    const f = itemsFactory(o200k);
+    const earlier = f.block('read_file', { path: 'src/e.ts' }, words(200, 'e'));
+    const items = [...split(f, 3), ...earlier.map((item) => ({ ...item, round: 13 }))];
+    const work = new WorkingContext(items, { window: 600, summaryReserve: null });
+    expect(unitOf(work, earlier[0].id)?.protection).toBe('fresh_results');
+    expect(unitOf(work, 'call3')?.protected).toBe(false);
+  });
+});
+
 describe('finishCompaction: header → summary → kept, refilled toward the goal', () => {
   // Window 2000: full(keep 2) keeps rounds 12 and 13 (512 tokens); goal 1000, summary budget 297.
   it.each([297, 200, 30, 1])(
