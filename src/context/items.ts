@@ -247,6 +247,11 @@ export interface OpenError {
   round: number;
   /** The error's first line (cut). */
   text: string;
+  /**
+   * The call that failed, whole (its command, else its target), when known: a later failure of the
+   * same call replaces the error. Absent on errors read back from text.
+   */
+  call?: string;
 }
 
 /** Structured carried state, by kind. */

@@ -2,8 +2,9 @@
  * Open errors (DESIGN.md §5 carried state): errors a tool reported that no later step resolved.
  * An error is resolved when a later call of the same tool on the same target (a path, or a
  * command's first words) succeeds: a failed `npm test` stays open until `npm test` passes, a
- * failed edit of `src/tax.ts` until an edit of it goes through. A later error there replaces it:
- * what is open on a target is its latest outcome.
+ * failed edit of `src/tax.ts` until an edit of it goes through. A later failure of the same call
+ * (the same command, whole) replaces it: `python repro.py` failing on a missing module, then, once
+ * it is installed, on a type error, has the type error open.
  *
  * Detection is deliberately strict, so that a file that merely contains the word "error" is not an
  * error: the tool said so (pi's `isError`, our tools' `Error: …`), a shell command exited non-zero,
@@ -54,17 +55,21 @@ export function collectOpenErrors(
     const tool = callItem?.message.tool_calls?.[callIndex]?.function.name ?? item.message.name ?? 'tool';
     const error = resultErrorOf(item, tool);
     if (error === null && !open.some((e) => e.tool === tool)) continue;
-    const target = callItem ? (callFactsOf(callItem)[callIndex]?.target ?? '') : '';
-    // The latest outcome of a tool on a target is what is open there: a success resolves the
-    // errors before it, another error replaces them (`python repro.py` failing on a missing module,
-    // then, once it is installed, on a type error: the first is behind it). A call cut short has
-    // no outcome: it replaces only the same error.
-    const outcome = error === null || !INTERRUPTED.test(error);
+    const facts = callItem ? callFactsOf(callItem)[callIndex] : undefined;
+    const target = facts?.target ?? '';
+    const whole = facts ? (facts.command ?? target) : '';
+    // A success resolves the tool's errors on the target. A failure replaces the same error there,
+    // and those of the same call: what is open for a call is its latest outcome (the first failure
+    // is behind it). Another command that shares the target (`python -c "…"`, `ssh -o …`) replaces
+    // nothing, and a call cut short (interrupted, aborted) is no outcome.
+    const outcome = error !== null && whole !== '' && !INTERRUPTED.test(error);
     for (let i = open.length - 1; i >= 0; i--) {
       const e = open[i] as OpenError;
-      if (e.tool === tool && e.target === target && (outcome || e.text === error)) open.splice(i, 1);
+      if (e.tool !== tool || e.target !== target) continue;
+      if (error === null || e.text === error || (outcome && e.call === whole)) open.splice(i, 1);
     }
-    if (error !== null) open.push({ tool, target, round: item.round, text: error });
+    if (error !== null)
+      open.push({ tool, target, round: item.round, text: error, ...(whole ? { call: whole } : {}) });
   }
   return open.slice(-limit);
 }

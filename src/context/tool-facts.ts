@@ -223,7 +223,7 @@ const PATH_WORD = /^[\w.~/-][\w./@+~-]*$/;
 
 /** A word without the quotes around it (`'a b'` is `a b`). */
 function unquote(word: string): string {
-  return word.replace(/^(["'])(.*)\1$/, '$2');
+  return word.replace(/^(["'])([\s\S]*)\1$/, '$2');
 }
 
 function isPathWord(word: string): boolean {

@@ -188,12 +188,14 @@ export class WorkingContext {
    * (`lower.ts`); the block is then kept only for the results it has. The blocks right before it
    * of the same reply are the model's unseen work too: one reply's parallel calls written as a
    * message each, their results after the last call (a block whose calls still wait, or whose
-   * results came after the next block's call).
+   * results came after the next block's call), up to half the window.
    */
   private protectPending(): void {
     let userAfter = false;
     /** The block after this one, once the latest is found. */
     let later: WorkingUnit | null = null;
+    /** Tokens of the reply's blocks kept so far. */
+    let run = 0;
     for (let i = this.units.length - 1; i >= 0; i--) {
       const unit = this.units[i] as WorkingUnit;
       const first = unit.originals[0] as ContextItem;
@@ -209,8 +211,10 @@ export class WorkingContext {
         const lastResult = unit.originals[results] as ContextItem;
         const sameReply =
           missing || this.positionOf(lastResult) > this.positionOf(later.originals[0] as ContextItem);
-        if (!sameReply) return;
+        // Half the window at most: a list of calls that never got results is no one reply.
+        if (!sameReply || run + unit.tokens > this.windowTokens / 2) return;
       }
+      run += unit.tokens;
       later = unit;
       if (unit.protected) continue;
       // Dropped with nothing in: nothing the model has not seen.

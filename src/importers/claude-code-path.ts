@@ -5,7 +5,8 @@
  * links to another. A compaction of Claude Code's starts a chain of
  * its own (a `compact_boundary` line with no parent, its `logicalParentUuid` naming the line before);
  * with `whole` the chain goes on through it to the history before. A link to a line the file does
- * not hold goes on from the message line before in the file. The results of parallel tool
+ * not hold goes on from the message line before in the file (not across a boundary, but in the
+ * whole history). The results of parallel tool
  * calls that hang off the chain are put back in it (`withParallelResults`). Pure.
  */
 import { blockIds } from './blocks';
@@ -41,6 +42,8 @@ export function activeChain(lines: readonly ClaudeLine[], whole: boolean): Claud
   if (!linked || !pool.some((l) => typeof l.value.uuid === 'string')) return messages;
   const byId = new Map<string, ClaudeLine>();
   for (const line of pool) if (typeof line.value.uuid === 'string') byId.set(line.value.uuid, line);
+  // Where a link to a line the file does not hold goes on from (file order).
+  const stops = pool.filter((line) => isMessageLine(line) || isBoundary(line));
   const chain: ClaudeLine[] = [];
   const seen = new Set<ClaudeLine>();
   for (let at: ClaudeLine | undefined = leaf; at && !seen.has(at);) {
@@ -58,16 +61,29 @@ export function activeChain(lines: readonly ClaudeLine[], whole: boolean): Claud
           : undefined;
     const from: ClaudeLine = at;
     // A parent the file does not hold (a line Claude Code did not write: 2.1.41's compaction
-    // boundary names one as its logical parent): the message line before it in the file.
-    at = parent === undefined ? undefined : (byId.get(parent) ?? lastBefore(messages, from.index));
+    // boundary names one as its logical parent): the message line before it in the file, or the
+    // compaction boundary before it (its context starts there; the whole history goes on through).
+    at = parent === undefined ? undefined : (byId.get(parent) ?? lastBefore(stops, from.index));
+    if (at && !whole && isBoundary(at)) at = undefined;
   }
   return withParallelResults(chain.reverse(), pool);
 }
 
-/** The last of `lines` (in file order) before the line at `index`. */
+/** Whether a line is a compaction boundary of Claude Code's. */
+function isBoundary(line: ClaudeLine): boolean {
+  return line.value.type === 'system' && line.value.subtype === 'compact_boundary';
+}
+
+/** The last of `lines` (in file order) before the line at `index` (a binary search). */
 function lastBefore(lines: readonly ClaudeLine[], index: number): ClaudeLine | undefined {
-  for (let i = lines.length - 1; i >= 0; i--) if ((lines[i] as ClaudeLine).index < index) return lines[i];
-  return undefined;
+  let low = 0;
+  let high = lines.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((lines[middle] as ClaudeLine).index < index) low = middle + 1;
+    else high = middle;
+  }
+  return low > 0 ? lines[low - 1] : undefined;
 }
 
 /** The ids of the `tool_use` (or `tool_result`) blocks of a message line. */

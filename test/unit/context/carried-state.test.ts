@@ -109,7 +109,13 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
         commands: [{ command: 'npm test', round: 1 }],
       },
     });
-    const error: OpenError = { tool: 'bash', target: 'npm test', round: 1, text: 'npm ERR! Test failed' };
+    const error: OpenError = {
+      tool: 'bash',
+      target: 'npm test',
+      round: 1,
+      text: 'npm ERR! Test failed',
+      call: 'npm test',
+    };
     expect(errors).toMatchObject({
       type: 'OPEN_ERRORS',
       message: { content: `${OPEN_ERRORS_HEADING}\n- round 1, bash npm test: npm ERR! Test failed` },
@@ -697,7 +703,18 @@ describe('collectOpenErrors', () => {
     ],
     ['the same failure twice: once', [failed, failed], ['bash npm test']],
     [
-      'another failure there replaces it: what is open is the latest outcome',
+      'another command that shares the target (its first three words) replaces nothing',
+      [
+        ['bash', { command: 'python -c "import a"' }, "ModuleNotFoundError: No module named 'a'"],
+        ['bash', { command: 'python -c "import b"' }, "ModuleNotFoundError: No module named 'b'"],
+      ],
+      [
+        `bash python -c "import: ModuleNotFoundError: No module named 'a'`,
+        `bash python -c "import: ModuleNotFoundError: No module named 'b'`,
+      ],
+    ],
+    [
+      'another failure of the same call replaces it: what is open is its latest outcome',
       [
         ['bash', { command: 'python repro.py' }, "ModuleNotFoundError: No module named 'numpy'"],
         ['bash', { command: 'pip install numpy' }, 'Successfully installed numpy'],
@@ -776,7 +793,13 @@ describe('collectOpenErrors', () => {
     expect(open.map((e) => e.text)).toStrictEqual(
       Array.from({ length: 8 }, (_, i) => `Error: t${i + 3} failed`),
     );
-    expect(open[0]).toStrictEqual({ tool: 'bash', target: 'make t3', round: 1, text: 'Error: t3 failed' });
+    expect(open[0]).toStrictEqual({
+      tool: 'bash',
+      target: 'make t3',
+      round: 1,
+      text: 'Error: t3 failed',
+      call: 'make t3',
+    });
   });
 
   it(`across compactions: an older error still open is shown again when newer ones are resolved, as in the whole history`, () => {

@@ -104,7 +104,7 @@ describe('stored facts are what the carried state reads', () => {
     const items = conversation(f.user('go'), stored, failed);
     expect(collectArtifactTrail(items).files.map((file) => file.path)).toEqual(['src/stored.ts']);
     expect(collectOpenErrors(items)).toEqual([
-      { tool: 'edit', target: 'src/stored.ts', round: 1, text: 'Error: stored' },
+      { tool: 'edit', target: 'src/stored.ts', round: 1, text: 'Error: stored', call: 'src/stored.ts' },
     ]);
   });
 

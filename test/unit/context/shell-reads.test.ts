@@ -213,12 +213,13 @@ describe('shellReads', () => {
       'a script a shell runs, given with -c, also through another program (in its own directory there)',
       "docker exec box bash -lc 'cd ~/b && make > /tmp/r.log 2>&1; tail -20 /tmp/r.log' && " +
         'cd sub && sh -c "cat c.txt && echo \\"x\\" > d.txt"; ' +
-        "xargs -I{} bash -c '\n  echo {}' 2>/dev/null > /tmp/v.txt",
+        "xargs -I{} bash -c '\n  cat {} > /tmp/w.txt' 2>/dev/null > /tmp/v.txt",
       [
         { path: '/tmp/r.log', op: 'write' },
         { path: '/tmp/r.log', op: 'read' },
         { path: 'sub/c.txt', op: 'read' },
         { path: 'sub/d.txt', op: 'write' },
+        { path: '/tmp/w.txt', op: 'write' },
         { path: '/tmp/v.txt', op: 'write' },
       ],
     ],

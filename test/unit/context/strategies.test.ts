@@ -779,7 +779,7 @@ describe('one reply whose parallel calls are written a message each, their resul
     const outputs = replies
       .slice(0, results)
       .map((reply, n) =>
-        f.result(reply.message.tool_calls?.[0]?.id ?? '', words(200, `out${n}`), { id: `result${n + 1}` }),
+        f.result(reply.message.tool_calls?.[0]?.id ?? '', words(60, `out${n}`), { id: `result${n + 1}` }),
       );
     return [...dialogue(f), ...[...replies, ...outputs].map((item) => ({ ...item, round: 13 }))];
   }
@@ -791,7 +791,7 @@ describe('one reply whose parallel calls are written a message each, their resul
     ['every result in, after the last call', 3, 'fresh_results'],
   ] as const)('%s: every block of the reply is kept, not only the last', (_, results, protection) => {
     const items = split(itemsFactory(o200k), results);
-    const work = new WorkingContext(items, { window: 600, summaryReserve: null });
+    const work = new WorkingContext(items, { window: 2000, summaryReserve: null });
     expect([1, 2, 3].map((n) => unitOf(work, `call${n}`)?.protection)).toStrictEqual([
       protection,
       protection,
@@ -801,11 +801,26 @@ describe('one reply whose parallel calls are written a message each, their resul
     expect(ids(p.toSummarize).filter((id) => /^(call|result)/.test(id))).toStrictEqual([]);
   });
 
+  it('calls that never get results are no one reply: the blocks kept for it stay within half the window', () => {
+    const f = itemsFactory(o200k);
+    const calls = Array.from({ length: 60 }, (_, n) => ({
+      ...f.calls([{ name: 'write_file', args: { path: `src/g${n}.ts`, content: words(40, 'w') } }], null, {
+        id: `g${n}`,
+      }),
+      round: 13,
+    }));
+    const work = new WorkingContext([...dialogue(f), ...calls], { window: 4000, summaryReserve: null });
+    const kept = work.units.filter((u) => u.protection === 'pending_call');
+    expect(kept.length).toBeGreaterThan(1);
+    expect(kept.length).toBeLessThan(60);
+    expect(kept.reduce((n, u) => n + u.tokens, 0)).toBeLessThanOrEqual(2000);
+  });
+
   it('a block whose result came before the next call is an earlier reply: not kept for it', () => {
     const f = itemsFactory(o200k);
     const earlier = f.block('read_file', { path: 'src/e.ts' }, words(200, 'e'));
     const items = [...split(f, 3), ...earlier.map((item) => ({ ...item, round: 13 }))];
-    const work = new WorkingContext(items, { window: 600, summaryReserve: null });
+    const work = new WorkingContext(items, { window: 2000, summaryReserve: null });
     expect(unitOf(work, earlier[0].id)?.protection).toBe('fresh_results');
     expect(unitOf(work, 'call3')?.protected).toBe(false);
   });

@@ -449,6 +449,15 @@ describe('a Claude Code session', () => {
     const unwritten = t.replace('"logicalParentUuid":"a4"', '"logicalParentUuid":"gone"');
     const history = importSession(unwritten, { tokenizer: fakeTokenizer, wholeHistory: true });
     expect(itemSummary(history.items)).toEqual(itemSummary(whole.items));
+    // A line after the boundary whose parent the file does not hold: its context still starts at
+    // the boundary.
+    const orphaned = t.replace('"parentUuid":"c0"', '"parentUuid":"gone"');
+    expect(itemSummary(importSession(orphaned, { tokenizer: fakeTokenizer }).items)).toEqual(
+      itemSummary(context.items),
+    );
+    expect(
+      itemSummary(importSession(orphaned, { tokenizer: fakeTokenizer, wholeHistory: true }).items),
+    ).toEqual(itemSummary(whole.items));
   });
 
   it.each([
