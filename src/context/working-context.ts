@@ -224,7 +224,7 @@ export class WorkingContext {
     }
   }
 
-  /** An item's index in the context. */
+  /** An item's index in the context (every item a unit or the header holds is in it). */
   private positionOf(item: ContextItem): number {
     this.order ??= new Map(this.items.map((it, i) => [it.id, i]));
     return this.order.get(item.id) ?? -1;
@@ -385,9 +385,7 @@ export class WorkingContext {
     const keep = options.keep ?? ((u: WorkingUnit) => !u.removed);
     const replaced = this.summaryReserve !== null && this.removedAny && !options.keepSummaries;
     const entries: { rank: number; item: ContextItem }[] = [];
-    this.order ??= new Map(this.items.map((item, i) => [item.id, i]));
-    const order = this.order;
-    const rankOf = (item: ContextItem): number => order.get(item.id) ?? 0;
+    const rankOf = (item: ContextItem): number => this.positionOf(item);
     for (const item of this.header) entries.push({ rank: rankOf(item), item });
     if (!summary && !replaced) for (const item of this.summaries) entries.push({ rank: rankOf(item), item });
     let firstUnit = Infinity;

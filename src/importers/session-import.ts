@@ -2,7 +2,7 @@
  * One entry point for any session file: detects the format and imports it. Pure.
  */
 import type { SessionFormat } from '../context/items';
-import { indexPairs } from '../context/tool-pairs';
+import { pairToolCalls } from '../context/tool-pairs';
 import { defaultIdPrefix, type ImportedSession, type ImportOptions, type OpenAILayout } from './common';
 import { ImportError } from './errors';
 import {
@@ -215,11 +215,7 @@ export function importSession(
   options: ImportOptions & { fileName?: string; format?: SessionFormat },
 ): ImportedSession {
   const session = importAny(text, options);
-  const pairs = indexPairs(session.items);
-  let orphans = 0;
-  session.items.forEach((item, i) => {
-    if (item.type === 'TOOL_RESULT' && pairs.resultCall[i] === -1) orphans++;
-  });
+  const orphans = pairToolCalls(session.items).orphanResults.length;
   if (orphans === 0) return session;
   const warning =
     `${orphans} tool result${orphans === 1 ? '' : 's'} answer${orphans === 1 ? 's' : ''} no call before ` +
