@@ -115,7 +115,12 @@ const CompactionConfigSchema = z
     confirmationDefault: z
       .enum(['approve', 'reject'], { error: 'confirmationDefault must be approve or reject' })
       .default('approve'),
-    /** After a rejection (seed 004 case 2): drop the oldest rounds, go on uncompacted, or fail the round. Default `drop_oldest`. */
+    /**
+     * After a rejection (seed 004 case 2): drop the oldest rounds, go on uncompacted, or fail the
+     * round. Default `drop_oldest`. `continue` goes on uncompacted while the next request fits the
+     * window; a request over it is never sent, so the emergency compaction runs first (as after the
+     * model refuses a request as too long).
+     */
     onReject: z
       .enum(['drop_oldest', 'continue', 'fail'], { error: 'onReject must be drop_oldest, continue or fail' })
       .default('drop_oldest'),

@@ -4,7 +4,7 @@
  * compaction child and taking in its result (events, totals, the loop guard), the cooldown after
  * a failed summary, and restoring an earlier version.
  */
-import { ApplicationFailure, condition, executeChild, sleep, uuid4 } from '@temporalio/workflow';
+import { ApplicationFailure, condition, executeChild, patched, sleep, uuid4 } from '@temporalio/workflow';
 import type { ConversationActivities } from '../../activities/types';
 import {
   decideCompaction,
@@ -136,6 +136,16 @@ export class CompactionSteps {
           }),
         ];
       case 'continue':
+        // A request over the window is never sent: declined or not, it would be refused as too
+        // long, and the refusal compacts without asking. The emergency compaction runs first.
+        // Runs recorded before this went on uncompacted: they replay as they ran.
+        if (s.contextTokens > s.window && patched('declined-over-window-emergency'))
+          return [
+            await this.run(
+              'overflow',
+              `emergency: declined, but the request would be ${s.contextTokens} tokens, over the window of ${s.window}`,
+            ),
+          ];
         // Seed 004: the user declined; go on uncompacted until the next trigger.
         s.lastCompactionRound = s.rounds;
         return [];

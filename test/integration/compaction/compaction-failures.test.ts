@@ -461,6 +461,45 @@ describe('confirmation', () => {
       action: 'continue',
     });
   });
+
+  it('declined with onReject "continue": a request over the window is still never sent, the emergency compaction runs first', async () => {
+    resetLlm();
+    env.llm.setDefault(step.text('ok'));
+    const conv = await env.startConversation({
+      config: {
+        maxContextTokens: 4000,
+        requireConfirmation: true,
+        confirmationTimeoutMs: 200,
+        confirmationDefault: 'reject',
+        onReject: 'continue',
+      },
+    });
+    const before = env.llm.chatRequests().length;
+    const briefs = [];
+    for (let i = 0; i < 6; i++) briefs.push(...(await conv.send(words(1200, `d${i}w`))).compactions);
+    const events = await conv.events();
+    // Declined while the requests fit; once one would not, the emergency compaction ran anyway.
+    expect(events.some((e) => e.type === 'approval' && e.action === 'continue')).toBe(true);
+    expect(briefs.some((c) => c.trigger === 'overflow' && c.status === 'committed')).toBe(true);
+    expect(
+      events.some(
+        (e) => e.type === 'pre_compact' && e.trigger === 'overflow' && e.detail.includes('declined'),
+      ),
+    ).toBe(true);
+    const counter = tokenCounterForModel('fake-model');
+    const sizes = env.llm
+      .chatRequests()
+      .slice(before)
+      .filter((r) => !isSummaryRequest(r))
+      .map((r) =>
+        counter.countRequest({
+          messages: (r.body.messages ?? []) as ChatMessage[],
+          tools: (r.body.tools ?? []) as ToolDefinition[],
+        }),
+      );
+    expect(sizes.length).toBe(6);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(4000);
+  });
 });
 
 describe('meta events (seed 003)', () => {
