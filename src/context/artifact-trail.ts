@@ -137,8 +137,8 @@ const EARLIER_LINE = /^- (.+) \(touched earlier\)$/;
 const COMMAND_ENTRY = /`(.*?)` \(round (\d+)\)(?=;|$)/g;
 /** A directory the list collapsed into a count: its paths are not in the text. */
 const COLLAPSED_ENTRY = / \(\d+ files?\)$/;
-/** The root the list of older paths is written from (it ends with a separator). */
-const LIST_ROOT = /^ \(under (.+?[\\/])\)/;
+/** A root's mark in the list of older paths: the entries after it are written from it. */
+const LIST_ROOT = /^\(under (.+?[\\/])\)/;
 /** The line a carried item's text ends with when it was cut to fit its budget. */
 export const CARRIED_CUT_LINE = '[… cut to fit the carried-state budget]';
 
@@ -198,13 +198,16 @@ export function trailFromText(text: string): ArtifactTrail {
     const earlier = EARLIER_LINE.exec(line);
     if (earlier) newest.push({ path: earlier[1] as string, ops: [], lastRound: 0 });
     else if (line.startsWith(BARE_HEADING)) {
-      let rest = line.slice(BARE_HEADING.length);
-      const under = LIST_ROOT.exec(rest);
-      const root = under ? (under[1] as string) : '';
-      if (under) rest = rest.slice(under[0].length);
-      for (const entry of rest.split(', ')) {
-        const name = entry.trim();
-        if (!name || COLLAPSED_ENTRY.test(entry)) continue;
+      // Entries after a root's mark are written from it, until the next mark ('./': none).
+      let root = '';
+      for (const entry of line.slice(BARE_HEADING.length).split(', ')) {
+        let name = entry.trim();
+        const under = LIST_ROOT.exec(name);
+        if (under) {
+          root = under[1] === './' ? '' : (under[1] as string);
+          name = name.slice(under[0].length).trim();
+        }
+        if (!name || COLLAPSED_ENTRY.test(name)) continue;
         newest.push({ path: isRooted(name) ? name : `${root}${name}`, ops: [], lastRound: 0 });
       }
     } else if (line.startsWith(COMMANDS_HEADING)) {
@@ -241,68 +244,159 @@ export function renderArtifactTrail(
   return renderTrailCounted(trail, budgetTokens, tokenizer).text;
 }
 
-/** Shortest root worth naming once for the bare list (characters). */
+/** Shortest root worth naming for the bare list (characters). */
 const MIN_ROOT_CHARS = 16;
 /** Paths a root must hold to be named. */
 const MIN_ROOT_PATHS = 3;
+/** Most roots the bare list names. */
+const MAX_ROOTS = 8;
+
+/** Whether a path can be written from a root: absolute, from the home directory or a drive. */
+function rootable(path: string): boolean {
+  return path.startsWith('/') || path.startsWith('~/') || /^[A-Za-z]:[\\/]/.test(path);
+}
+
+/** The mark an entry of the bare list is written after when its root is not the one before it. */
+function rootMark(root: string | null): string {
+  return ` (under ${root ?? './'})`;
+}
 
 /**
- * The directory the bare list writes its paths from, when a long one holds several of them (an
- * agent that names every file by its absolute path: `/Users/me/git/project/`): the ancestor that
- * saves the most characters (its length times the paths under it), with its trailing separator;
- * null when none is worth it.
+ * The root an entry of the bare list must be read under: a path's root, null for a relative path
+ * written whole, undefined for a path written whole that needs none (absolute, from the home
+ * directory: read the same under any root).
  */
-export function bareRoot(paths: readonly string[]): string | null {
-  const under = new Map<string, number>();
-  for (const path of paths) {
-    if (!path.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(path)) continue;
-    for (let i = 1; i < path.length; i++) {
-      const c = path[i];
-      if (c !== '/' && c !== '\\') continue;
-      const dir = path.slice(0, i + 1);
-      under.set(dir, (under.get(dir) ?? 0) + 1);
-    }
-  }
-  let best: string | null = null;
-  let saved = 0;
-  for (const [dir, count] of under) {
-    if (count < MIN_ROOT_PATHS || dir.length < MIN_ROOT_CHARS) continue;
-    if (dir.length * count > saved) {
-      best = dir;
-      saved = dir.length * count;
-    }
-  }
-  return best;
+function rootNeeded(path: string, root: string | null): string | null | undefined {
+  return root !== null ? root : isRooted(path) ? undefined : null;
 }
 
-/** The start of the tier-3 line, naming the root its paths under it are written from. */
-function bareHeading(root: string | null): string {
-  return root === null ? BARE_HEADING : `${BARE_HEADING} (under ${root})`;
+/** An entry of the bare list: what it names (a path, or a directory collapsed into a count), its root, its text. */
+interface BareEntry {
+  path: string;
+  root: string | null;
+  text: string;
 }
 
 /**
- * The bare list of files (newest first, at least one): its root, heading, each file's entry with
- * its comma (`listed`), and the oldest file's entry as the line ends with it (no comma).
+ * The bare list's entries (newest first) in the order it writes them: grouped by root, each root
+ * named once. The paths written whole come first, then each root's, in the order of their newest
+ * entry, newest first within; the group of the oldest entry goes last, so the line always ends
+ * with it.
+ */
+function byRoot<T extends { root: string | null }>(entries: readonly T[]): T[] {
+  const groups = new Map<string | null, T[]>([[null, []]]);
+  for (const entry of entries) {
+    const group = groups.get(entry.root);
+    if (group) group.push(entry);
+    else groups.set(entry.root, [entry]);
+  }
+  const last = entries[entries.length - 1]?.root ?? null;
+  const ordered: T[] = [];
+  for (const [root, group] of groups) if (root !== last) ordered.push(...group);
+  ordered.push(...(groups.get(last) as T[]));
+  return ordered;
+}
+
+/**
+ * The characters the bare list of `paths` (newest first) takes written from `roots` (each path's,
+ * null for none), in the order `byRoot` writes it: each path without its root, and the marks.
+ */
+function bareChars(paths: readonly string[], roots: readonly (string | null)[]): number {
+  const entries = paths.map((path, i) => ({ path, root: roots[i] ?? null, text: '' }));
+  let chars = 0;
+  for (const part of bareListParts(entries)) chars += part.length;
+  for (let i = 0; i < paths.length; i++) chars += (paths[i] as string).length - (roots[i]?.length ?? 0);
+  return chars;
+}
+
+/**
+ * The directories the bare list writes its paths from, when long ones hold several of them (an
+ * agent that names every file by its absolute path: `/Users/me/git/project/`, and a second tree
+ * beside it): each path's root (its deepest one chosen, with its trailing separator), null for a
+ * path written whole. Chosen one at a time, the directory that saves the most characters first
+ * (its length times the paths it shortens, less its mark), while one still shortens the list.
+ */
+export function bareRoots(paths: readonly string[]): (string | null)[] {
+  let roots = new Array<string | null>(paths.length).fill(null);
+  let chars = bareChars(paths, roots);
+  for (let chosen = 0; chosen < MAX_ROOTS; chosen++) {
+    // Per directory: the paths it would shorten, and the characters it would save them.
+    const under = new Map<string, { paths: number; saved: number }>();
+    for (let p = 0; p < paths.length; p++) {
+      const path = paths[p] as string;
+      if (!rootable(path)) continue;
+      const current = roots[p]?.length ?? 0;
+      for (let i = Math.max(current, MIN_ROOT_CHARS - 1); i < path.length - 1; i++) {
+        const c = path[i];
+        if (c !== '/' && c !== '\\') continue;
+        const dir = path.slice(0, i + 1);
+        const stats = under.get(dir);
+        if (stats) {
+          stats.paths++;
+          stats.saved += dir.length - current;
+        } else under.set(dir, { paths: 1, saved: dir.length - current });
+      }
+    }
+    let best: string | null = null;
+    let value = 0;
+    for (const [dir, stats] of under) {
+      const v = stats.saved - rootMark(dir).length;
+      if (stats.paths >= MIN_ROOT_PATHS && v > value) {
+        best = dir;
+        value = v;
+      }
+    }
+    if (best === null) break;
+    const root = best;
+    const next = paths.map((path, p) =>
+      path.startsWith(root) && (roots[p]?.length ?? 0) < root.length ? root : (roots[p] ?? null),
+    );
+    // A root that takes paths from a shorter one can leave that one with too few to be worth it.
+    const nextChars = bareChars(paths, next);
+    if (nextChars >= chars) break;
+    roots = next;
+    chars = nextChars;
+  }
+  return roots;
+}
+
+/**
+ * The bare list of files (newest first, at least one): each file's root (null: written whole),
+ * its entry with its comma (`listed`), and the oldest file's entry as the line ends with it (no
+ * comma).
  */
 function bareList(newestFirst: readonly FileTouch[]): {
-  root: string | null;
-  heading: string;
+  roots: (string | null)[];
   listed: string[];
   oldest: string;
 } {
-  const root = bareRoot(newestFirst.map((file) => file.path));
-  const listed = newestFirst.map((file) => ` ${bareName(file.path, root)},`);
-  return {
-    root,
-    heading: bareHeading(root),
-    listed,
-    oldest: (listed[listed.length - 1] as string).slice(0, -1),
-  };
+  const roots = bareRoots(newestFirst.map((file) => file.path));
+  const listed = newestFirst.map((file, i) => ` ${bareName(file.path, roots[i] ?? null)},`);
+  return { roots, listed, oldest: (listed[listed.length - 1] as string).slice(0, -1) };
 }
 
 /** A path as the bare list writes it: from the root when it is under it. */
 function bareName(path: string, root: string | null): string {
   return root !== null && path.startsWith(root) ? path.slice(root.length) : path;
+}
+
+/**
+ * The parts of the bare list of `entries` (newest first): its line's heading, then the entries in
+ * the order `byRoot` writes them, each with the mark of its root before it where the root changes
+ * (a relative path written whole after a root's entries: `./`'s).
+ */
+function bareListParts(entries: readonly BareEntry[]): string[] {
+  const parts = [BARE_HEADING];
+  let current: string | null = null;
+  for (const { path, root, text } of byRoot(entries)) {
+    const need = rootNeeded(path, root);
+    if (need !== undefined && need !== current) {
+      parts.push(rootMark(need));
+      current = need;
+    }
+    parts.push(text);
+  }
+  return parts;
 }
 
 /** The heading with the line break after it (the text's first part). */
@@ -432,27 +526,16 @@ export function renderTrailCounted(
   }
   // Tier 3: the newest `keep` files in detail, the older ones by path only, on one line:
   // `Also touched, older: a, b, c` is the heading, then ' a,', ' b,' and ' c' (the last, no comma).
-  // Paths under a long root the list shares are written from it, the root named once in the
-  // heading. The trail's stored entry counts are of the paths written whole: used without a root.
-  const { root, heading, listed, oldest } = bareList(newestFirst);
-  // The bare list's tokens from each file on (suffix sums; none past the last file). An entry's
-  // count is the trail's when it carries one (additive: the entries meet at breaks).
-  const bareFrom = new Array<number>(count + 1).fill(0);
-  if (count > 0) {
-    bareFrom[count - 1] =
-      (root === null ? fixedTextTokens(BARE_HEADING, tokenizer) : counter.part(heading)) +
-      counter.part(oldest);
-    for (let i = count - 2; i >= 0; i--) {
-      const entry = listed[i] as string;
-      const tokens =
-        additive && root === null
-          ? (listTokens[i] ??=
-              storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? counter.part(entry))
-          : counter.part(entry);
-      bareFrom[i] = (bareFrom[i + 1] as number) + tokens;
-    }
-  }
-  const bareParts = (from: number): string[] => [heading, ...listed.slice(from, count - 1), oldest];
+  // Paths under a long root are written from it, the root's mark (' (under /w/p/)') before the
+  // first of a run of them. The trail's stored entry counts are of the paths written whole.
+  const list = bareList(newestFirst);
+  const bareFrom = bareSuffixTokens(newestFirst, list, counter, additive ? listTokens : null, tokenizer);
+  const entriesFrom = (from: number): { path: string; root: string | null; text: string }[] =>
+    newestFirst.slice(from).map((file, i) => ({
+      path: file.path,
+      root: list.roots[from + i] ?? null,
+      text: from + i === count - 1 ? list.oldest : (list.listed[from + i] as string),
+    }));
   let detailCost = fixedTextTokens(HEADING_LINE, tokenizer);
   let keep = 0;
   // The detail lines that fit beside the bare list of the rest, newest first (every file in
@@ -469,39 +552,49 @@ export function renderTrailCounted(
     return rendered(parts, additive ? detailCost + bareTokens : tokenizer.countText(parts.join('')));
   };
   if (detailCost + (bareFrom[keep] as number) <= budgetTokens)
-    return listing(bareParts(keep), bareFrom[keep] as number);
+    return listing(bareListParts(entriesFrom(keep)), bareFrom[keep] as number);
   // Every path whole, in no detail, in the room the trail may grow to.
   if (fixedTextTokens(HEADING_LINE, tokenizer) + (bareFrom[0] as number) <= pathBudgetTokens) {
     keep = 0;
     detailCost = fixedTextTokens(HEADING_LINE, tokenizer);
   }
   if (detailCost + (bareFrom[keep] as number) <= pathBudgetTokens)
-    return listing(bareParts(keep), bareFrom[keep] as number);
+    return listing(bareListParts(entriesFrom(keep)), bareFrom[keep] as number);
   // Tier 4: collapse the oldest directories into counts until the line fits.
-  const older = newestFirst.slice(keep).map((f) => f.path);
-  const groups = new Map<string, { paths: number; entry: string }>();
+  const older = entriesFrom(keep);
+  const groups = new Map<string, { paths: number; root: string | null; entry: string }>();
   for (let i = older.length - 1; i >= 0; i--) {
-    const dir = dirOf(older[i] as string);
+    const { path, root } = older[i] as { path: string; root: string | null };
+    const dir = dirOf(path);
     const group = groups.get(dir);
     if (group) group.paths++;
-    else groups.set(dir, { paths: 1, entry: '' });
+    // A directory that is its files' root is written whole: it needs no mark.
+    else
+      groups.set(dir, {
+        paths: 1,
+        root: root !== null && `${dir}/`.startsWith(root) && `${dir}/` !== root ? root : null,
+        entry: '',
+      });
   }
   for (const [dir, group] of groups)
-    group.entry = ` ${bareName(`${dir}/`, root) || './'} (${group.paths} file${group.paths === 1 ? '' : 's'})`;
+    group.entry = ` ${bareName(`${dir}/`, group.root) || './'} (${group.paths} file${group.paths === 1 ? '' : 's'}),`;
   const collapsed = new Set<string>();
   const collapsedParts = (): string[] => {
-    const parts = [heading];
+    const entries: { path: string; root: string | null; text: string }[] = [];
     const seen = new Set<string>();
-    for (let i = 0; i < older.length; i++) {
-      const dir = dirOf(older[i] as string);
-      if (!collapsed.has(dir)) parts.push(listed[keep + i] as string);
+    for (const entry of older) {
+      const dir = dirOf(entry.path);
+      if (!collapsed.has(dir)) entries.push(entry);
       else if (!seen.has(dir)) {
         seen.add(dir);
-        parts.push(`${(groups.get(dir) as { entry: string }).entry},`);
+        const group = groups.get(dir) as { root: string | null; entry: string };
+        entries.push({ path: `${dir}/`, root: group.root, text: group.entry });
       }
     }
-    // The last entry has no comma.
-    parts[parts.length - 1] = (parts[parts.length - 1] as string).slice(0, -1);
+    const parts = bareListParts(entries);
+    // The last entry has no comma (the oldest file's has none already).
+    const last = parts[parts.length - 1] as string;
+    if (last.endsWith(',')) parts[parts.length - 1] = last.slice(0, -1);
     return parts;
   };
   let bare = collapsedParts();
@@ -514,6 +607,44 @@ export function renderTrailCounted(
 }
 
 /**
+ * The bare list's tokens from each file on (newest first; none past the last file): its heading,
+ * the entries and the marks of their roots (`bareListParts`: each root's once, and `./`'s before
+ * the relative paths when they come last after a root's), summed part by part. `stored`: the
+ * entries' counts of paths written whole, kept with the trail, filled where counted (additive
+ * tokenizers only: the entries meet at breaks).
+ */
+function bareSuffixTokens(
+  newestFirst: readonly FileTouch[],
+  list: ReturnType<typeof bareList>,
+  counter: PartCounter,
+  stored: (number | undefined)[] | null,
+  tokenizer: Tokenizer,
+): number[] {
+  const count = newestFirst.length;
+  const bareFrom = new Array<number>(count + 1).fill(0);
+  if (count === 0) return bareFrom;
+  const relativeLast = list.roots[count - 1] === null;
+  const roots = new Set<string>();
+  let relative = false;
+  let sum = fixedTextTokens(BARE_HEADING, tokenizer);
+  for (let i = count - 1; i >= 0; i--) {
+    const entry = i === count - 1 ? list.oldest : (list.listed[i] as string);
+    const root = list.roots[i] ?? null;
+    sum +=
+      stored !== null && i < count - 1 && root === null
+        ? (stored[i] ??= storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? counter.part(entry))
+        : counter.part(entry);
+    if (root !== null && !roots.has(root)) {
+      roots.add(root);
+      sum += counter.part(rootMark(root));
+    }
+    relative ||= rootNeeded((newestFirst[i] as FileTouch).path, root) === null;
+    bareFrom[i] = sum + (relativeLast && relative && roots.size > 0 ? counter.part(rootMark(null)) : 0);
+  }
+  return bareFrom;
+}
+
+/**
  * Tokens of the trail's text with every path written bare and nothing else (tier 3 with no file in
  * detail): the least that keeps every path in the text. 0 for a trail with no file.
  */
@@ -521,20 +652,20 @@ export function trailPathTokens(trail: ArtifactTrail, tokenizer: Tokenizer): num
   const count = trail.files.length;
   if (count === 0) return 0;
   const newestFirst = [...trail.files].reverse();
-  const { root, heading, listed, oldest } = bareList(newestFirst);
-  const entries = listed.slice(0, -1);
-  if (tokenizer.additiveAtBreaks !== true)
-    return tokenizer.countText([HEADING_LINE, heading, ...entries, oldest].join(''));
-  let tokens =
+  const list = bareList(newestFirst);
+  if (tokenizer.additiveAtBreaks !== true) {
+    const entries = newestFirst.map((file, i) => ({
+      path: file.path,
+      root: list.roots[i] ?? null,
+      text: i === count - 1 ? list.oldest : (list.listed[i] as string),
+    }));
+    return tokenizer.countText([HEADING_LINE, ...bareListParts(entries)].join(''));
+  }
+  const stored = new Array<number | undefined>(count);
+  return (
     fixedTextTokens(HEADING_LINE, tokenizer) +
-    (root === null ? fixedTextTokens(BARE_HEADING, tokenizer) : tokenizer.countText(heading)) +
-    tokenizer.countText(oldest);
-  entries.forEach((entry, i) => {
-    tokens +=
-      (root === null ? storedCount((newestFirst[i] as FileTouch).listTokens, entry) : undefined) ??
-      tokenizer.countText(entry);
-  });
-  return tokens;
+    (bareSuffixTokens(newestFirst, list, new PartCounter(tokenizer), stored, tokenizer)[0] as number)
+  );
 }
 
 /** Every path in a trail (for tests and the eval's probes). */

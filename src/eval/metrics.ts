@@ -158,21 +158,29 @@ export function touchedPaths(items: readonly ContextItem[]): string[] {
 }
 
 /**
- * A line that names the directory its paths are written from: `… (under /Users/me/project/) a.ts, …`
- * (the directory may hold spaces: `/Volumes/Marc's SSD/`).
+ * A directory's mark in a line: the entries after it, up to the next mark or the line's end, are
+ * written from it: `… (under /Users/me/project/) a.ts, b.ts, (under /opt/x/) c.ts` (the directory
+ * may hold spaces: `/Volumes/Marc's SSD/`; `./` is none).
  */
-const ROOTED_LINE = /\(under (.{1,400}?[\\/])\)(.*)$/gm;
+const ROOT_MARK = /\(under (.{1,400}?[\\/])\)/g;
 
 /**
  * Whether a path is in the text: written whole (a relative path as the end of a longer one too),
- * or as an entry of a line that names the directory its entries are written from (the artifact
- * trail's bare list): the directory and the entry make the path, or end with it.
+ * or as an entry after a directory's mark (the artifact trail's bare list): the directory and the
+ * entry make the path, or end with it.
  */
 export function pathInText(path: string, text: string): boolean {
   if (text.includes(path)) return true;
-  for (const [, root, rest] of text.matchAll(ROOTED_LINE)) {
-    for (const entry of (rest as string).split(',')) {
-      const full = `${root as string}${entry.trim()}`;
+  const marks = [...text.matchAll(ROOT_MARK)];
+  for (let k = 0; k < marks.length; k++) {
+    const mark = marks[k] as RegExpExecArray;
+    const root = mark[1] === './' ? '' : (mark[1] as string);
+    const start = mark.index + mark[0].length;
+    const lineEnd = text.indexOf('\n', start);
+    const next = (marks[k + 1] as RegExpExecArray | undefined)?.index ?? text.length;
+    const end = Math.min(next, lineEnd === -1 ? text.length : lineEnd);
+    for (const entry of text.slice(start, end).split(',')) {
+      const full = `${root}${entry.trim()}`;
       if (full === path || full.endsWith(`/${path}`) || full.endsWith(`\\${path}`)) return true;
     }
   }

@@ -10,6 +10,7 @@ import {
 import {
   ARTIFACT_TRAIL_HEADING,
   renderArtifactTrail,
+  renderTrailCounted,
   trailFromText,
 } from '../../../src/context/artifact-trail';
 import {
@@ -328,7 +329,11 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
         const text = textOf(trail);
         const found = state.trail.files.filter((file) => pathInText(file.path, text)).length;
         expect(found === count).toBe(all);
-        expect(text).toContain('(under /Users/someone/workspaces/project/packages/)');
+        // Each package's files written from their directory, named once.
+        for (const pkg of [0, 1, 2, 3])
+          expect(
+            text.split(`(under /Users/someone/workspaces/project/packages/pkg${pkg}/src/)`),
+          ).toHaveLength(all ? 2 : text.includes(`pkg${pkg}/src/ (`) ? 1 : 2);
         expect(text.includes(' files)')).toBe(!all);
         // A path outside the root is written whole.
         if (all) expect(text).toContain(' /tmp/scratch/note9.md');
@@ -979,6 +984,42 @@ describe('carried state written out as text and read back (a session file, chat 
     for (const file of detailed) expect(file).toStrictEqual(files.find((f) => f.path === file.path));
     // Rendered again, a file read back bare says it was touched earlier.
     expect(renderArtifactTrail(read, 10_000, o200k)).toContain(`- ${files[0]?.path} (touched earlier)`);
+  });
+
+  it('paths under several long roots: each root named once, its paths written from it, read back and found as written', () => {
+    // Oldest first: a relative path, then two trees of absolute paths interleaved, and one outside both.
+    const paths = [
+      'notes/todo.md',
+      ...Array.from({ length: 12 }, (_, i) =>
+        i % 2 === 0
+          ? `/Users/me/work/service-api/src/handlers/h${i}.ts`
+          : `/Users/me/work/service-api/tests/unit/handlers/h${i}.test.ts`,
+      ),
+      '/etc/hosts',
+      'README.md',
+    ];
+    const many = {
+      files: paths.map((path, i) => ({ path, ops: ['read'], lastRound: i + 1 })),
+      commands: [],
+    };
+    const text = renderArtifactTrail(many, 120, o200k);
+    const bare = text.split('\n').find((line) => line.startsWith('Also touched, older:')) ?? '';
+    for (const root of [
+      '/Users/me/work/service-api/src/handlers/',
+      '/Users/me/work/service-api/tests/unit/handlers/',
+    ])
+      expect(bare.split(`(under ${root})`)).toHaveLength(2);
+    // The oldest path is relative and comes after a root's paths: written from no root ('./').
+    expect(bare).toMatch(/\(under \.\/\) notes\/todo\.md$/);
+    const listed = trailFromText(text).files.map((f) => f.path);
+    expect([...listed].sort()).toStrictEqual([...paths].sort());
+    for (const path of paths) expect(pathInText(path, text)).toBe(true);
+    expect(pathInText('/Users/me/work/service-api/src/handlers/h1.test.ts', text)).toBe(false);
+    expect(pathInText('/Users/me/work/service-api/tests/unit/handlers/notes/todo.md', text)).toBe(false);
+    // Counted part by part, exactly.
+    const counted = renderTrailCounted(many, 120, o200k);
+    expect(counted.text).toBe(text);
+    expect(counted.tokens).toBe(o200k.countText(text));
   });
 
   it('a path not under the list’s root, a root with parentheses and a command with backticks read back as written', () => {

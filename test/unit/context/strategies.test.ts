@@ -983,13 +983,14 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
   });
 
   it('the carried state grows to keep paths whole only in the room the rest of the header leaves', () => {
-    // 90 files under a long root, at 8k: their paths alone are ~1,500 tokens.
+    // 90 files in 30 directories under a long root, at 8k: their paths alone, written from their
+    // directories, are more than a 0.2 share of the carried state.
     const f = itemsFactory(o200k);
     const reads = Array.from({ length: 90 }, (_, r) => [
       f.user(`s${r}`),
       ...f.block(
         'read_file',
-        { path: `/home/user/projects/some-long-root/packages/module-${r % 5}/src/file_${r}.ts` },
+        { path: `/home/user/projects/some-long-root/packages/module-${r % 30}/src/file_${r}.ts` },
         'ok',
       ),
     ]);
