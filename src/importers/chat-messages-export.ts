@@ -19,7 +19,8 @@ export const MAPPED_KEYS: Record<ChatDialect, string[]> = {
 /**
  * Side fields of a chat message (all optional): `extra` (keys the item model lacks, in order),
  * `role: 'developer'`, `noContent` (the source had no `content`), `contentParts` (layout of a
- * content part list), `toolCallIds` (SWE-agent list other than exactly one id), or `raw` +
+ * content part list) and `contentPartType` (the type of its parts that hold the text, when not
+ * `text`), `toolCallIds` (SWE-agent list other than exactly one id), or `raw` +
  * `digest` (the whole source message, when the mapping cannot rebuild it exactly).
  */
 export type ChatFields = JsonObject;
@@ -49,7 +50,8 @@ export function chatMessageToJson(
   if (message.role === 'user') {
     if (!(f.noContent && content === '')) out.content = content;
   } else if (Array.isArray(f.contentParts)) {
-    out.content = putText(f.contentParts as JsonObject[], 'text', 'text', content as string | null, '');
+    const type = typeof f.contentPartType === 'string' ? f.contentPartType : 'text';
+    out.content = putText(f.contentParts as JsonObject[], type, 'text', content as string | null, '');
   } else if (!(f.noContent && (content === null || content === ''))) {
     out.content = content;
   }

@@ -31,6 +31,22 @@ function parts(value: unknown[], field: string): JsonObject[] {
   });
 }
 
+/**
+ * Types of content parts that hold a message's text in `text` besides `text` itself: a tool's
+ * output (`tool_output`, as lists converted from Codex sessions write tool messages) and the
+ * Responses API's `output_text` / `input_text`.
+ */
+const OTHER_TEXT_PARTS = ['tool_output', 'output_text', 'input_text'];
+
+/** The type of the parts a content list holds its text in: `text`, else another text part's. */
+function textPartType(list: readonly JsonObject[]): string {
+  if (list.some((part) => part.type === 'text' && typeof part.text === 'string')) return 'text';
+  const other = list.find(
+    (part) => OTHER_TEXT_PARTS.includes(part.type as string) && typeof part.text === 'string',
+  );
+  return other ? (other.type as string) : 'text';
+}
+
 /** Content of a message that the item model holds as one string (system, assistant, tool). */
 function textContent(raw: JsonObject, field: string, fields: ChatFields, nullable: boolean): string | null {
   const content = raw.content;
@@ -41,8 +57,11 @@ function textContent(raw: JsonObject, field: string, fields: ChatFields, nullabl
   }
   if (content === null && nullable) return null;
   if (Array.isArray(content)) {
-    const taken = takeText(parts(content, `${field}.content`), 'text', 'text', '');
+    const list = parts(content, `${field}.content`);
+    const type = textPartType(list);
+    const taken = takeText(list, type, 'text', '');
     fields.contentParts = taken.layout;
+    if (type !== 'text') fields.contentPartType = type;
     return taken.text ?? (nullable ? null : '');
   }
   throw new ImportError(`expected a string or a list of content parts, got ${describe(content)}`, {

@@ -5,7 +5,7 @@
  * agent's session files.
  */
 import { describe, expect, it } from 'vitest';
-import { ImportError, importSession } from '../../../src/importers';
+import { exportSession, ImportError, importSession } from '../../../src/importers';
 import { fakeTokenizer } from '../../support/items-factory';
 
 const jsonl = (lines: readonly unknown[]): string => lines.map((l) => JSON.stringify(l)).join('\n');
@@ -154,6 +154,39 @@ describe('an OpenAI list holding Anthropic tool blocks', () => {
       },
     ];
     expect(importSession(JSON.stringify(mistral), { tokenizer: fakeTokenizer }).format).toBe('openai');
+  });
+
+  it("a tool message's output in `tool_output` parts (lists converted from Codex sessions) is its text, written back as it was", () => {
+    const list = [
+      { role: 'user', content: 'Run the tests' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_call', id: 'call_1' }],
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'exec_command', arguments: '{"cmd":"npm test"}' },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'call_1',
+        content: [{ type: 'tool_output', text: 'Exit code: 1\nOutput:\n2 failing' }],
+      },
+    ];
+    const text = JSON.stringify(list, null, 2);
+    const session = importSession(text, { tokenizer: fakeTokenizer });
+    const result = session.items.find((i) => i.type === 'TOOL_RESULT');
+    expect(result?.type === 'TOOL_RESULT' && result.message.content).toBe('Exit code: 1\nOutput:\n2 failing');
+    expect(JSON.parse(exportSession(session))).toStrictEqual(list);
+    // Changed, the text goes back into its part.
+    const changed = session.items.map((i) =>
+      i.type === 'TOOL_RESULT' ? { ...i, message: { ...i.message, content: 'cut' } } : i,
+    );
+    const written = JSON.parse(exportSession({ items: changed, document: session.document })) as typeof list;
+    expect(written[2]?.content).toStrictEqual([{ type: 'tool_output', text: 'cut' }]);
   });
 
   it('an OpenAI list with content parts of its own gives no warning', () => {
