@@ -327,14 +327,14 @@ export function registerEval(program: Command): void {
           if (violations.length > 0) {
             console.error(`\n${violations.length} broken invariant(s):`);
             for (const v of violations.slice(0, 50)) console.error(`  ${v}`);
-            process.exit(EVAL_VIOLATION_EXIT);
           }
-          if (refused.length > 0) process.exit(2);
-          if (rolledBack.length > 0) {
+          // An exit code, not process.exit: a piped stdout (a large --json) is written out first.
+          if (violations.length > 0) process.exitCode = EVAL_VIOLATION_EXIT;
+          else if (refused.length > 0) process.exitCode = 2;
+          else if (rolledBack.length > 0) {
             console.error('every invariant held, but not every summary was written (exit 1)');
-            process.exit(1);
-          }
-          if (!opts.json) console.error('every invariant held');
+            process.exitCode = 1;
+          } else if (!opts.json) console.error('every invariant held');
         },
       ),
     );

@@ -149,6 +149,7 @@ export function registerReplay(program: Command): void {
         }
         if (opts.export) console.log(`history written to ${opts.export}`);
       }
-      process.exit(report.ok ? 0 : 3);
+      // Once stdout is written out: a piped one (a large --json) is written asynchronously.
+      process.stdout.write('', () => process.exit(report.ok ? 0 : 3));
     });
 }
