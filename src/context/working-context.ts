@@ -188,10 +188,15 @@ export class WorkingContext {
    * (`lower.ts`); the block is then kept only for the results it has. The blocks right before it
    * of the same reply are the model's unseen work too: one reply's parallel calls written as a
    * message each, their results after the last call (a block whose calls still wait, or whose
-   * results came after the next block's call), up to half the window.
+   * results came after the next block's call; calls still waiting up to half the window, results
+   * in whatever their size, as one block's would be). A text of the reply written
+   * after its calls, before their results, does not end them: calls still waiting behind it, and
+   * results that came in after it, are kept (results before it were seen).
    */
   private protectPending(): void {
     let userAfter = false;
+    /** Where the reply's text is when it came after its calls: results before it were seen. */
+    let textAt = -1;
     /** The block after this one, once the latest is found. */
     let later: WorkingUnit | null = null;
     /** Tokens of the reply's blocks kept so far. */
@@ -204,17 +209,26 @@ export class WorkingContext {
         userAfter ||= unit.kind === 'item' && isRoundStart(first);
         continue;
       }
-      if (unit.kind !== 'block') return;
+      if (unit.kind !== 'block') {
+        // The reply's text written after its calls, before their results (lists converted from
+        // Codex sessions): the calls before it may still wait.
+        if (later || textAt !== -1 || first.message.tool_calls?.length) return;
+        textAt = this.positionOf(first);
+        continue;
+      }
       const results = unit.originals.length - 1;
       const missing = results < (first.message.tool_calls?.length ?? 0);
+      if (textAt !== -1 && !missing && this.positionOf(unit.originals[results] as ContextItem) < textAt)
+        return;
       if (later) {
         const lastResult = unit.originals[results] as ContextItem;
         const sameReply =
           missing || this.positionOf(lastResult) > this.positionOf(later.originals[0] as ContextItem);
-        // Half the window at most: a list of calls that never got results is no one reply.
-        if (!sameReply || run + unit.tokens > this.windowTokens / 2) return;
+        // Calls still waiting, half the window at most: a list of calls that never got results is
+        // no one reply. Results in are kept as one block's would be (cut to previews if need be).
+        if (!sameReply || (missing && run + unit.tokens > this.windowTokens / 2)) return;
       }
-      run += unit.tokens;
+      if (missing) run += unit.tokens;
       later = unit;
       if (unit.protected) continue;
       // Dropped with nothing in: nothing the model has not seen.

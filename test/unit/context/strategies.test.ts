@@ -816,6 +816,51 @@ describe('one reply whose parallel calls are written a message each, their resul
     expect(kept.reduce((n, u) => n + u.tokens, 0)).toBeLessThanOrEqual(2000);
   });
 
+  it("the reply's text written after its calls, before their results: the calls still wait and are kept", () => {
+    const f = itemsFactory(o200k);
+    const text = { ...f.assistant(`Implementing it now ${words(20, 't')}`, { id: 'text' }), round: 13 };
+    const items = [...split(f, 0), text];
+    const work = new WorkingContext(items, { window: 2000, summaryReserve: null });
+    expect([1, 2, 3].map((n) => unitOf(work, `call${n}`)?.protection)).toStrictEqual([
+      'pending_call',
+      'pending_call',
+      'pending_call',
+    ]);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 2000 }));
+    expect(ids(p.toSummarize).filter((id) => id.startsWith('call'))).toStrictEqual([]);
+    // Their results in after the text: the model has not seen them; they stay with their calls.
+    const replies = split(f, 3);
+    const late = [...replies.slice(0, -3), text, ...replies.slice(-3)];
+    const fresh = new WorkingContext(late, { window: 2000, summaryReserve: null });
+    expect([1, 2, 3].map((n) => unitOf(fresh, `call${n}`)?.protection)).toStrictEqual([
+      'fresh_results',
+      'fresh_results',
+      'fresh_results',
+    ]);
+    // Results in before the text: the model saw them when it wrote it; nothing waits.
+    const answered = [...split(f, 3), text];
+    const seen = new WorkingContext(answered, { window: 2000, summaryReserve: null });
+    expect([1, 2, 3].map((n) => unitOf(seen, `call${n}`)?.protected)).toStrictEqual([false, false, false]);
+  });
+
+  it("results in are kept with every block of the reply whatever their size, as one block's would be", () => {
+    const f = itemsFactory(o200k);
+    const replies = [1, 2].map((n) =>
+      f.calls([{ name: 'read_file', args: { path: `src/big${n}.ts` } }], null, { id: `big${n}` }),
+    );
+    const outputs = replies.map((reply, n) =>
+      f.result(reply.message.tool_calls?.[0]?.id ?? '', words(1500, `big${n}`), { id: `bigout${n + 1}` }),
+    );
+    const items = [...dialogue(f), ...[...replies, ...outputs].map((item) => ({ ...item, round: 13 }))];
+    const work = new WorkingContext(items, { window: 4000, summaryReserve: null });
+    expect([1, 2].map((n) => unitOf(work, `big${n}`)?.protection)).toStrictEqual([
+      'fresh_results',
+      'fresh_results',
+    ]);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }));
+    expect(ids(p.toSummarize).filter((id) => id.startsWith('big'))).toStrictEqual([]);
+  });
+
   it('a block whose result came before the next call is an earlier reply: not kept for it', () => {
     const f = itemsFactory(o200k);
     const earlier = f.block('read_file', { path: 'src/e.ts' }, words(200, 'e'));
