@@ -92,6 +92,12 @@ export interface CarriedStateInput {
   gitDiffStat?: string | null | undefined;
   /** The items' pairing, when the caller has it already. */
   pairs?: PairIndex;
+  /**
+   * The budgets are caps the items keep to, whatever they hold (the request right after would
+   * otherwise go over the window): no item gets its usual least share, and a text still over its
+   * share is cut to it. The items' data stays whole: a later compaction with room writes it again.
+   */
+  hard?: boolean;
 }
 
 export interface CarriedState {
@@ -270,6 +276,8 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const round = previous.round;
   const budget = Math.max(0, input.budgetTokens);
   const quarter = Math.floor(budget / 4);
+  /** An item's least share of the budget, but under a hard cap. */
+  const least = (tokens: number): number => (input.hard ? Math.min(tokens, quarter) : tokens);
   const note = (
     type: NoteItem['type'],
     suffix: string,
@@ -300,9 +308,9 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   let used = 0;
   const limit = Math.max(budget, input.limitTokens ?? budget);
   if (openErrors.length > 0) {
-    let errorBudget = Math.max(quarter, 40);
+    let errorBudget = Math.max(quarter, least(40));
     let rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
-    if (!rendered.complete) {
+    if (!rendered.complete && !input.hard) {
       // A quarter of what the carried state may use (grown where it may grow), to keep every
       // error's text; up to half where the trail's paths written bare still fit beside them
       // (every path first, then every open error, then the trail's details).
@@ -341,28 +349,25 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     const item = note(
       'GIT_DIFF_STAT',
       GIT_DIFF_STAT_SUFFIX,
-      fitStat(input.gitDiffStat, Math.max(quarter, 40), tokenizer),
+      fitStat(input.gitDiffStat, Math.max(quarter, least(40)), tokenizer),
     );
     carried.push(item);
     used += item.tokens;
   }
   let counted = trail;
   if (trail.files.length > 0 || trail.commands.length > 0) {
-    const rendered = renderTrailCounted(
-      trail,
-      Math.max(budget - used, 60),
-      tokenizer,
-      Math.max(limit - used, budget - used, 60),
-    );
+    const trailBudget = Math.max(budget - used, input.hard ? 0 : 60);
+    const rendered = renderTrailCounted(trail, trailBudget, tokenizer, Math.max(limit - used, trailBudget));
     // The trail keeps the counts of its lines, for the next compaction.
     counted = rendered.trail;
+    const text = input.hard ? fit(rendered.text, trailBudget, tokenizer, rendered.tokens) : rendered.text;
     carried.unshift(
       note(
         'ARTIFACT_TRAIL',
         'artifact-trail',
-        rendered.text,
+        text,
         { kind: 'artifact_trail', ...counted },
-        rendered.tokens,
+        text === rendered.text ? rendered.tokens : undefined,
       ),
     );
   }

@@ -185,11 +185,18 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   let carriedTokens = 0;
   for (const item of plan.carried.items) if (isCarried(item)) carriedTokens += item.tokens;
   // Where no cut of the carried state would do (a reply waiting for its results, larger than the
-  // window), it stays whole; a cut that falls short (the trail and the errors have floors) is kept
-  // only where it fits the window.
+  // window), it stays whole; a cut is kept only where it fits the window.
   if (over > carriedTokens) return plan;
-  const within = planWithin(input, carriedTokens - over);
-  return within.work.writtenTotal() <= window ? within : plan;
+  // The items' framing is outside their budgets: a cap that falls short by it is lowered by as
+  // much, twice at most.
+  let cap = carriedTokens - over;
+  for (let attempt = 0; attempt < 3 && cap >= 0; attempt++) {
+    const within = planWithin(input, cap);
+    const still = within.work.writtenTotal() - window;
+    if (still <= 0) return within;
+    cap -= still;
+  }
+  return plan;
 }
 
 /** {@link planCompaction}, the carried state within `carriedCap` tokens (null: its own budgets). */
@@ -207,6 +214,7 @@ function planWithin(input: PlanInput, carriedCap: number | null): CompactionPlan
     limitTokens: cap(carriedLimit(input.items, config, target)),
     idPrefix: input.compactionId,
     gitDiffStat: input.gitDiffStat,
+    ...(carriedCap === null ? {} : { hard: true }),
   });
   const items = carried.items;
   // Measure the header and summaries first: the summary's budget depends on them.

@@ -343,6 +343,36 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       },
     );
 
+    it('under a hard cap (a request would go over the window), no item gets its least share: the texts are cut, the data stays whole', () => {
+      const f = itemsFactory(o200k);
+      const items = conversation(
+        f.user('build everything'),
+        Array.from({ length: 30 }, (_, i) =>
+          f.block(
+            i % 3 === 0 ? 'bash' : 'read_file',
+            i % 3 === 0 ? { command: `make target${i}` } : { path: `/srv/app/module-${i}/src/index.ts` },
+            i % 3 === 0 ? `Error: target${i} failed: ${words(12, `cause${i}`)}` : 'ok',
+          ),
+        ),
+      );
+      const soft = carried(items, { budgetTokens: 40 });
+      const hard = carried(items, { budgetTokens: 40, hard: true });
+      const tokens = (state: typeof soft) =>
+        state.added.filter((i) => isCarried(i)).reduce((n, i) => n + i.tokens, 0);
+      // The least shares (the trail's 60, the errors' 40) put the soft state well over its budget.
+      expect(tokens(soft)).toBeGreaterThan(100);
+      expect(tokens(hard) - 2 * MESSAGE_OVERHEAD_TOKENS).toBeLessThanOrEqual(40);
+      for (const item of hard.added.filter((i) => isCarried(i)))
+        expect(item.tokens).toBe(o200k.countText(textOf(item)) + MESSAGE_OVERHEAD_TOKENS);
+      // Every path and error is still in the data, for a later compaction with room.
+      expect(hard.trail.files).toHaveLength(20);
+      expect(hard.openErrors).toStrictEqual(soft.openErrors);
+      const data = hard.added.find((i) => i.type === 'ARTIFACT_TRAIL');
+      expect(
+        data?.type === 'ARTIFACT_TRAIL' && data.carried?.kind === 'artifact_trail' && data.carried.files,
+      ).toHaveLength(20);
+    });
+
     it('open errors grow into the limit to keep every text, to a quarter of it', () => {
       const f = itemsFactory(o200k);
       const items = conversation(
