@@ -106,6 +106,9 @@ export interface JsonLine {
   repaired?: true;
 }
 
+/** Parsed JSONL lines, and the number of a last line left out because it was cut short. */
+export type JsonLines = JsonLine[] & { cutLine?: number };
+
 /** Characters a backslash escapes in JSON (`\u` also needs four hex digits). */
 const JSON_ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
 
@@ -173,9 +176,11 @@ function concatenatedValues(raw: string): string[] | null {
  * objects written back to back (`{…}{…}`: a writer that lost a newline, as pi session files have
  * been seen to hold) gives each of them, all with that line's number; a line with stray
  * backslashes in its strings ({@link withStrayBackslashesEscaped}) is read with them as backslashes and marked
- * `repaired`; any other bad line is refused.
+ * `repaired`; a last line with no line break after it that does not parse is left out (a file
+ * copied while its agent was still writing it: `cutLine`) when lines before it parsed; any other
+ * bad line is refused.
  */
-export function parseJsonLines(text: string): JsonLine[] {
+export function parseJsonLines(text: string): JsonLines {
   const lines: JsonLine[] = [];
   let start = 0;
   let number = 0;
@@ -199,6 +204,11 @@ export function parseJsonLines(text: string): JsonLine[] {
           }
         }
         const pieces = concatenatedValues(raw);
+        if (!pieces && end === text.length && lines.length > 0) {
+          // The last line, with no line break after it: a file copied while its agent was still
+          // writing it. What came before is whole.
+          return Object.assign(lines, { cutLine: number });
+        }
         if (!pieces) throw err;
         for (const piece of pieces) {
           let value: unknown;
@@ -297,19 +307,25 @@ function unescapeJson(value: string): string {
   }
 }
 
-/** The session with the warning for the lines read with their stray backslashes escaped, if any. */
-export function withLineWarnings<S extends { warnings?: string[] }>(
-  session: S,
-  lines: readonly JsonLine[],
-): S {
+/** The session with the warnings for its lines: read with their stray backslashes escaped, or a cut last line left out. */
+export function withLineWarnings<S extends { warnings?: string[] }>(session: S, lines: JsonLines): S {
+  const warnings: string[] = [];
   const repaired = lines.filter((l) => l.repaired).map((l) => l.line);
-  if (repaired.length === 0) return session;
-  const shown =
-    repaired.slice(0, 5).join(', ') + (repaired.length > 5 ? `, … (${repaired.length} lines)` : '');
-  const warning =
-    `line${repaired.length === 1 ? '' : 's'} ${shown}: a backslash that escapes nothing JSON knows (\\* as a ` +
-    'redaction leaves it) was read as a backslash';
-  return { ...session, warnings: [...(session.warnings ?? []), warning] };
+  if (repaired.length > 0) {
+    const shown =
+      repaired.slice(0, 5).join(', ') + (repaired.length > 5 ? `, … (${repaired.length} lines)` : '');
+    warnings.push(
+      `line${repaired.length === 1 ? '' : 's'} ${shown}: a backslash that escapes nothing JSON knows (\\* as a ` +
+        'redaction leaves it) was read as a backslash',
+    );
+  }
+  if (lines.cutLine !== undefined)
+    warnings.push(
+      `line ${lines.cutLine}: the last line is cut short (the file was copied while it was being written); left out`,
+    );
+  return warnings.length === 0
+    ? session
+    : { ...session, warnings: [...(session.warnings ?? []), ...warnings] };
 }
 
 /** A JSONL session: the text's lines ({@link parseJsonLines}) imported by `importLines`, with their warnings. */

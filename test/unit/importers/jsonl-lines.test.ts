@@ -85,6 +85,23 @@ describe('a pi session with a redacted line', () => {
   });
 });
 
+describe('a session file copied while its agent was writing it', () => {
+  it('leaves its cut last line out, and says so; a cut line followed by another is still refused', () => {
+    const whole = [line(header), line(user('Write a haiku.')), line(assistant('Done.'))].join('\n');
+    const cut = `${whole}\n${line(user('And an')).slice(0, -9)}`;
+    const session = importSession(cut, { tokenizer: fakeTokenizer, fileName: 's.jsonl' });
+    expect(session.items.map((i) => (i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message)))).toEqual([
+      'Write a haiku.',
+      'Done.',
+    ]);
+    expect(session.warnings).toEqual([
+      'line 4: the last line is cut short (the file was copied while it was being written); left out',
+    ]);
+    expect(() => parseJsonLines(`${cut}\n`)).toThrow(/^line 4: not valid JSON/);
+    expect(() => parseJsonLines('{"a":')).toThrow(/^line 1: not valid JSON/);
+  });
+});
+
 describe('a pi session whose tool results answer no call', () => {
   it('imports them and says they are never sent', () => {
     const result = (id: string) => ({
