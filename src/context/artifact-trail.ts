@@ -524,6 +524,9 @@ export function renderTrailCounted(
     }
     if (tokens <= budgetTokens) return rendered(parts, tokens, n === 10 ? wholeText : undefined);
   }
+  // Commands alone, not even the last of them fitting: the heading alone.
+  if (count === 0)
+    return rendered([ARTIFACT_TRAIL_HEADING], fixedTextTokens(ARTIFACT_TRAIL_HEADING, tokenizer));
   // Tier 3: the newest `keep` files in detail, the older ones by path only, on one line:
   // `Also touched, older: a, b, c` is the heading, then ' a,', ' b,' and ' c' (the last, no comma).
   // Paths under a long root are written from it, the root's mark (' (under /w/p/)') before the

@@ -744,8 +744,12 @@ const EXIT_STATUS_LINE =
 const LABEL_LINE = /^\s*(error|fatal|exception|failed|failure)\s*[:!]?\s*$/i;
 /** A Python traceback's last line: the exception and its message. */
 const EXCEPTION_LINE = /^\s*[\w.]*(Error|Exception|Interrupt|Exit)\b/;
-/** Lines that say nothing of what failed. */
-const NO_OUTPUT_LINE = /^\s*(\(no output\)|\[no output\])?\s*$/i;
+/**
+ * Lines that say nothing of what failed: empty, "(no output)", or a shell tool's wrapper around the
+ * output (Codex's `Chunk ID: …`, `Wall time: …`, `Original token count: 0`, `Output:`).
+ */
+const NO_OUTPUT_LINE =
+  /^\s*(\(no output\)|\[no output\]|chunk id:.*|wall time:.*|original token count:\s*\d+|total output lines:\s*\d+|output:)?\s*$/i;
 
 /**
  * The line that says what failed, of `lines` (an output, or its start and end): a line naming the

@@ -617,6 +617,13 @@ describe('toolResultError: strict detection', () => {
       undefined,
       'Command exited with code 1',
     ],
+    [
+      'a non-zero exit with nothing to say, inside a shell wrapper (Codex): the exit status, not `Output:`',
+      'exec_command',
+      'Chunk ID: 4f1a\nWall time: 0.2 seconds\nProcess exited with code 1\nOriginal token count: 0\nOutput:\n',
+      { format: 'codex', index: 3, fields: { isError: true } },
+      'Process exited with code 1',
+    ],
     ['a zero exit', 'bash', 'building\nCommand exited with code 0', undefined, null],
     [
       'a traceback: its exception',
@@ -1014,6 +1021,13 @@ describe('carried state written out as text and read back (a session file, chat 
     for (const file of detailed) expect(file).toStrictEqual(files.find((f) => f.path === file.path));
     // Rendered again, a file read back bare says it was touched earlier.
     expect(renderArtifactTrail(read, 10_000, o200k)).toContain(`- ${files[0]?.path} (touched earlier)`);
+  });
+
+  it('a trail of commands alone in no room: its heading alone, counted', () => {
+    const commands = { files: [], commands: [{ command: `npm test -- ${words(30, 'flag')}`, round: 1 }] };
+    const counted = renderTrailCounted(commands, 0, o200k);
+    expect(counted.text).toBe(ARTIFACT_TRAIL_HEADING);
+    expect(counted.tokens).toBe(o200k.countText(ARTIFACT_TRAIL_HEADING));
   });
 
   it('paths under several long roots: each root named once, its paths written from it, read back and found as written', () => {
