@@ -138,14 +138,9 @@ const COMMAND_ENTRY = /`(.*?)` \(round (\d+)\)(?=;|$)/g;
 /** A directory the list collapsed into a count: its paths are not in the text. */
 const COLLAPSED_ENTRY = / \(\d+ files?\)$/;
 /** A root's mark in the list of older paths: the entries after it are written from it. */
-const LIST_ROOT = /^\(under (.+?[\\/])\)/;
+const LIST_ROOT = /\(under (.+?[\\/])\)/g;
 /** The line a carried item's text ends with when it was cut to fit its budget. */
 export const CARRIED_CUT_LINE = '[… cut to fit the carried-state budget]';
-
-/** Whether a path is written whole wherever it is (absolute, or from the home directory). */
-function isRooted(path: string): boolean {
-  return path.startsWith('/') || path.startsWith('~') || /^[A-Za-z]:[\\/]/.test(path);
-}
 
 /**
  * The lines of a carried item's text under its heading, or null when it does not open with it; a
@@ -198,18 +193,23 @@ export function trailFromText(text: string): ArtifactTrail {
     const earlier = EARLIER_LINE.exec(line);
     if (earlier) newest.push({ path: earlier[1] as string, ops: [], lastRound: 0 });
     else if (line.startsWith(BARE_HEADING)) {
-      // Entries after a root's mark are written from it, until the next mark ('./': none).
-      let root = '';
-      for (const entry of line.slice(BARE_HEADING.length).split(', ')) {
-        let name = entry.trim();
-        const under = LIST_ROOT.exec(name);
-        if (under) {
-          root = under[1] === './' ? '' : (under[1] as string);
-          name = name.slice(under[0].length).trim();
+      // Entries after a root's mark are written from it (but an absolute path, written whole),
+      // until the next mark ('./': none). The marks are found first: a root may hold ', '.
+      const rest = line.slice(BARE_HEADING.length);
+      const marks = [...rest.matchAll(LIST_ROOT)];
+      const regions = [{ root: '', text: rest.slice(0, marks[0]?.index ?? rest.length) }];
+      marks.forEach((mark, k) =>
+        regions.push({
+          root: mark[1] === './' ? '' : (mark[1] as string),
+          text: rest.slice(mark.index + mark[0].length, marks[k + 1]?.index ?? rest.length),
+        }),
+      );
+      for (const { root, text } of regions)
+        for (const entry of text.split(', ')) {
+          const name = entry.trim();
+          if (!name || COLLAPSED_ENTRY.test(name)) continue;
+          newest.push({ path: root && !isWhole(name) ? `${root}${name}` : name, ops: [], lastRound: 0 });
         }
-        if (!name || COLLAPSED_ENTRY.test(name)) continue;
-        newest.push({ path: isRooted(name) ? name : `${root}${name}`, ops: [], lastRound: 0 });
-      }
     } else if (line.startsWith(COMMANDS_HEADING)) {
       const list = line.slice(COMMANDS_HEADING.length);
       for (const m of list.matchAll(COMMAND_ENTRY))
@@ -267,7 +267,12 @@ function rootMark(root: string | null): string {
  * directory: read the same under any root).
  */
 function rootNeeded(path: string, root: string | null): string | null | undefined {
-  return root !== null ? root : isRooted(path) ? undefined : null;
+  return root !== null ? root : isWhole(path) ? undefined : null;
+}
+
+/** Whether a path reads the same under any root: absolute, or from the home directory (`~/`). */
+function isWhole(path: string): boolean {
+  return path.startsWith('/') || path.startsWith('~/') || /^[A-Za-z]:[\\/]/.test(path);
 }
 
 /** An entry of the bare list: what it names (a path, or a directory collapsed into a count), its root, its text. */
@@ -349,7 +354,9 @@ export function bareRoots(paths: readonly string[]): (string | null)[] {
     if (best === null) break;
     const root = best;
     const next = paths.map((path, p) =>
-      path.startsWith(root) && (roots[p]?.length ?? 0) < root.length ? root : (roots[p] ?? null),
+      path.startsWith(root) && path.length > root.length && (roots[p]?.length ?? 0) < root.length
+        ? root
+        : (roots[p] ?? null),
     );
     // A root that takes paths from a shorter one can leave that one with too few to be worth it.
     const nextChars = bareChars(paths, next);

@@ -56,7 +56,7 @@ import {
   renderOpenErrorsWithin,
 } from './open-errors';
 import { countItemTokens, MESSAGE_OVERHEAD_TOKENS } from './token-accounting';
-import { maxTokens, type Tokenizer } from './tokenizer';
+import { fixedTextTokens, maxTokens, type Tokenizer } from './tokenizer';
 import { indexPairs, movePairs, type PairIndex } from './tool-pairs';
 
 /** Item types only a compaction writes, replaced by each one. */
@@ -128,8 +128,10 @@ function noteText(item: ContextItem): string {
 /** The text cut to `budget` tokens with a marker, or itself when it fits (`tokens`: its count, when known). */
 function fit(text: string, budget: number, tokenizer: Tokenizer, tokens?: number): string {
   if (maxTokens(text) <= budget || (tokens ?? tokenizer.countText(text)) <= budget) return text;
-  // Room for the marker is taken only when the text must be cut.
-  return `${tokenizer.prefix(text, Math.max(0, budget - 8))}\n${CARRIED_CUT_LINE}`;
+  // Room for the marker is taken only when the text must be cut; with no room for it, nothing.
+  const marker = fixedTextTokens(`\n${CARRIED_CUT_LINE}`, tokenizer);
+  if (budget < marker) return '';
+  return `${tokenizer.prefix(text, budget - marker)}\n${CARRIED_CUT_LINE}`;
 }
 
 /** The stat's first lines and its summary line, within `budget`. */
@@ -341,9 +343,14 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   }
   const previousStat = previous.stat;
   if (input.gitDiffStat === undefined) {
-    if (previousStat) {
-      carried.push(previousStat);
-      used += previousStat.tokens;
+    // Under a hard cap, kept only as far as its share goes (a new item of its cut text).
+    const stat =
+      previousStat && input.hard && previousStat.tokens - MESSAGE_OVERHEAD_TOKENS > quarter
+        ? note('GIT_DIFF_STAT', GIT_DIFF_STAT_SUFFIX, fit(noteText(previousStat), quarter, tokenizer))
+        : previousStat;
+    if (stat) {
+      carried.push(stat);
+      used += stat.tokens;
     }
   } else if (input.gitDiffStat !== null && input.gitDiffStat.trim().length > 0) {
     const item = note(

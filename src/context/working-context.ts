@@ -205,8 +205,10 @@ export class WorkingContext {
       const unit = this.units[i] as WorkingUnit;
       const first = unit.originals[0] as ContextItem;
       if (first.type !== 'ASSISTANT_MESSAGE') {
-        if (later) return;
-        userAfter ||= unit.kind === 'item' && isRoundStart(first);
+        const roundStart = unit.kind === 'item' && isRoundStart(first);
+        // A reply's text after the user spoke answers the user, not its calls before.
+        if (later || (roundStart && textAt !== -1)) return;
+        userAfter ||= roundStart;
         continue;
       }
       if (unit.kind !== 'block') {

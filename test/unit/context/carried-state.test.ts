@@ -1023,6 +1023,45 @@ describe('carried state written out as text and read back (a session file, chat 
     expect(renderArtifactTrail(read, 10_000, o200k)).toContain(`- ${files[0]?.path} (touched earlier)`);
   });
 
+  it.each([
+    [
+      'a root holding ", "',
+      [
+        '/Users/me/Acme, Inc/project/a.ts',
+        '/Users/me/Acme, Inc/project/b.ts',
+        '/Users/me/Acme, Inc/project/c.ts',
+      ],
+    ],
+    [
+      'a path that is a root',
+      [
+        '/Users/me/git/project-alpha/',
+        '/Users/me/git/project-alpha/a.ts',
+        '/Users/me/git/project-alpha/b.ts',
+        '/Users/me/git/project-alpha/c.ts',
+      ],
+    ],
+    [
+      'a name under a root that starts with ~',
+      [
+        '/Users/me/git/project-alpha/~$report.docx',
+        '/Users/me/git/project-alpha/a.ts',
+        '/Users/me/git/project-alpha/b.ts',
+        '/Users/me/git/project-alpha/c.ts',
+      ],
+    ],
+  ])('the list of older paths reads back as written: %s', (_, paths) => {
+    const trail = {
+      files: paths.map((path, i) => ({ path, ops: ['read'], lastRound: i + 1 })),
+      commands: [],
+    };
+    const text = renderArtifactTrail(trail, 50, o200k);
+    expect(text).toContain('(under /Users/me/');
+    expect(text).not.toContain('- /Users');
+    expect(trailFromText(text).files.map((f) => f.path)).toStrictEqual(paths);
+    for (const path of paths) expect(pathInText(path, text)).toBe(true);
+  });
+
   it('a trail of commands alone in no room: its heading alone, counted', () => {
     const commands = { files: [], commands: [{ command: `npm test -- ${words(30, 'flag')}`, round: 1 }] };
     const counted = renderTrailCounted(commands, 0, o200k);

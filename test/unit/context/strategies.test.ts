@@ -837,6 +837,25 @@ describe('one reply whose parallel calls are written a message each, their resul
       'fresh_results',
       'fresh_results',
     ]);
+    // The user spoke between a block whose second call never got its result and the text: the
+    // text answers the user; the block waits for nothing.
+    const both = f.calls(
+      [
+        { name: 'read_file', args: { path: 'src/x.ts' } },
+        { name: 'read_file', args: { path: 'src/y.ts' } },
+      ],
+      null,
+      { id: 'both' },
+    );
+    const spoke = [
+      ...dialogue(f),
+      { ...both, round: 13 },
+      { ...f.result(both.message.tool_calls?.[0]?.id ?? '', words(200, 'x')), round: 13 },
+      { ...f.user(`go on ${words(10, 'u')}`), round: 14 },
+      { ...text, round: 14 },
+    ];
+    const answeredUser = new WorkingContext(spoke, { window: 2000, summaryReserve: null });
+    expect(unitOf(answeredUser, 'both')?.protected).toBe(false);
     // Results in before the text: the model saw them when it wrote it; nothing waits.
     const answered = [...split(f, 3), text];
     const seen = new WorkingContext(answered, { window: 2000, summaryReserve: null });
