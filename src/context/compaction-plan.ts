@@ -187,11 +187,14 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   // Where no cut of the carried state would do (a reply waiting for its results, larger than the
   // window), it stays whole; a cut is kept only where it fits the window.
   if (over > carriedTokens) return plan;
-  // The items' framing is outside their budgets: a cap that falls short by it is lowered by as
-  // much, twice at most.
+  // Within the cap, each item its least share first (the trail's paths, the errors' texts); where
+  // that does not fit, the cap is kept to (hard), lowered by what the items' framing adds, twice
+  // at most.
   let cap = carriedTokens - over;
+  const shares = planWithin(input, cap);
+  if (shares.work.writtenTotal() <= window) return shares;
   for (let attempt = 0; attempt < 3 && cap >= 0; attempt++) {
-    const within = planWithin(input, cap);
+    const within = planWithin(input, cap, true);
     const still = within.work.writtenTotal() - window;
     if (still <= 0) return within;
     cap -= still;
@@ -200,7 +203,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
 }
 
 /** {@link planCompaction}, the carried state within `carriedCap` tokens (null: its own budgets). */
-function planWithin(input: PlanInput, carriedCap: number | null): CompactionPlan {
+function planWithin(input: PlanInput, carriedCap: number | null, hard = false): CompactionPlan {
   const { config } = input;
   const tokenizer = countingOnce(input.tokenizer);
   const tokensBefore = sumTokens(input.items);
@@ -214,7 +217,7 @@ function planWithin(input: PlanInput, carriedCap: number | null): CompactionPlan
     limitTokens: cap(carriedLimit(input.items, config, target)),
     idPrefix: input.compactionId,
     gitDiffStat: input.gitDiffStat,
-    ...(carriedCap === null ? {} : { hard: true }),
+    ...(hard ? { hard: true } : {}),
   });
   const items = carried.items;
   // Measure the header and summaries first: the summary's budget depends on them.
