@@ -127,10 +127,25 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
   );
 }
 
+/** OpenHands V1's events (software-agent-sdk): `{ kind: 'ActionEvent' | 'MessageEvent' | … }`, a list or `{ history }`. */
+function isOpenHandsSdkEvents(value: unknown): boolean {
+  const events = isRecord(value) ? value.history : value;
+  return (
+    Array.isArray(events) &&
+    events.length > 0 &&
+    events.every((event) => isRecord(event) && typeof event.kind === 'string' && event.kind.endsWith('Event'))
+  );
+}
+
 function valueFormat(value: unknown, fileName: string | undefined): DetectedFormat {
   if (extension(fileName) === 'traj') return { format: 'swe-agent' };
   // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
   if (isOpenHandsTrajectory(value)) return { format: 'openhands' };
+  if (isOpenHandsSdkEvents(value))
+    throw new ImportError(
+      'an OpenHands V1 (software-agent-sdk) event history (events with "kind": "ActionEvent", "ObservationEvent", …) ' +
+        'is not read yet; OpenHands V0 trajectories (events with "action" or "observation") are',
+    );
   if (isGeminiRecording(value) || isGeminiContents(value)) return { format: 'gemini' };
   // Before OpenAI's `{ messages }`: an OpenCode export's messages are `{ info, parts }`.
   if (isOpenCodeExport(value)) return { format: 'opencode' };
