@@ -74,6 +74,21 @@ async function talk(conv: Conversation, rounds: number, prefix = 'q'): Promise<v
   for (let i = 0; i < rounds; i++) await conv.send(words(300, `${prefix}${i}w`));
 }
 
+/** What the model was sent after the first `from` requests (summaries aside), counted as the conversation counts it. */
+function agentRequestSizes(from: number): number[] {
+  const counter = tokenCounterForModel('fake-model');
+  return env.llm
+    .chatRequests()
+    .slice(from)
+    .filter((r) => !isSummaryRequest(r))
+    .map((r) =>
+      counter.countRequest({
+        messages: (r.body.messages ?? []) as ChatMessage[],
+        tools: (r.body.tools ?? []) as ToolDefinition[],
+      }),
+    );
+}
+
 async function activeIds(conv: Conversation): Promise<string[]> {
   return (await conv.activeContext()).items.map((i) => i.id);
 }
@@ -209,18 +224,7 @@ describe('loop guard', () => {
     const emergency = events.findIndex((e) => e.type === 'pre_compact' && e.detail.startsWith('emergency: '));
     expect(paused).toBeGreaterThanOrEqual(0);
     expect(emergency).toBeGreaterThan(paused);
-    // What the model was sent, counted as the conversation counts it.
-    const counter = tokenCounterForModel('fake-model');
-    const sizes = env.llm
-      .chatRequests()
-      .slice(before)
-      .filter((r) => !isSummaryRequest(r))
-      .map((r) =>
-        counter.countRequest({
-          messages: (r.body.messages ?? []) as ChatMessage[],
-          tools: (r.body.tools ?? []) as ToolDefinition[],
-        }),
-      );
+    const sizes = agentRequestSizes(before);
     expect(sizes.length).toBe(8);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(4000);
   });
@@ -486,17 +490,7 @@ describe('confirmation', () => {
         (e) => e.type === 'pre_compact' && e.trigger === 'overflow' && e.detail.includes('declined'),
       ),
     ).toBe(true);
-    const counter = tokenCounterForModel('fake-model');
-    const sizes = env.llm
-      .chatRequests()
-      .slice(before)
-      .filter((r) => !isSummaryRequest(r))
-      .map((r) =>
-        counter.countRequest({
-          messages: (r.body.messages ?? []) as ChatMessage[],
-          tools: (r.body.tools ?? []) as ToolDefinition[],
-        }),
-      );
+    const sizes = agentRequestSizes(before);
     expect(sizes.length).toBe(6);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(4000);
   });
