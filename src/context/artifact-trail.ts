@@ -322,42 +322,45 @@ function bareChars(paths: readonly string[], roots: readonly (string | null)[]):
  * (its length times the paths it shortens, less its mark), while one still shortens the list.
  */
 export function bareRoots(paths: readonly string[]): (string | null)[] {
+  // Every directory long enough to be named, once, with the paths under it.
+  const dirs = new Map<string, number[]>();
+  for (let p = 0; p < paths.length; p++) {
+    const path = paths[p] as string;
+    if (!rootable(path)) continue;
+    for (let i = MIN_ROOT_CHARS - 1; i < path.length - 1; i++) {
+      const c = path[i];
+      if (c !== '/' && c !== '\\') continue;
+      const dir = path.slice(0, i + 1);
+      const under = dirs.get(dir);
+      if (under) under.push(p);
+      else dirs.set(dir, [p]);
+    }
+  }
   let roots = new Array<string | null>(paths.length).fill(null);
   let chars = bareChars(paths, roots);
   for (let chosen = 0; chosen < MAX_ROOTS; chosen++) {
-    // Per directory: the paths it would shorten, and the characters it would save them.
-    const under = new Map<string, { paths: number; saved: number }>();
-    for (let p = 0; p < paths.length; p++) {
-      const path = paths[p] as string;
-      if (!rootable(path)) continue;
-      const current = roots[p]?.length ?? 0;
-      for (let i = Math.max(current, MIN_ROOT_CHARS - 1); i < path.length - 1; i++) {
-        const c = path[i];
-        if (c !== '/' && c !== '\\') continue;
-        const dir = path.slice(0, i + 1);
-        const stats = under.get(dir);
-        if (stats) {
-          stats.paths++;
-          stats.saved += dir.length - current;
-        } else under.set(dir, { paths: 1, saved: dir.length - current });
-      }
-    }
-    let best: string | null = null;
+    // The directory that saves the most: the characters it takes off the paths it shortens (those
+    // not under a longer root already), less its mark.
+    let best: { dir: string; under: number[] } | null = null;
     let value = 0;
-    for (const [dir, stats] of under) {
-      const v = stats.saved - rootMark(dir).length;
-      if (stats.paths >= MIN_ROOT_PATHS && v > value) {
-        best = dir;
+    for (const [dir, under] of dirs) {
+      let shortened = 0;
+      let saved = 0;
+      for (const p of under) {
+        const current = roots[p]?.length ?? 0;
+        if (current >= dir.length) continue;
+        shortened++;
+        saved += dir.length - current;
+      }
+      const v = saved - rootMark(dir).length;
+      if (shortened >= MIN_ROOT_PATHS && v > value) {
+        best = { dir, under };
         value = v;
       }
     }
     if (best === null) break;
-    const root = best;
-    const next = paths.map((path, p) =>
-      path.startsWith(root) && path.length > root.length && (roots[p]?.length ?? 0) < root.length
-        ? root
-        : (roots[p] ?? null),
-    );
+    const next = [...roots];
+    for (const p of best.under) if ((next[p]?.length ?? 0) < best.dir.length) next[p] = best.dir;
     // A root that takes paths from a shorter one can leave that one with too few to be worth it.
     const nextChars = bareChars(paths, next);
     if (nextChars >= chars) break;
