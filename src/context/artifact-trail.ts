@@ -251,11 +251,6 @@ const MIN_ROOT_PATHS = 3;
 /** Most roots the bare list names. */
 const MAX_ROOTS = 8;
 
-/** Whether a path can be written from a root: absolute, from the home directory or a drive. */
-function rootable(path: string): boolean {
-  return path.startsWith('/') || path.startsWith('~/') || /^[A-Za-z]:[\\/]/.test(path);
-}
-
 /** The mark an entry of the bare list is written after when its root is not the one before it. */
 function rootMark(root: string | null): string {
   return ` (under ${root ?? './'})`;
@@ -270,7 +265,10 @@ function rootNeeded(path: string, root: string | null): string | null | undefine
   return root !== null ? root : isWhole(path) ? undefined : null;
 }
 
-/** Whether a path reads the same under any root: absolute, or from the home directory (`~/`). */
+/**
+ * Whether a path reads the same under any root (absolute, or from the home directory `~/`): one
+ * the bare list can write from a root, and writes whole without one.
+ */
 function isWhole(path: string): boolean {
   return path.startsWith('/') || path.startsWith('~/') || /^[A-Za-z]:[\\/]/.test(path);
 }
@@ -288,17 +286,17 @@ interface BareEntry {
  * entry, newest first within; the group of the oldest entry goes last, so the line always ends
  * with it.
  */
-function byRoot<T extends { root: string | null }>(entries: readonly T[]): T[] {
-  const groups = new Map<string | null, T[]>([[null, []]]);
+function byRoot(entries: readonly BareEntry[]): BareEntry[] {
+  const groups = new Map<string | null, BareEntry[]>([[null, []]]);
   for (const entry of entries) {
     const group = groups.get(entry.root);
     if (group) group.push(entry);
     else groups.set(entry.root, [entry]);
   }
   const last = entries[entries.length - 1]?.root ?? null;
-  const ordered: T[] = [];
+  const ordered: BareEntry[] = [];
   for (const [root, group] of groups) if (root !== last) ordered.push(...group);
-  ordered.push(...(groups.get(last) as T[]));
+  ordered.push(...(groups.get(last) as BareEntry[]));
   return ordered;
 }
 
@@ -326,7 +324,7 @@ export function bareRoots(paths: readonly string[]): (string | null)[] {
   const dirs = new Map<string, number[]>();
   for (let p = 0; p < paths.length; p++) {
     const path = paths[p] as string;
-    if (!rootable(path)) continue;
+    if (!isWhole(path)) continue;
     for (let i = MIN_ROOT_CHARS - 1; i < path.length - 1; i++) {
       const c = path[i];
       if (c !== '/' && c !== '\\') continue;
@@ -371,18 +369,16 @@ export function bareRoots(paths: readonly string[]): (string | null)[] {
 }
 
 /**
- * The bare list of files (newest first, at least one): each file's root (null: written whole),
- * its entry with its comma (`listed`), and the oldest file's entry as the line ends with it (no
- * comma).
+ * The bare list's entries of files (newest first, at least one): each file's path, root (null:
+ * written whole) and text with its comma, the oldest file's as the line ends with it (no comma).
  */
-function bareList(newestFirst: readonly FileTouch[]): {
-  roots: (string | null)[];
-  listed: string[];
-  oldest: string;
-} {
+function bareList(newestFirst: readonly FileTouch[]): BareEntry[] {
   const roots = bareRoots(newestFirst.map((file) => file.path));
-  const listed = newestFirst.map((file, i) => ` ${bareName(file.path, roots[i] ?? null)},`);
-  return { roots, listed, oldest: (listed[listed.length - 1] as string).slice(0, -1) };
+  return newestFirst.map((file, i) => {
+    const root = roots[i] ?? null;
+    const text = ` ${bareName(file.path, root)}${i === newestFirst.length - 1 ? '' : ','}`;
+    return { path: file.path, root, text };
+  });
 }
 
 /** A path as the bare list writes it: from the root when it is under it. */
@@ -543,12 +539,6 @@ export function renderTrailCounted(
   // first of a run of them. The trail's stored entry counts are of the paths written whole.
   const list = bareList(newestFirst);
   const bareFrom = bareSuffixTokens(newestFirst, list, counter, additive ? listTokens : null, tokenizer);
-  const entriesFrom = (from: number): { path: string; root: string | null; text: string }[] =>
-    newestFirst.slice(from).map((file, i) => ({
-      path: file.path,
-      root: list.roots[from + i] ?? null,
-      text: from + i === count - 1 ? list.oldest : (list.listed[from + i] as string),
-    }));
   let detailCost = fixedTextTokens(HEADING_LINE, tokenizer);
   let keep = 0;
   // The detail lines that fit beside the bare list of the rest, newest first (every file in
@@ -565,16 +555,16 @@ export function renderTrailCounted(
     return rendered(parts, additive ? detailCost + bareTokens : tokenizer.countText(parts.join('')));
   };
   if (detailCost + (bareFrom[keep] as number) <= budgetTokens)
-    return listing(bareListParts(entriesFrom(keep)), bareFrom[keep] as number);
+    return listing(bareListParts(list.slice(keep)), bareFrom[keep] as number);
   // Every path whole, in no detail, in the room the trail may grow to.
   if (fixedTextTokens(HEADING_LINE, tokenizer) + (bareFrom[0] as number) <= pathBudgetTokens) {
     keep = 0;
     detailCost = fixedTextTokens(HEADING_LINE, tokenizer);
   }
   if (detailCost + (bareFrom[keep] as number) <= pathBudgetTokens)
-    return listing(bareListParts(entriesFrom(keep)), bareFrom[keep] as number);
+    return listing(bareListParts(list.slice(keep)), bareFrom[keep] as number);
   // Tier 4: collapse the oldest directories into counts until the line fits.
-  const older = entriesFrom(keep);
+  const older = list.slice(keep);
   const groups = new Map<string, { paths: number; root: string | null; entry: string }>();
   for (let i = older.length - 1; i >= 0; i--) {
     const { path, root } = older[i] as { path: string; root: string | null };
@@ -593,7 +583,7 @@ export function renderTrailCounted(
     group.entry = ` ${bareName(`${dir}/`, group.root) || './'} (${group.paths} file${group.paths === 1 ? '' : 's'}),`;
   const collapsed = new Set<string>();
   const collapsedParts = (): string[] => {
-    const entries: { path: string; root: string | null; text: string }[] = [];
+    const entries: BareEntry[] = [];
     const seen = new Set<string>();
     for (const entry of older) {
       const dir = dirOf(entry.path);
@@ -628,7 +618,7 @@ export function renderTrailCounted(
  */
 function bareSuffixTokens(
   newestFirst: readonly FileTouch[],
-  list: ReturnType<typeof bareList>,
+  list: readonly BareEntry[],
   counter: PartCounter,
   stored: (number | undefined)[] | null,
   tokenizer: Tokenizer,
@@ -636,22 +626,21 @@ function bareSuffixTokens(
   const count = newestFirst.length;
   const bareFrom = new Array<number>(count + 1).fill(0);
   if (count === 0) return bareFrom;
-  const relativeLast = list.roots[count - 1] === null;
+  const relativeLast = (list[count - 1] as BareEntry).root === null;
   const roots = new Set<string>();
   let relative = false;
   let sum = fixedTextTokens(BARE_HEADING, tokenizer);
   for (let i = count - 1; i >= 0; i--) {
-    const entry = i === count - 1 ? list.oldest : (list.listed[i] as string);
-    const root = list.roots[i] ?? null;
+    const { path, root, text } = list[i] as BareEntry;
     sum +=
       stored !== null && i < count - 1 && root === null
-        ? (stored[i] ??= storedCount((newestFirst[i] as FileTouch).listTokens, entry) ?? counter.part(entry))
-        : counter.part(entry);
+        ? (stored[i] ??= storedCount((newestFirst[i] as FileTouch).listTokens, text) ?? counter.part(text))
+        : counter.part(text);
     if (root !== null && !roots.has(root)) {
       roots.add(root);
       sum += counter.part(rootMark(root));
     }
-    relative ||= rootNeeded((newestFirst[i] as FileTouch).path, root) === null;
+    relative ||= rootNeeded(path, root) === null;
     bareFrom[i] = sum + (relativeLast && relative && roots.size > 0 ? counter.part(rootMark(null)) : 0);
   }
   return bareFrom;
@@ -666,14 +655,8 @@ export function trailPathTokens(trail: ArtifactTrail, tokenizer: Tokenizer): num
   if (count === 0) return 0;
   const newestFirst = [...trail.files].reverse();
   const list = bareList(newestFirst);
-  if (tokenizer.additiveAtBreaks !== true) {
-    const entries = newestFirst.map((file, i) => ({
-      path: file.path,
-      root: list.roots[i] ?? null,
-      text: i === count - 1 ? list.oldest : (list.listed[i] as string),
-    }));
-    return tokenizer.countText([HEADING_LINE, ...bareListParts(entries)].join(''));
-  }
+  if (tokenizer.additiveAtBreaks !== true)
+    return tokenizer.countText([HEADING_LINE, ...bareListParts(list)].join(''));
   const stored = new Array<number | undefined>(count);
   return (
     fixedTextTokens(HEADING_LINE, tokenizer) +
