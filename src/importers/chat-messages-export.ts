@@ -2,7 +2,7 @@
  * Chat messages written back in the OpenAI-list and SWE-agent dialects (see
  * `chat-messages-import.ts`): exactly the source message when unchanged since import. Pure.
  */
-import type { ChatMessage } from '../context/items';
+import type { ChatMessage, ContentPart } from '../context/items';
 import { lowerMessage } from '../context/lower';
 import { putText } from './blocks';
 import { unchangedRaw } from './common';
@@ -24,6 +24,13 @@ export const MAPPED_KEYS: Record<ChatDialect, string[]> = {
  * `digest` (the whole source message, when the mapping cannot rebuild it exactly).
  */
 export type ChatFields = JsonObject;
+
+/** A user message's content with its text parts back in the type they came in (`contentPartType`). */
+function userContent(content: string | ContentPart[], f: ChatFields): string | ContentPart[] {
+  const type = f.contentPartType;
+  if (typeof content === 'string' || typeof type !== 'string') return content;
+  return content.map((part) => (part.type === 'text' ? { ...part, type } : part));
+}
 
 /**
  * A message written in the dialect: from its side fields when it came from this dialect (exactly
@@ -48,7 +55,7 @@ export function chatMessageToJson(
   const out: JsonObject = { role: f.role ?? message.role };
   const content = message.content;
   if (message.role === 'user') {
-    if (!(f.noContent && content === '')) out.content = content;
+    if (!(f.noContent && content === '')) out.content = userContent(content as string | ContentPart[], f);
   } else if (Array.isArray(f.contentParts)) {
     const type = typeof f.contentPartType === 'string' ? f.contentPartType : 'text';
     out.content = putText(f.contentParts as JsonObject[], type, 'text', content as string | null, '');

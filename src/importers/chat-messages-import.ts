@@ -47,6 +47,18 @@ function textPartType(list: readonly JsonObject[]): string {
   return other ? (other.type as string) : 'text';
 }
 
+/**
+ * A user message's parts as the item model holds them: its text in `text` parts. Parts holding it
+ * under another type (the Responses API's `input_text`) become `text` parts, the type kept in
+ * `contentPartType` for the way back; images and any other part stay as they are.
+ */
+function userParts(list: readonly JsonObject[], fields: ChatFields): ContentPart[] {
+  const type = textPartType(list);
+  if (type === 'text') return list as ContentPart[];
+  fields.contentPartType = type;
+  return list.map((part) => (part.type === type ? { ...part, type: 'text' } : part)) as ContentPart[];
+}
+
 /** Content of a message that the item model holds as one string (system, assistant, tool). */
 function textContent(raw: JsonObject, field: string, fields: ChatFields, nullable: boolean): string | null {
   const content = raw.content;
@@ -112,7 +124,7 @@ function mapMessage(raw: JsonObject, field: string, dialect: ChatDialect, fields
       const content = raw.content;
       let userContent: string | ContentPart[];
       if (typeof content === 'string') userContent = content;
-      else if (Array.isArray(content)) userContent = parts(content, `${field}.content`) as ContentPart[];
+      else if (Array.isArray(content)) userContent = userParts(parts(content, `${field}.content`), fields);
       else if (content === undefined) {
         fields.noContent = true;
         userContent = '';

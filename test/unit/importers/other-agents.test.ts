@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exportSession, ImportError, importSession } from '../../../src/importers';
+import { messageText } from '../../../src/context/items';
 import { fakeTokenizer } from '../../support/items-factory';
 
 const jsonl = (lines: readonly unknown[]): string => lines.map((l) => JSON.stringify(l)).join('\n');
@@ -187,6 +188,25 @@ describe('an OpenAI list holding Anthropic tool blocks', () => {
     );
     const written = JSON.parse(exportSession({ items: changed, document: session.document })) as typeof list;
     expect(written[2]?.content).toStrictEqual([{ type: 'tool_output', text: 'cut' }]);
+  });
+
+  it("a user message's text in `input_text` parts (the Responses API) is its text, written back as it was", () => {
+    const image = { type: 'input_image', image_url: 'data:image/png;base64,AAAA' };
+    const list = [
+      { role: 'user', content: [{ type: 'input_text', text: 'Fix the failing test in a.py' }, image] },
+      { role: 'assistant', content: [{ type: 'output_text', text: 'Done.' }] },
+    ];
+    const session = importSession(JSON.stringify(list), { tokenizer: fakeTokenizer });
+    const user = session.items.find((i) => i.type === 'USER_MESSAGE');
+    expect(user && messageText(user.message)).toBe('Fix the failing test in a.py');
+    expect(JSON.parse(exportSession(session))).toStrictEqual(list);
+    const changed = session.items.map((i) =>
+      i.type === 'USER_MESSAGE'
+        ? { ...i, message: { ...i.message, content: [{ type: 'text', text: 'cut' }, image] } }
+        : i,
+    );
+    const written = JSON.parse(exportSession({ items: changed, document: session.document })) as typeof list;
+    expect(written[0]?.content).toStrictEqual([{ type: 'input_text', text: 'cut' }, image]);
   });
 
   it('an OpenAI list with content parts of its own gives no warning', () => {
