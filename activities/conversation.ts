@@ -8,7 +8,7 @@ import type { ContextItem, ToolResultItem } from '../src/context/items';
 import { messageText } from '../src/context/items';
 import { lower } from '../src/context/lower';
 import { hasPin } from '../src/context/agent-notes';
-import { withFacts } from '../src/context/item-facts';
+import { resultSource, withFacts, type ResultSource } from '../src/context/item-facts';
 import { decideCompaction } from '../src/context/compaction-decision';
 import { chatCompletion, llmBoundary } from '../src/llm';
 import { CLAIM } from '../src/claim';
@@ -97,9 +97,9 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
   });
 
   /** The item as stored: its tokens counted, its facts worked out (a result's with its tool's name). */
-  const counted = <T extends ContextItem>(item: T, model: string, toolName?: string): T => {
+  const counted = <T extends ContextItem>(item: T, model: string, source?: ResultSource): T => {
     const counter = tokens.forModel(model);
-    return withFacts({ ...item, tokens: counter.countItem(item) }, toolName, counter);
+    return withFacts({ ...item, tokens: counter.countItem(item) }, source, counter);
   };
 
   return {
@@ -320,7 +320,7 @@ export function conversationActivities(deps: ActivityDeps): ConversationActiviti
               message: { role: 'tool', tool_call_id: input.toolCallId, content, name: input.name },
             },
             input.model.model,
-            input.name,
+            resultSource(toolCall, input.name),
           );
           const totals = await store.appendItems(input.conversationId, [result, ...notes]);
           return {

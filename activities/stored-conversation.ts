@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { CLAIM } from '../src/claim';
 import { hasPin } from '../src/context/agent-notes';
 import { parseCompactionConfig, recallPageBudget } from '../src/context/config';
-import { withFacts } from '../src/context/item-facts';
+import { resultSource, withFacts, type ResultSource } from '../src/context/item-facts';
 import type { ContextItem, ItemBase, ToolCall } from '../src/context/items';
 import { lower } from '../src/context/lower';
 import { checkedInput } from '../src/failures';
@@ -112,9 +112,9 @@ export function storedConversationActivities(deps: ActivityDeps): StoredConversa
   const recall = new Recall(store.pool);
 
   /** The item as stored: its tokens counted, its facts worked out (a result's with its tool's name). */
-  const counted = <T extends ContextItem>(item: T, model: string, toolName?: string): T => {
+  const counted = <T extends ContextItem>(item: T, model: string, source?: ResultSource): T => {
     const counter = tokens.forModel(model);
-    return withFacts({ ...item, tokens: counter.countItem(item) }, toolName, counter);
+    return withFacts({ ...item, tokens: counter.countItem(item) }, source, counter);
   };
 
   /** The calls of the active context's assistant messages, by call id (the latest of an id wins). */
@@ -214,7 +214,7 @@ export function storedConversationActivities(deps: ActivityDeps): StoredConversa
                 counted(
                   { ...baseFields(id, round), type: 'TOOL_RESULT', message },
                   input.model,
-                  message.name ?? call.function.name,
+                  resultSource(call, message.name ?? call.function.name),
                 ),
               );
               break;

@@ -14,7 +14,7 @@
  */
 import { collectArtifactTrail } from './artifact-trail';
 import { messageText, type ContextItem, type OpenError } from './items';
-import { resultErrorOf } from './item-facts';
+import { callFactsOf, resultErrorOf, type ResultSource } from './item-facts';
 import { SUMMARY_MESSAGE_PREFIX } from './post-compaction';
 import { headerRoles } from './segments';
 import { NEXT_STEP_TEXT } from './text-signals';
@@ -180,7 +180,7 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
   let fromRound = Infinity;
   let toRound = 0;
   const pairs = pairToolCalls(span);
-  const callNames = new Map<string, string>();
+  const sources = new Map<string, ResultSource>();
   for (const item of span) {
     if (item.type === 'TOOL_DEFINITIONS') continue;
     messages++;
@@ -192,7 +192,10 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
     } else if (item.type === 'ASSISTANT_MESSAGE') {
       const calls = item.message.tool_calls ?? [];
       toolCalls += calls.length;
-      calls.forEach((call, i) => callNames.set(`${item.id}#${i}`, call.function.name));
+      const facts = callFactsOf(item);
+      calls.forEach((call, i) =>
+        sources.set(`${item.id}#${i}`, { tool: call.function.name, command: facts[i]?.command ?? null }),
+      );
       // A message that calls tools says what it is about to do, not what it found.
       if (calls.length === 0 && text.trim()) {
         data.findings.push(`round ${item.round}: ${firstSentence(text, 220)}`);
@@ -204,11 +207,9 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
       }
     } else if (item.type === 'TOOL_RESULT') {
       const pair = pairs.byResult.get(item.id);
-      const tool =
-        (pair ? callNames.get(`${pair.callItemId}#${pair.callIndex}`) : undefined) ??
-        item.message.name ??
-        'tool';
-      const error = resultErrorOf(item, tool);
+      const source = pair ? sources.get(`${pair.callItemId}#${pair.callIndex}`) : undefined;
+      const tool = source?.tool ?? item.message.name ?? 'tool';
+      const error = resultErrorOf(item, tool, source?.command ?? null);
       if (error) {
         const open = openErrors.some((e) => e.text === error && e.round === item.round);
         data.errors.push(

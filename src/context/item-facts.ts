@@ -40,9 +40,27 @@ export function callFactsOf(item: AssistantMessageItem): CallFacts[] {
   return stored && stored.length === calls.length ? stored : calls.map((call) => callFacts(call));
 }
 
-/** The error a tool result reports (`tool`: the name of the tool that produced it): stored, or worked out now. */
-export function resultErrorOf(item: ToolResultItem, tool: string): string | null {
-  return item.facts?.error !== undefined ? item.facts.error : toolResultError(item, tool);
+/**
+ * The error a tool result reports (`tool`: the name of the tool that produced it; `command`: the
+ * shell command its call ran, if any): stored, or worked out now.
+ */
+export function resultErrorOf(
+  item: ToolResultItem,
+  tool: string,
+  command: string | null = null,
+): string | null {
+  return item.facts?.error !== undefined ? item.facts.error : toolResultError(item, tool, command);
+}
+
+/** What a tool result's error is read with: the tool that produced it and the shell command its call ran. */
+export interface ResultSource {
+  tool: string;
+  command: string | null;
+}
+
+/** The {@link ResultSource} of a call's result (`tool`: its name, when the result gives another). */
+export function resultSource(call: ToolCall, tool = call.function.name): ResultSource {
+  return { tool, command: callFacts(call).command };
 }
 
 /** The tokens of an assistant message's text and its calls' names (see `ItemFacts.framingTokens`). */
@@ -59,11 +77,11 @@ export function framingTokensOf(item: AssistantMessageItem, tokenizer: Tokenizer
 }
 
 /**
- * The item with its facts (`toolName`: for a tool result, the tool that produced it; default its
- * message's `name`; `tokenizer`: the conversation's, for the counts among them). Items without
- * facts to have are returned as they are.
+ * The item with its facts (`source`: for a tool result, the tool that produced it and the command
+ * its call ran; default its message's `name` and no command; `tokenizer`: the conversation's, for
+ * the counts among them). Items without facts to have are returned as they are.
  */
-export function withFacts<T extends ContextItem>(item: T, toolName?: string, tokenizer?: Tokenizer): T {
+export function withFacts<T extends ContextItem>(item: T, source?: ResultSource, tokenizer?: Tokenizer): T {
   let facts: ItemFacts | null = null;
   if (item.type === 'ASSISTANT_MESSAGE' && (item.message.tool_calls?.length ?? 0) > 0) {
     facts = {
@@ -71,22 +89,34 @@ export function withFacts<T extends ContextItem>(item: T, toolName?: string, tok
       ...(tokenizer ? { framingTokens: framingTokens(item, tokenizer) } : {}),
     };
   } else if (item.type === 'TOOL_RESULT') {
-    facts = { error: toolResultError(item, toolName ?? item.message.name ?? 'tool') };
+    facts = {
+      error: toolResultError(item, source?.tool ?? item.message.name ?? 'tool', source?.command ?? null),
+    };
   }
   return facts ? { ...item, facts } : item;
 }
 
-/** Every item with its facts; a result's tool is the one of the call it answers. */
+/** Every item with its facts; a result's are read with the call it answers (its tool, its command). */
 export function withFactsAll(items: readonly ContextItem[], tokenizer?: Tokenizer): ContextItem[] {
   const pairs = pairToolCalls(items);
-  const nameOf = new Map<string, string>();
-  for (const item of items) {
+  const withCalls = items.map((item) =>
+    item.type === 'TOOL_RESULT' ? item : withFacts(item, undefined, tokenizer),
+  );
+  const sourceOf = new Map<string, ResultSource>();
+  for (const item of withCalls) {
     if (item.type !== 'ASSISTANT_MESSAGE') continue;
-    (item.message.tool_calls ?? []).forEach((call, i) => nameOf.set(`${item.id}#${i}`, call.function.name));
+    const facts = callFactsOf(item);
+    (item.message.tool_calls ?? []).forEach((call, i) =>
+      sourceOf.set(`${item.id}#${i}`, { tool: call.function.name, command: facts[i]?.command ?? null }),
+    );
   }
-  return items.map((item) => {
-    if (item.type !== 'TOOL_RESULT') return withFacts(item, undefined, tokenizer);
+  return withCalls.map((item) => {
+    if (item.type !== 'TOOL_RESULT') return item;
     const pair = pairs.byResult.get(item.id);
-    return withFacts(item, pair ? nameOf.get(`${pair.callItemId}#${pair.callIndex}`) : undefined, tokenizer);
+    return withFacts(
+      item,
+      pair ? sourceOf.get(`${pair.callItemId}#${pair.callIndex}`) : undefined,
+      tokenizer,
+    );
   });
 }

@@ -53,9 +53,9 @@ export function collectOpenErrors(
       call === -1 ? undefined : (items[pairs.callItem[call] as number] as AssistantMessageItem);
     const callIndex = callItem ? call - (pairs.firstCall[pairs.callItem[call] as number] as number) : -1;
     const tool = callItem?.message.tool_calls?.[callIndex]?.function.name ?? item.message.name ?? 'tool';
-    const error = resultErrorOf(item, tool);
-    if (error === null && !open.some((e) => e.tool === tool)) continue;
     const facts = callItem ? callFactsOf(callItem)[callIndex] : undefined;
+    const error = resultErrorOf(item, tool, facts?.command ?? null);
+    if (error === null && !open.some((e) => e.tool === tool)) continue;
     const target = facts?.target ?? '';
     const whole = facts ? (facts.command ?? target) : '';
     // A success resolves the tool's errors on the target. A failure replaces the same error there,

@@ -488,6 +488,42 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
   return out;
 }
 
+/** Programs whose output is files' text, a search in them or a listing (and `echo` between them). */
+const PRINTING_PROGRAM =
+  /^(cat|nl|head|tail|less|more|bat|batcat|grep|egrep|fgrep|rg|ag|ls|tree|wc|echo|printf|pwd)$/;
+
+/** Whether a simple command's words print files (or what is in them) and do nothing else. */
+function printsOnly(words: readonly string[]): boolean {
+  const [program = '', ...args] = words;
+  // `sed -n 1,80p a.ts` prints; `sed -i` edits.
+  if (program === 'sed')
+    return args.some((a) => /^-[a-zA-Z]*n/.test(a)) && !args.some((a) => /^(-[a-zA-Z]*i|--in-place)/.test(a));
+  if (program === 'git') return /^(show|diff|log|blame|grep|status)$/.test(args[0] ?? '');
+  if (program === 'find') return !args.some((a) => /^-(exec|execdir|ok|okdir|delete|fprint)/.test(a));
+  return PRINTING_PROGRAM.test(program);
+}
+
+/**
+ * Whether a shell command only prints files or searches them (`cat schema.sql`, `cd src && sed -n
+ * 1,80p a.ts | nl`, `bash -lc 'grep -rn error .'`): what it prints is the files' text, so an
+ * `error` line in it is theirs, not the command's outcome. A command that runs anything else, or
+ * gives a here-document to a program, does more than print.
+ */
+export function printsFilesOnly(command: string): boolean {
+  const { commands, patches, scripts } = splitHereDocuments(command);
+  if (patches.length > 0 || scripts.length > 0) return false;
+  let prints = false;
+  for (const written of simpleCommands(commands)) {
+    const words = commandWords(written);
+    const first = words[0] ?? '';
+    if (first === '(' || first === ')' || first === 'cd') continue;
+    const nested = nestedScript(words);
+    if (nested ? nested.at !== 0 || !printsFilesOnly(nested.script) : !printsOnly(words)) return false;
+    prints = true;
+  }
+  return prints;
+}
+
 /**
  * The simple commands of a shell script (here-document bodies taken out), each as its words with
  * their quotes: split at unquoted `;`, `&`, `&&`, `|`, `||` and line breaks, a word at unquoted
@@ -781,9 +817,15 @@ function whatFailed(lines: readonly string[]): string | undefined {
 
 /**
  * The line of a tool result that reports an error, or null when it reports none. `tool` is the name
- * of the tool that produced it (file-reading tools count only explicit errors).
+ * of the tool that produced it and `command` the shell command it ran, when it ran one: tools that
+ * read files, and shell commands that only print them ({@link printsFilesOnly}), count only
+ * explicit errors (an output that starts with one, or a result flagged as an error).
  */
-export function toolResultError(item: ToolResultItem, tool: string): string | null {
+export function toolResultError(
+  item: ToolResultItem,
+  tool: string,
+  command: string | null = null,
+): string | null {
   const text = messageText(item.message);
   const head = text.trimStart();
   const explicit = /^(error|fatal)\b/i.test(head);
@@ -793,6 +835,7 @@ export function toolResultError(item: ToolResultItem, tool: string): string | nu
   const lines = scanned.split('\n');
   if (flaggedError(item) || explicit) return oneLine(whatFailed(lines) ?? head) || 'error';
   if (READ_OUTPUT_TOOL.test(tool) || !lines.some((line) => FAILURE_LINE.test(line))) return null;
+  if (command !== null && printsFilesOnly(command)) return null;
   return oneLine(whatFailed(lines) as string);
 }
 

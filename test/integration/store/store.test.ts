@@ -131,7 +131,7 @@ describe('conversation store', () => {
         pinned: false,
         ephemeral: false,
       },
-      'edit',
+      { tool: 'edit', command: null },
     );
     const trail: ContextItem = {
       id: `${id}:t`,

@@ -44,7 +44,20 @@ describe('withFacts', () => {
     ['read_file', 'Error: file "x" does not exist', 'Error: file "x" does not exist'],
     ['bash', 'all 12 tests passed', null],
   ])('a %s result %j reports %j', (tool, content, error) => {
-    expect(withFacts(f.result('k', content), tool).facts).toStrictEqual({ error });
+    expect(withFacts(f.result('k', content), { tool, command: null }).facts).toStrictEqual({ error });
+  });
+
+  it.each([
+    ['cat schema.sql', 'CREATE TABLE runs (\n  error TEXT,\n  id INT\n);', null],
+    ["cd app && sed -n '1,40p' docker-compose.yml | nl", '    test: curl -f localhost || exit 1', null],
+    ["bash -lc 'grep -rn Exception src'", 'src/a.py:3: raise ValueError: bad', null],
+    ['cat setup.log', 'Error: cannot open setup.log', 'Error: cannot open setup.log'],
+    ['npm test 2>&1 | tail -5', 'FAIL src/a.test.ts', 'FAIL src/a.test.ts'],
+    ["sed -i 's/a/b/' a.py && python a.py", 'ValueError: bad', 'ValueError: bad'],
+    ["python - <<'PY'\nprint(1)\nPY", 'ValueError: bad', 'ValueError: bad'],
+  ])('a shell command %j that prints %j reports %j', (command, content, error) => {
+    const result = f.result('k', content);
+    expect(withFacts(result, { tool: 'bash', command }).facts).toStrictEqual({ error });
   });
 
   it('with the tokenizer, an assistant message also stores its framing: text and call names, counted', () => {

@@ -134,6 +134,20 @@ describe('a Codex rollout', () => {
     expect(touchedPaths(session.items)).toEqual(['src/a.ts', 'src/b.ts']);
   });
 
+  it("takes an error line in a file a shell command prints for the file's text, not the command's error", () => {
+    const printed = [
+      ...lines.slice(0, 5),
+      item(shell('call_1', 'cat schema.sql')),
+      item(output('call_1', 'CREATE TABLE runs (\n  error TEXT,\n  status TEXT\n);', 0)),
+      item(shell('call_2', 'cat ci.yml | grep -n exit')),
+      item(output('call_2', '12:      - run: npm test || exit 1', 0)),
+      item(shell('call_3', 'npm test')),
+      item(output('call_3', 'Error: Cannot find module x', 1)),
+    ];
+    const read = importSession(jsonl(printed), { tokenizer: fakeTokenizer });
+    expect(collectOpenErrors(read.items).map((e) => e.target)).toEqual(['npm test']);
+  });
+
   it('writes back line for line when unchanged', () => {
     expect(jsonlValues(exportSession(session))).toEqual(jsonlValues(text));
   });
