@@ -179,9 +179,15 @@ export function pathInText(path: string, text: string): boolean {
     const lineEnd = text.indexOf('\n', start);
     const next = (marks[k + 1] as RegExpExecArray | undefined)?.index ?? text.length;
     const end = Math.min(next, lineEnd === -1 ? text.length : lineEnd);
-    for (const entry of text.slice(start, end).split(',')) {
-      const full = `${root}${entry.trim()}`;
-      if (full === path || full.endsWith(`/${path}`) || full.endsWith(`\\${path}`)) return true;
+    // Entries are separated by ', ' (a path may hold a comma, even ', ': runs of entries are tried).
+    const entries = text.slice(start, end).split(', ');
+    for (let i = 0; i < entries.length; i++) {
+      let entry = '';
+      for (let j = i; j < entries.length && entry.length <= path.length; j++) {
+        entry = j === i ? (entries[i] as string) : `${entry}, ${entries[j] as string}`;
+        const full = `${root}${entry.trim().replace(/,$/, '')}`;
+        if (full === path || full.endsWith(`/${path}`) || full.endsWith(`\\${path}`)) return true;
+      }
     }
   }
   return false;

@@ -192,6 +192,13 @@ describe('the judging catches what a wrong compaction does', () => {
     const spaced = "Also touched, older: (under /Volumes/Marc's SSD/app (2)/) src/a.ts, b.ts";
     expect(pathInText("/Volumes/Marc's SSD/app (2)/src/a.ts", spaced)).toBe(true);
     expect(pathInText("/Volumes/Marc's SSD/app (2)/b.ts", spaced)).toBe(true);
+    // Names holding commas, even ', ' (a spreadsheet's export name), next to others.
+    const commas =
+      'Also touched, older: (under C:\\Users\\me\\) 概览(2025-09-28 ~ 2026-02-02,全部).xlsx, a, b.csv, c.md';
+    expect(pathInText('C:\\Users\\me\\概览(2025-09-28 ~ 2026-02-02,全部).xlsx', commas)).toBe(true);
+    expect(pathInText('C:\\Users\\me\\a, b.csv', commas)).toBe(true);
+    expect(pathInText('C:\\Users\\me\\c.md', commas)).toBe(true);
+    expect(pathInText('C:\\Users\\me\\b.csv, d.md', commas)).toBe(false);
     expect(pathInText('/w/p/a.ts', text)).toBe(false);
   });
 
