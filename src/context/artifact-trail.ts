@@ -219,9 +219,10 @@ export function trailFromText(text: string): ArtifactTrail {
   return { files: newest.reverse(), commands: commands.reverse() };
 }
 
+/** The directory a path is in, with its separator at the end (`src/`, `C:\w\`), './' for a bare name. */
 function dirOf(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash <= 0 ? '.' : path.slice(0, slash);
+  const at = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
+  return at === -1 ? './' : path.slice(0, at + 1);
 }
 
 /**
@@ -575,12 +576,12 @@ export function renderTrailCounted(
     else
       groups.set(dir, {
         paths: 1,
-        root: root !== null && `${dir}/`.startsWith(root) && `${dir}/` !== root ? root : null,
+        root: root !== null && dir.startsWith(root) && dir !== root ? root : null,
         entry: '',
       });
   }
   for (const [dir, group] of groups)
-    group.entry = ` ${bareName(`${dir}/`, group.root) || './'} (${group.paths} file${group.paths === 1 ? '' : 's'}),`;
+    group.entry = ` ${bareName(dir, group.root) || './'} (${group.paths} file${group.paths === 1 ? '' : 's'}),`;
   const collapsed = new Set<string>();
   const collapsedParts = (): string[] => {
     const entries: BareEntry[] = [];
@@ -591,7 +592,7 @@ export function renderTrailCounted(
       else if (!seen.has(dir)) {
         seen.add(dir);
         const group = groups.get(dir) as { root: string | null; entry: string };
-        entries.push({ path: `${dir}/`, root: group.root, text: group.entry });
+        entries.push({ path: dir, root: group.root, text: group.entry });
       }
     }
     const parts = bareListParts(entries);

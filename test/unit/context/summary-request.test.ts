@@ -694,6 +694,18 @@ describe('renderArtifactTrail: within its budget, every path kept while any tier
     expect(renderArtifactTrail(trail, budget, o200k)).toBe(expected);
   });
 
+  it("collapses a Windows trail's directories as written, by their backslashes", () => {
+    const windows: ArtifactTrail = {
+      files: trail.files.map((file) => ({ ...file, path: `D:\\w\\${file.path.replaceAll('/', '\\')}` })),
+      commands: [],
+    };
+    expect(renderArtifactTrail(windows, 12, o200k)).toBe(
+      text(
+        'Also touched, older: D:\\w\\src\\ (2 files), D:\\w\\lib\\util\\ (1 file), D:\\w\\lib\\old\\ (2 files)',
+      ),
+    );
+  });
+
   it.each([300, 180, 129, 74, 73, 71, 70, 64, 60, 48, 47, 42, 41])(
     'budget %d: every path is in the text, within the budget',
     (budget) => {
