@@ -14,6 +14,7 @@ import {
   parseJsonLines,
   withLineWarnings,
   type JsonLine,
+  type JsonObject,
 } from './json';
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
 import {
@@ -117,6 +118,13 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
       ? { format: 'anthropic', layout: 'jsonl' }
       : { format: 'openai', layout: 'jsonl' };
   }
+  // An OpenHands evaluation's output.jsonl: a trajectory (`{ instance_id, history, … }`) a line.
+  if (lines.every((l) => isOpenHandsTrajectory(l.value))) {
+    if (lines.length === 1) return { format: 'openhands' };
+    throw new ImportError(
+      `an OpenHands evaluation output of ${lines.length} trajectories, one a line: a session is one of them (give its line as a file of its own)`,
+    );
+  }
   if (isGeminiLines(lines)) return { format: 'gemini' };
   if (lines.some((l) => isClaudeCodeLine(l.value))) return { format: 'claude-code' };
   if (lines.some((l) => isCodexLine(l.value)) || isOlderCodex(lines)) return { format: 'codex' };
@@ -127,13 +135,20 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
   );
 }
 
-/** OpenHands V1's events (software-agent-sdk): `{ kind: 'ActionEvent' | 'MessageEvent' | … }`, a list or `{ history }`. */
+/**
+ * OpenHands V1's events (software-agent-sdk): `{ kind: 'ActionEvent' | 'MessageEvent' | … }`, a
+ * list or `{ history }` (a condensation's events are kinds of their own: `Condensation`).
+ */
 function isOpenHandsSdkEvents(value: unknown): boolean {
   const events = isRecord(value) ? value.history : value;
   return (
     Array.isArray(events) &&
     events.length > 0 &&
-    events.every((event) => isRecord(event) && typeof event.kind === 'string' && event.kind.endsWith('Event'))
+    events.every((event) => isRecord(event) && typeof event.kind === 'string') &&
+    events.some(
+      (event) =>
+        (event as JsonObject).kind === 'ActionEvent' || (event as JsonObject).kind === 'MessageEvent',
+    )
   );
 }
 
@@ -207,6 +222,8 @@ function fromLines(lines: readonly JsonLine[], text: string, options: ImportOpti
       return anthropicFromLines(lines, options, prefix);
     case 'gemini':
       return geminiFromLines(lines, options, prefix);
+    case 'openhands':
+      return openHandsFromValue((lines[0] as JsonLine).value, options, prefix, jsonIndent(text));
     default:
       return openAIFromLines(lines, options, prefix);
   }

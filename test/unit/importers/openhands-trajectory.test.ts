@@ -253,7 +253,13 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
       },
       { kind: 'ObservationEvent', observation: { kind: 'ExecuteBashObservation', output: 'a.py' } },
     ];
-    for (const value of [events, { history: events }])
+    // A condensation's events are of kinds of their own.
+    const condensed = [
+      ...events,
+      { kind: 'CondensationRequest' },
+      { kind: 'Condensation', summary: 'Listed.' },
+    ];
+    for (const value of [events, { history: events }, condensed])
       expect(() => importSession(JSON.stringify(value), { tokenizer: fakeTokenizer })).toThrow(
         /OpenHands V1 \(software-agent-sdk\) event history .* is not read yet/,
       );
@@ -335,6 +341,24 @@ describe('an OpenHands trajectory', () => {
     expect(JSON.parse(exportSession(importSession(download, { tokenizer: fakeTokenizer })))).toEqual({
       trajectory: events,
     });
+  });
+
+  it("reads an evaluation's output.jsonl of one trajectory, and refuses one of several with what to do", () => {
+    const output = (id: string) =>
+      JSON.stringify({ instance_id: id, instruction: 'Fix', history: events, metrics: {} });
+    const one = importSession(`${output('x__y-1')}\n`, {
+      tokenizer: fakeTokenizer,
+      fileName: 'output.jsonl',
+    });
+    expect(one.format).toBe('openhands');
+    expect(itemSummary(one.items)).toEqual(itemSummary(session.items));
+    expect(JSON.parse(exportSession(one))).toEqual(JSON.parse(output('x__y-1')));
+    expect(() =>
+      importSession(`${output('x__y-1')}\n${output('x__y-2')}\n`, {
+        tokenizer: fakeTokenizer,
+        fileName: 'output.jsonl',
+      }),
+    ).toThrow(/an OpenHands evaluation output of 2 trajectories, one a line: .* a file of its own/);
   });
 
   it('writes a changed context in event shape: a cut result, a dropped turn, a new message and summary', () => {
