@@ -188,10 +188,11 @@ export class WorkingContext {
    * (`lower.ts`); the block is then kept only for the results it has. The blocks right before it
    * of the same reply are the model's unseen work too: one reply's parallel calls written as a
    * message each, their results after the last call (a block whose calls still wait, or whose
-   * results came after the next block's call; calls still waiting up to half the window, results
-   * in whatever their size, as one block's would be). A text of the reply written
-   * after its calls, before their results, does not end them: calls still waiting behind it, and
-   * results that came in after it, are kept (results before it were seen).
+   * results came after the next block's call; calls still waiting up to what the window leaves
+   * beside the header, half the window at least, results in whatever their size, as one block's
+   * would be). A text of the reply written after its calls, before their results, does not end
+   * them: calls still waiting behind it, and results that came in after it, are kept (results
+   * before it were seen).
    */
   private protectPending(): void {
     let userAfter = false;
@@ -201,6 +202,8 @@ export class WorkingContext {
     let later: WorkingUnit | null = null;
     /** Tokens of the reply's blocks kept so far. */
     let run = 0;
+    /** What calls still waiting may take: what the window leaves beside the header, half the window at least. */
+    const pendingCap = Math.max(this.windowTokens / 2, this.windowTokens - this.headerTokens);
     for (let i = this.units.length - 1; i >= 0; i--) {
       const unit = this.units[i] as WorkingUnit;
       const first = unit.originals[0] as ContextItem;
@@ -228,7 +231,7 @@ export class WorkingContext {
           missing || this.positionOf(lastResult) > this.positionOf(later.originals[0] as ContextItem);
         // Calls still waiting, half the window at most: a list of calls that never got results is
         // no one reply. Results in are kept as one block's would be (cut to previews if need be).
-        if (!sameReply || (missing && run + unit.tokens > this.windowTokens / 2)) return;
+        if (!sameReply || (missing && run + unit.tokens > pendingCap)) return;
       }
       if (missing) run += unit.tokens;
       later = unit;

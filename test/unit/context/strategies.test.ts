@@ -801,9 +801,9 @@ describe('one reply whose parallel calls are written a message each, their resul
     expect(ids(p.toSummarize).filter((id) => /^(call|result)/.test(id))).toStrictEqual([]);
   });
 
-  it('calls that never get results are no one reply: the blocks kept for it stay within half the window', () => {
+  it('calls that never get results are no one reply: the blocks kept for it stay within what the window leaves beside the header', () => {
     const f = itemsFactory(o200k);
-    const calls = Array.from({ length: 60 }, (_, n) => ({
+    const calls = Array.from({ length: 120 }, (_, n) => ({
       ...f.calls([{ name: 'write_file', args: { path: `src/g${n}.ts`, content: words(40, 'w') } }], null, {
         id: `g${n}`,
       }),
@@ -812,8 +812,29 @@ describe('one reply whose parallel calls are written a message each, their resul
     const work = new WorkingContext([...dialogue(f), ...calls], { window: 4000, summaryReserve: null });
     const kept = work.units.filter((u) => u.protection === 'pending_call');
     expect(kept.length).toBeGreaterThan(1);
-    expect(kept.length).toBeLessThan(60);
-    expect(kept.reduce((n, u) => n + u.tokens, 0)).toBeLessThanOrEqual(2000);
+    expect(kept.length).toBeLessThan(120);
+    expect(kept.reduce((n, u) => n + u.tokens, 0)).toBeLessThanOrEqual(4000 - work.headerTokens);
+  });
+
+  it('calls still waiting that take more than half the window, beside a small header: every one is kept', () => {
+    const f = itemsFactory(o200k);
+    const calls = [1, 2, 3].map((n) => ({
+      ...f.calls(
+        [{ name: 'write_file', args: { path: `src/w${n}.ts`, content: words(350, `w${n}`) } }],
+        null,
+        {
+          id: `call${n}`,
+        },
+      ),
+      round: 13,
+    }));
+    const items = [...dialogue(f), ...calls];
+    const work = new WorkingContext(items, { window: 4000, summaryReserve: null });
+    const waiting = [1, 2, 3].map((n) => unitOf(work, `call${n}`));
+    expect(waiting.reduce((n, u) => n + (u?.tokens ?? 0), 0)).toBeGreaterThan(2000);
+    expect(waiting.map((u) => u?.protection)).toStrictEqual(['pending_call', 'pending_call', 'pending_call']);
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }));
+    expect(ids(p.toSummarize).filter((id) => id.startsWith('call'))).toStrictEqual([]);
   });
 
   it("the reply's text written after its calls, before their results: the calls still wait and are kept", () => {
