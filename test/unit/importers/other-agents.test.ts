@@ -209,6 +209,34 @@ describe('an OpenAI list holding Anthropic tool blocks', () => {
     expect(written[0]?.content).toStrictEqual([{ type: 'input_text', text: 'cut' }, image]);
   });
 
+  it("a tool_use block that repeats its message's own tool call (same id) gives no warning: the call is read", () => {
+    const call = {
+      id: 'call_1',
+      type: 'function',
+      function: { name: 'read', arguments: '{"filePath":"a.py"}' },
+    };
+    const session = importSession(
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Fix a.py' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'tool_use', tool_call_id: 'call_1', name: 'read', arguments: '{"filePath":"a.py"}' },
+            ],
+            tool_calls: [call],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'tool_output', text: 'x = 1' }] },
+          // One that repeats no call of its message is still reported.
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_9', name: 'Read', input: {} }] },
+        ],
+      }),
+      { tokenizer: fakeTokenizer },
+    );
+    expect(session.warnings).toHaveLength(1);
+    expect(session.warnings?.[0]).toMatch(/^1 tool_use content block\(s\)/);
+  });
+
   it('an OpenAI list with content parts of its own gives no warning', () => {
     const session = importSession(
       JSON.stringify([
