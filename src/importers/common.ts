@@ -101,6 +101,11 @@ export type SessionDocument =
       layout: OpenAILayout;
       /** Object layout: the top-level keys in order, `messages` (and `tools`) as `null` placeholders. */
       top?: JsonObject;
+      /**
+       * Messages of subagents written into the list (role `assistant-subagent-<id>`), kept out of
+       * the context: each with its position in the list, written back there.
+       */
+      aside?: { index: number; message: unknown }[];
     }
   | {
       format: 'swe-agent';

@@ -13,19 +13,26 @@ function collectTools(items: readonly ContextItem[]): ToolDefinition[] {
   return items.flatMap((item) => (item.type === 'TOOL_DEFINITIONS' ? item.tools : []));
 }
 
-/** The messages of the items in item order, written back with their OpenAI side fields. */
-function sourceMessages(items: readonly ContextItem[]): JsonObject[] {
-  return items.flatMap((item) =>
-    item.type === 'TOOL_DEFINITIONS'
-      ? []
-      : [
-          chatMessageToJson(
-            item.message,
-            item.origin?.format === 'openai' ? item.origin.fields : undefined,
-            'openai',
-          ),
-        ],
-  );
+/**
+ * The messages of the items in item order, written back with their OpenAI side fields, and the
+ * messages kept aside (`aside`, subagents') back where they were: each before the first item
+ * imported from after it.
+ */
+function sourceMessages(
+  items: readonly ContextItem[],
+  aside: readonly { index: number; message: unknown }[] = [],
+): unknown[] {
+  const out: unknown[] = [];
+  let next = 0;
+  for (const item of items) {
+    if (item.type === 'TOOL_DEFINITIONS') continue;
+    const from = item.origin?.format === 'openai' ? item.origin : undefined;
+    while (from && next < aside.length && (aside[next] as { index: number }).index < from.index)
+      out.push((aside[next++] as { message: unknown }).message);
+    out.push(chatMessageToJson(item.message, from?.fields, 'openai'));
+  }
+  for (const { message } of aside.slice(next)) out.push(message);
+  return out;
 }
 
 /**
@@ -37,7 +44,7 @@ export function exportOpenAIDocument(
   items: readonly ContextItem[],
   document: Extract<SessionDocument, { format: 'openai' }>,
 ): string {
-  const messages = sourceMessages(items);
+  const messages = sourceMessages(items, document.aside);
   switch (document.layout) {
     case 'array':
       return JSON.stringify(messages, null, 2) + '\n';

@@ -31,13 +31,34 @@ function toolDefinitions(value: unknown): ToolDefinition[] {
   return value as ToolDefinition[];
 }
 
-/** Items from parsed messages (`where(i)` names message i in errors). */
+/**
+ * A subagent's message written into the main list (converters of Claude Code sessions give it the
+ * role `assistant-subagent-<agent id>`, whatever its own role was): another conversation, which the
+ * main agent's model never saw.
+ */
+function isSubagentMessage(raw: unknown): boolean {
+  return isRecord(raw) && typeof raw.role === 'string' && raw.role.startsWith('assistant-subagent-');
+}
+
+/** The subagents' messages of a list, with their positions (see {@link isSubagentMessage}). */
+function asideMessages(messages: readonly unknown[]): { index: number; message: unknown }[] {
+  return messages.flatMap((message, index) => (isSubagentMessage(message) ? [{ index, message }] : []));
+}
+
+/** The document's `aside` field, when the list has subagents' messages. */
+function withAside(messages: readonly unknown[]): { aside?: { index: number; message: unknown }[] } {
+  const aside = asideMessages(messages);
+  return aside.length > 0 ? { aside } : {};
+}
+
+/** Items from parsed messages (`where(i)` names message i in errors); subagents' messages give none. */
 function itemsFromMessages(
   messages: readonly unknown[],
   where: (i: number) => { field: string; line?: number },
   idPrefix: string,
 ): ContextItem[] {
-  return messages.map((raw, i) => {
+  return messages.flatMap((raw, i) => {
+    if (isSubagentMessage(raw)) return [];
     const at = where(i);
     try {
       const { fields, ...converted } = chatMessageFromJson(raw, at.field, 'openai');
@@ -99,9 +120,23 @@ function anthropicBlocksWarning(messages: readonly unknown[]): string[] {
   ];
 }
 
+/** A warning when subagents' messages were kept out of the context (see {@link isSubagentMessage}). */
+function subagentWarning(messages: readonly unknown[]): string[] {
+  const aside = messages.filter(isSubagentMessage);
+  if (aside.length === 0) return [];
+  const agents = new Set(aside.map((m) => (m as JsonObject).role)).size;
+  return [
+    `${aside.length} message(s) of ${agents} subagent(s) (role "assistant-subagent-…") are another conversation ` +
+      "written into the list: kept for export where they were, not in the context (the main agent's model never saw them)",
+  ];
+}
+
 /** The session, with the warnings its messages give. */
 function withWarnings(session: ImportedSession, messages: readonly unknown[]): ImportedSession {
-  const warnings = anthropicBlocksWarning(messages);
+  const warnings = [
+    ...subagentWarning(messages),
+    ...anthropicBlocksWarning(messages.filter((m) => !isSubagentMessage(m))),
+  ];
   return warnings.length > 0 ? { ...session, warnings } : session;
 }
 
@@ -111,7 +146,7 @@ export function openAIFromValue(value: unknown, options: ImportOptions, idPrefix
   let document: SessionDocument;
   if (Array.isArray(value)) {
     items = itemsFromMessages(value, (i) => ({ field: `[${i}]` }), idPrefix);
-    document = { format: 'openai', layout: 'array' };
+    document = { format: 'openai', layout: 'array', ...withAside(value) };
   } else if (isRecord(value) && Array.isArray(value.messages)) {
     items = itemsFromMessages(value.messages, (i) => ({ field: `messages[${i}]` }), idPrefix);
     const top: JsonObject = { ...value, messages: null };
@@ -132,7 +167,7 @@ export function openAIFromValue(value: unknown, options: ImportOptions, idPrefix
       };
       items.splice(at < 0 ? items.length : at, 0, toolsItem);
     }
-    document = { format: 'openai', layout: 'object', top };
+    document = { format: 'openai', layout: 'object', top, ...withAside(value.messages) };
   } else {
     throw new ImportError(`expected a list of messages or an object with one, got ${describe(value)}`, {
       field: 'messages',
@@ -157,7 +192,7 @@ export function openAIFromLines(
     {
       format: 'openai',
       items: finishItems(items, options.tokenizer),
-      document: { format: 'openai', layout: 'jsonl' },
+      document: { format: 'openai', layout: 'jsonl', ...withAside(lines.map((l) => l.value)) },
     },
     lines.map((l) => l.value),
   );

@@ -237,6 +237,38 @@ describe('an OpenAI list holding Anthropic tool blocks', () => {
     expect(session.warnings?.[0]).toMatch(/^1 tool_use content block\(s\)/);
   });
 
+  it("keeps subagents' messages written into the list (role assistant-subagent-<id>) out of the context, and writes them back where they were", () => {
+    const sub = (content: string) => ({
+      role: 'assistant-subagent-a1b2',
+      content,
+      _metadata: { source: 'subagent' },
+    });
+    const list = {
+      messages: [
+        { role: 'user', content: 'Fix a.py' },
+        sub('Explore the repository'),
+        { role: 'assistant', content: 'Looking.' },
+        sub('Found a.py'),
+        sub('Done exploring'),
+        { role: 'user', content: 'Thanks' },
+        sub('late'),
+      ],
+      meta: { source: 'claude-jsonl-merged' },
+    };
+    const session = importSession(JSON.stringify(list), { tokenizer: fakeTokenizer });
+    expect(
+      session.items.map((i) => (i.type === 'TOOL_DEFINITIONS' ? '' : messageText(i.message))),
+    ).toStrictEqual(['Fix a.py', 'Looking.', 'Thanks']);
+    expect(session.warnings).toStrictEqual([expect.stringMatching(/^4 message\(s\) of 1 subagent\(s\)/)]);
+    expect(JSON.parse(exportSession(session))).toStrictEqual(list);
+    // The assistant's reply gone (compacted away): the subagents' messages stay in their places.
+    const without = session.items.filter(
+      (i) => i.type === 'TOOL_DEFINITIONS' || messageText(i.message) !== 'Looking.',
+    );
+    const written = JSON.parse(exportSession({ items: without, document: session.document })) as typeof list;
+    expect(written.messages).toStrictEqual(list.messages.filter((m) => m.content !== 'Looking.'));
+  });
+
   it('an OpenAI list with content parts of its own gives no warning', () => {
     const session = importSession(
       JSON.stringify([
