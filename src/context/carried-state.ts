@@ -280,6 +280,8 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const quarter = Math.floor(budget / 4);
   /** An item's least share of the budget, but under a hard cap. */
   const least = (tokens: number): number => (input.hard ? Math.min(tokens, quarter) : tokens);
+  /** Under a hard cap, what an item's share leaves its text: the share less the message's framing. */
+  const framing = input.hard ? MESSAGE_OVERHEAD_TOKENS : 0;
   const note = (
     type: NoteItem['type'],
     suffix: string,
@@ -310,7 +312,7 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   let used = 0;
   const limit = Math.max(budget, input.limitTokens ?? budget);
   if (openErrors.length > 0) {
-    let errorBudget = Math.max(quarter, least(40));
+    let errorBudget = Math.max(0, Math.max(quarter, least(40)) - framing);
     let rendered = renderOpenErrorsWithin(openErrors, errorBudget, tokenizer);
     if (!rendered.complete && !input.hard) {
       // A quarter of what the carried state may use (grown where it may grow), to keep every
@@ -346,7 +348,11 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     // Under a hard cap, kept only as far as its share goes (a new item of its cut text).
     const stat =
       previousStat && input.hard && previousStat.tokens - MESSAGE_OVERHEAD_TOKENS > quarter
-        ? note('GIT_DIFF_STAT', GIT_DIFF_STAT_SUFFIX, fit(noteText(previousStat), quarter, tokenizer))
+        ? note(
+            'GIT_DIFF_STAT',
+            GIT_DIFF_STAT_SUFFIX,
+            fit(noteText(previousStat), quarter - framing, tokenizer),
+          )
         : previousStat;
     if (stat) {
       carried.push(stat);
@@ -356,14 +362,14 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
     const item = note(
       'GIT_DIFF_STAT',
       GIT_DIFF_STAT_SUFFIX,
-      fitStat(input.gitDiffStat, Math.max(quarter, least(40)), tokenizer),
+      fitStat(input.gitDiffStat, Math.max(quarter, least(40)) - framing, tokenizer),
     );
     carried.push(item);
     used += item.tokens;
   }
   let counted = trail;
   if (trail.files.length > 0 || trail.commands.length > 0) {
-    const trailBudget = Math.max(budget - used, input.hard ? 0 : 60);
+    const trailBudget = Math.max(budget - used - framing, input.hard ? 0 : 60);
     const rendered = renderTrailCounted(trail, trailBudget, tokenizer, Math.max(limit - used, trailBudget));
     // The trail keeps the counts of its lines, for the next compaction.
     counted = rendered.trail;

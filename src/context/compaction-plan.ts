@@ -37,13 +37,10 @@ import { headerRoles } from './segments';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
 import { countingOnce, type Tokenizer } from './tokenizer';
 import { isAutomatic, type TriggerKind } from './triggers';
-import { WorkingContext, type WorkingUnit } from './working-context';
+import { MIN_SUMMARY_TOKENS, WorkingContext, type WorkingUnit } from './working-context';
 
 /** Triggers whose compacted context is sent as the next request. */
 const SENT_NEXT: ReadonlySet<TriggerKind> = new Set(['precheck', 'overflow']);
-
-/** The smallest summary budget worth asking for, in tokens. */
-const MIN_SUMMARY_TOKENS = 200;
 
 export interface PlanInput {
   /** The context being compacted (the active version), in order. */
@@ -188,18 +185,21 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   // window), it stays whole; a cut is kept only where it fits the window.
   if (over > carriedTokens) return plan;
   // Within the cap, each item its least share first (the trail's paths, the errors' texts); where
-  // that does not fit, the cap is kept to (hard), lowered by what the items' framing adds, twice
-  // at most.
+  // that does not fit, the cap is kept to (hard: each item's text within its share less its
+  // message's framing), lowered by what is still over, three times at most.
   let cap = carriedTokens - over;
   const shares = planWithin(input, cap);
   if (shares.work.writtenTotal() <= window) return shares;
+  // None fitting, the smallest: nearest the window.
+  let best = shares.work.writtenTotal() < plan.work.writtenTotal() ? shares : plan;
   for (let attempt = 0; attempt < 3 && cap >= 0; attempt++) {
     const within = planWithin(input, cap, true);
     const still = within.work.writtenTotal() - window;
     if (still <= 0) return within;
+    if (within.work.writtenTotal() < best.work.writtenTotal()) best = within;
     cap -= still;
   }
-  return plan;
+  return best;
 }
 
 /** {@link planCompaction}, the carried state within `carriedCap` tokens (null: its own budgets). */

@@ -29,6 +29,10 @@ import { groupUnits, type Unit } from './tool-blocks';
 import { indexPairs, type PairIndex } from './tool-pairs';
 
 /** A cut form decided on counts; its text is written when the context is read. */
+
+/** The smallest summary budget worth asking for, in tokens. */
+export const MIN_SUMMARY_TOKENS = 200;
+
 export interface PlannedCut {
   /** The cut form's id (derived from the original's and the preview's size). */
   id: string;
@@ -189,7 +193,7 @@ export class WorkingContext {
    * of the same reply are the model's unseen work too: one reply's parallel calls written as a
    * message each, their results after the last call (a block whose calls still wait, or whose
    * results came after the next block's call; calls still waiting up to what the window leaves
-   * beside the header, half the window at least, results in whatever their size, as one block's
+   * beside the header, the current message and the smallest summary (half the window at least), results in whatever their size, as one block's
    * would be). A text of the reply written after its calls, before their results, does not end
    * them: calls still waiting behind it, and results that came in after it, are kept (results
    * before it were seen).
@@ -202,8 +206,14 @@ export class WorkingContext {
     let later: WorkingUnit | null = null;
     /** Tokens of the reply's blocks kept so far. */
     let run = 0;
-    /** What calls still waiting may take: what the window leaves beside the header, half the window at least. */
-    const pendingCap = Math.max(this.windowTokens / 2, this.windowTokens - this.headerTokens);
+    /**
+     * What calls still waiting may take: what the window leaves beside the header, the current
+     * message and the smallest summary; half the window at least.
+     */
+    const pendingCap = Math.max(
+      this.windowTokens / 2,
+      this.windowTokens - this.headerTokens - this.currentMessageTokens() - MIN_SUMMARY_TOKENS,
+    );
     for (let i = this.units.length - 1; i >= 0; i--) {
       const unit = this.units[i] as WorkingUnit;
       const first = unit.originals[0] as ContextItem;
@@ -241,6 +251,16 @@ export class WorkingContext {
       unit.protected = true;
       unit.protection = missing && !userAfter ? 'pending_call' : 'fresh_results';
     }
+  }
+
+  /** Tokens of the newest real user message, when it fits the window with the header (it then stays). */
+  private currentMessageTokens(): number {
+    for (let i = this.units.length - 1; i >= 0; i--) {
+      const unit = this.units[i] as WorkingUnit;
+      if (unit.kind !== 'item' || !isRoundStart(unit.originals[0] as ContextItem)) continue;
+      return this.headerTokens + unit.tokens <= this.windowTokens ? unit.tokens : 0;
+    }
+    return 0;
   }
 
   /** An item's index in the context (every item a unit or the header holds is in it). */

@@ -837,6 +837,26 @@ describe('one reply whose parallel calls are written a message each, their resul
     expect(ids(p.toSummarize).filter((id) => id.startsWith('call'))).toStrictEqual([]);
   });
 
+  it('calls still waiting leave room for the current message and a summary: the compaction ends within the window', () => {
+    const f = itemsFactory(o200k);
+    const current = { ...f.user(words(300, 'now'), { id: 'current' }), round: 13 };
+    const calls = [0, 1, 2, 3].map((k) => ({
+      ...f.calls(
+        [{ name: 'write_file', args: { path: `src/w${k}.ts`, content: words(420, `w${k}`) } }],
+        null,
+        {
+          id: `call${k}`,
+        },
+      ),
+      round: 13,
+    }));
+    const items = [...dialogue(f), current, ...calls];
+    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }));
+    const out = finishCompaction(p, summaryOf(p.summaryBudget));
+    expect(out.reduce((n, i) => n + i.tokens, 0)).toBeLessThanOrEqual(4000);
+    expect(ids(out)).toEqual(expect.arrayContaining(['current', 'call3']));
+  });
+
   it("the reply's text written after its calls, before their results: the calls still wait and are kept", () => {
     const f = itemsFactory(o200k);
     const text = { ...f.assistant(`Implementing it now ${words(20, 't')}`, { id: 'text' }), round: 13 };
