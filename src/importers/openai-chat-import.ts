@@ -80,12 +80,11 @@ function itemsFromMessages(
 /** Block types of Anthropic's Messages format, which an OpenAI list does not have. */
 const ANTHROPIC_BLOCKS = ['tool_use', 'tool_result'];
 
-/** The ids of a message's OpenAI tool fields: its calls' (`tool_calls`), the call it answers (`tool_call_id`). */
-function toolFieldIds(message: JsonObject): Set<unknown> {
-  const ids = new Set<unknown>([message.tool_call_id]);
+/** The ids of a message's OpenAI tool calls (`tool_calls`). */
+function toolCallIds(message: JsonObject): Set<unknown> {
+  const ids = new Set<unknown>();
   if (Array.isArray(message.tool_calls))
-    for (const call of message.tool_calls) if (isRecord(call)) ids.add(call.id);
-  ids.delete(undefined);
+    for (const call of message.tool_calls) if (isRecord(call) && call.id !== undefined) ids.add(call.id);
   return ids;
 }
 
@@ -93,20 +92,20 @@ function toolFieldIds(message: JsonObject): Set<unknown> {
  * A warning when messages hold Anthropic tool blocks: a list that mixes the two formats (an OpenAI
  * `tool` message or `tool_calls` among them), or one read as OpenAI's on request. The OpenAI
  * reading keeps them for export only, so the model would see none of those calls and results. A
- * block that repeats one of its message's own tool fields (a converter writing each call twice,
- * as `tool_calls` and as a `tool_use` block with the same id) is read through that field: no loss.
+ * `tool_use` block that repeats one of its message's own `tool_calls` (a converter writing each
+ * call twice, the block with the same id) is read through that call: no loss. A `tool_result`
+ * block is no repeat of anything (its output is not the message's text).
  */
 function anthropicBlocksWarning(messages: readonly unknown[]): string[] {
   const counts = new Map<string, number>();
   for (const message of messages) {
     if (!isRecord(message) || !Array.isArray(message.content)) continue;
-    const own = toolFieldIds(message);
+    const calls = toolCallIds(message);
     for (const part of message.content) {
       const type = isRecord(part) ? part.type : undefined;
       if (typeof type !== 'string' || !ANTHROPIC_BLOCKS.includes(type)) continue;
       const block = part as JsonObject;
-      if ([block.id, block.tool_call_id, block.tool_use_id].some((id) => id !== undefined && own.has(id)))
-        continue;
+      if (type === 'tool_use' && (calls.has(block.id) || calls.has(block.tool_call_id))) continue;
       counts.set(type, (counts.get(type) ?? 0) + 1);
     }
   }

@@ -145,10 +145,7 @@ function isOpenHandsSdkEvents(value: unknown): boolean {
     Array.isArray(events) &&
     events.length > 0 &&
     events.every((event) => isRecord(event) && typeof event.kind === 'string') &&
-    events.some(
-      (event) =>
-        (event as JsonObject).kind === 'ActionEvent' || (event as JsonObject).kind === 'MessageEvent',
-    )
+    events.some((event) => ((event as JsonObject).kind as string).endsWith('Event'))
   );
 }
 

@@ -226,15 +226,23 @@ describe('an OpenAI list holding Anthropic tool blocks', () => {
             ],
             tool_calls: [call],
           },
-          { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'tool_output', text: 'x = 1' }] },
-          // One that repeats no call of its message is still reported.
+          {
+            role: 'tool',
+            tool_call_id: 'call_1',
+            content: [
+              { type: 'tool_output', text: 'x = 1' },
+              { type: 'tool_result', tool_use_id: 'call_1', content: 'a.ts' },
+            ],
+          },
+          // One that repeats no call of its message is still reported, and so is a result block
+          // (its output is not the message's text), whatever its id.
           { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_9', name: 'Read', input: {} }] },
         ],
       }),
       { tokenizer: fakeTokenizer },
     );
     expect(session.warnings).toHaveLength(1);
-    expect(session.warnings?.[0]).toMatch(/^1 tool_use content block\(s\)/);
+    expect(session.warnings?.[0]).toMatch(/^1 tool_result and 1 tool_use content block\(s\)/);
   });
 
   it("keeps subagents' messages written into the list (role assistant-subagent-<id>) out of the context, and writes them back where they were", () => {
