@@ -194,7 +194,10 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
       toolCalls += calls.length;
       const facts = callFactsOf(item);
       calls.forEach((call, i) =>
-        sources.set(`${item.id}#${i}`, { tool: call.function.name, command: facts[i]?.command ?? null }),
+        sources.set(`${item.id}#${i}`, {
+          tool: call.function.name,
+          printsOnly: facts[i]?.printsOnly === true,
+        }),
       );
       // A message that calls tools says what it is about to do, not what it found.
       if (calls.length === 0 && text.trim()) {
@@ -209,7 +212,7 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
       const pair = pairs.byResult.get(item.id);
       const source = pair ? sources.get(`${pair.callItemId}#${pair.callIndex}`) : undefined;
       const tool = source?.tool ?? item.message.name ?? 'tool';
-      const error = resultErrorOf(item, tool, source?.command ?? null);
+      const error = resultErrorOf(item, tool, source?.printsOnly ?? false);
       if (error) {
         const open = openErrors.some((e) => e.text === error && e.round === item.round);
         data.errors.push(

@@ -27,6 +27,7 @@ export function callFacts(call: ToolCall, tokenizer?: Tokenizer): CallFacts {
     touches: effect.touches,
     command: effect.command,
     ...(effect.editsOpenFile ? { editsOpenFile: true as const } : {}),
+    ...(effect.printsOnly ? { printsOnly: true as const } : {}),
     target: targetOf(effect),
     note: noteOfToolCall(call.function.name, call.function.arguments),
     ...(tokenizer ? { argumentTokens: tokenizer.countText(call.function.arguments) } : {}),
@@ -41,26 +42,22 @@ export function callFactsOf(item: AssistantMessageItem): CallFacts[] {
 }
 
 /**
- * The error a tool result reports (`tool`: the name of the tool that produced it; `command`: the
- * shell command its call ran, if any): stored, or worked out now.
+ * The error a tool result reports (`tool`: the name of the tool that produced it; `printsOnly`: its
+ * call only prints files, `CallFacts.printsOnly`): stored, or worked out now.
  */
-export function resultErrorOf(
-  item: ToolResultItem,
-  tool: string,
-  command: string | null = null,
-): string | null {
-  return item.facts?.error !== undefined ? item.facts.error : toolResultError(item, tool, command);
+export function resultErrorOf(item: ToolResultItem, tool: string, printsOnly = false): string | null {
+  return item.facts?.error !== undefined ? item.facts.error : toolResultError(item, tool, printsOnly);
 }
 
-/** What a tool result's error is read with: the tool that produced it and the shell command its call ran. */
+/** What a tool result's error is read with: the tool that produced it, and whether its call only prints files. */
 export interface ResultSource {
   tool: string;
-  command: string | null;
+  printsOnly: boolean;
 }
 
 /** The {@link ResultSource} of a call's result (`tool`: its name, when the result gives another). */
 export function resultSource(call: ToolCall, tool = call.function.name): ResultSource {
-  return { tool, command: callFacts(call).command };
+  return { tool, printsOnly: callFacts(call).printsOnly === true };
 }
 
 /** The tokens of an assistant message's text and its calls' names (see `ItemFacts.framingTokens`). */
@@ -77,8 +74,8 @@ export function framingTokensOf(item: AssistantMessageItem, tokenizer: Tokenizer
 }
 
 /**
- * The item with its facts (`source`: for a tool result, the tool that produced it and the command
- * its call ran; default its message's `name` and no command; `tokenizer`: the conversation's, for
+ * The item with its facts (`source`: for a tool result, the tool that produced it and whether its
+ * call only prints files; default its message's `name`, not; `tokenizer`: the conversation's, for
  * the counts among them). Items without facts to have are returned as they are.
  */
 export function withFacts<T extends ContextItem>(item: T, source?: ResultSource, tokenizer?: Tokenizer): T {
@@ -90,13 +87,13 @@ export function withFacts<T extends ContextItem>(item: T, source?: ResultSource,
     };
   } else if (item.type === 'TOOL_RESULT') {
     facts = {
-      error: toolResultError(item, source?.tool ?? item.message.name ?? 'tool', source?.command ?? null),
+      error: toolResultError(item, source?.tool ?? item.message.name ?? 'tool', source?.printsOnly ?? false),
     };
   }
   return facts ? { ...item, facts } : item;
 }
 
-/** Every item with its facts; a result's are read with the call it answers (its tool, its command). */
+/** Every item with its facts; a result's are read with the call it answers (its tool, whether it only prints files). */
 export function withFactsAll(items: readonly ContextItem[], tokenizer?: Tokenizer): ContextItem[] {
   const pairs = pairToolCalls(items);
   const withCalls = items.map((item) =>
@@ -107,7 +104,10 @@ export function withFactsAll(items: readonly ContextItem[], tokenizer?: Tokenize
     if (item.type !== 'ASSISTANT_MESSAGE') continue;
     const facts = callFactsOf(item);
     (item.message.tool_calls ?? []).forEach((call, i) =>
-      sourceOf.set(`${item.id}#${i}`, { tool: call.function.name, command: facts[i]?.command ?? null }),
+      sourceOf.set(`${item.id}#${i}`, {
+        tool: call.function.name,
+        printsOnly: facts[i]?.printsOnly === true,
+      }),
     );
   }
   return withCalls.map((item) => {

@@ -103,6 +103,8 @@ export interface CallFacts {
   command: string | null;
   /** An edit that names no file: it applies to the file opened before it. */
   editsOpenFile?: true;
+  /** A shell command that only prints files or searches them: what it prints is theirs, not its errors. */
+  printsOnly?: true;
   /** What it was applied to (a path or a command's first words; '' when nothing). */
   target: string;
   /** The note it makes when it is a task-list, memory or pin tool, or null. */

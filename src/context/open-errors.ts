@@ -54,7 +54,7 @@ export function collectOpenErrors(
     const callIndex = callItem ? call - (pairs.firstCall[pairs.callItem[call] as number] as number) : -1;
     const tool = callItem?.message.tool_calls?.[callIndex]?.function.name ?? item.message.name ?? 'tool';
     const facts = callItem ? callFactsOf(callItem)[callIndex] : undefined;
-    const error = resultErrorOf(item, tool, facts?.command ?? null);
+    const error = resultErrorOf(item, tool, facts?.printsOnly === true);
     if (error === null && !open.some((e) => e.tool === tool)) continue;
     const target = facts?.target ?? '';
     const whole = facts ? (facts.command ?? target) : '';

@@ -20,6 +20,8 @@ export interface CallEffect {
   command: string | null;
   /** An edit that names no file (SWE-agent's `edit 12:14`): it applies to the file open before it. */
   editsOpenFile?: true;
+  /** A shell command that only prints files or searches them ({@link printsFilesOnly}). */
+  printsOnly?: true;
 }
 
 /** Argument keys that name one file or directory. */
@@ -719,6 +721,7 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
   }
   const editsOpenFile = touches.length === 0 && op === 'edit';
   if (editsOpenFile && openFile) touches.push({ path: openFile, op });
+  let printsOnly = false;
   if (!editor && (SHELL_TOOL.test(tool) || touches.length === 0)) {
     for (const key of COMMAND_KEYS) {
       const text = commandText(args[key]);
@@ -727,12 +730,21 @@ export function toolCallEffect(name: string, argumentsText: string, openFile: st
         command = line.length > MAX_COMMAND_CHARS ? `${line.slice(0, MAX_COMMAND_CHARS)}…` : line;
         // Agents read files through their shell as often as through a file tool (`cat`, `sed -n`),
         // whether the command is an argv list (Codex) or a string (pi, Claude Code, OpenHands).
-        if (SHELL_TOOL.test(tool)) touches.push(...shellReads(text));
+        if (SHELL_TOOL.test(tool)) {
+          touches.push(...shellReads(text));
+          // Judged on the command as written (the one kept is one line, and cut).
+          printsOnly = printsFilesOnly(text);
+        }
         break;
       }
     }
   }
-  return { touches, command, ...(editsOpenFile ? { editsOpenFile: true as const } : {}) };
+  return {
+    touches,
+    command,
+    ...(editsOpenFile ? { editsOpenFile: true as const } : {}),
+    ...(printsOnly ? { printsOnly: true as const } : {}),
+  };
 }
 
 // ---- results ----
@@ -816,16 +828,21 @@ function whatFailed(lines: readonly string[]): string | undefined {
 }
 
 /**
- * The line of a tool result that reports an error, or null when it reports none. `tool` is the name
- * of the tool that produced it and `command` the shell command it ran, when it ran one: tools that
- * read files, and shell commands that only print them ({@link printsFilesOnly}), count only
- * explicit errors (an output that starts with one, or a result flagged as an error).
+ * What a command that prints files says of its own failure: a printer's diagnostic (`sed: can't
+ * read a.md: No such file or directory`, `cat: x: …`, git's `fatal: …`) or a shell's
+ * `command not found`. Its exit status alone is no failure (`grep` finding nothing exits 1).
  */
-export function toolResultError(
-  item: ToolResultItem,
-  tool: string,
-  command: string | null = null,
-): string | null {
+const PRINTER_FAILURE =
+  /^(?:(?:\S*\/)?(?:cat|nl|head|tail|less|more|bat|batcat|grep|egrep|fgrep|rg|ag|ls|tree|wc|sed|find|git): |fatal: )|\bcommand not found\b/;
+
+/**
+ * The line of a tool result that reports an error, or null when it reports none. `tool` is the name
+ * of the tool that produced it; `printsOnly`: its call is a shell command that only prints files
+ * ({@link printsFilesOnly}). Tools that read files count only explicit errors (an output that
+ * starts with one, or a result flagged as an error); shell commands that only print files, those
+ * and their own diagnostics (`PRINTER_FAILURE`): what they print is the files' text.
+ */
+export function toolResultError(item: ToolResultItem, tool: string, printsOnly = false): string | null {
   const text = messageText(item.message);
   const head = text.trimStart();
   const explicit = /^(error|fatal)\b/i.test(head);
@@ -834,8 +851,11 @@ export function toolResultError(
     text.length <= 2 * SCAN_CHARS ? text : `${text.slice(0, SCAN_CHARS)}\n${text.slice(-SCAN_CHARS)}`;
   const lines = scanned.split('\n');
   if (flaggedError(item) || explicit) return oneLine(whatFailed(lines) ?? head) || 'error';
+  if (printsOnly) {
+    const own = lines.find((line) => PRINTER_FAILURE.test(line));
+    return own === undefined ? null : oneLine(own);
+  }
   if (READ_OUTPUT_TOOL.test(tool) || !lines.some((line) => FAILURE_LINE.test(line))) return null;
-  if (command !== null && printsFilesOnly(command)) return null;
   return oneLine(whatFailed(lines) as string);
 }
 

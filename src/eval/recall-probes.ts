@@ -90,7 +90,7 @@ function probesOfResult(item: ToolResultItem, call: ToolCall): RecallProbe[] {
   const out: RecallProbe[] = [];
   const lines = item.message.content.split('\n').filter(distinctive);
   // The error the tool reported, else a line of the output that reads as one.
-  const reported = resultErrorOf(item, call.function.name, facts.command);
+  const reported = resultErrorOf(item, call.function.name, facts.printsOnly === true);
   const errorLine = [...(reported?.split('\n') ?? []), ...lines.filter((l) => ERROR_WORDS.test(l))].find(
     distinctive,
   );

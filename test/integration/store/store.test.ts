@@ -131,7 +131,7 @@ describe('conversation store', () => {
         pinned: false,
         ephemeral: false,
       },
-      { tool: 'edit', command: null },
+      { tool: 'edit', printsOnly: false },
     );
     const trail: ContextItem = {
       id: `${id}:t`,

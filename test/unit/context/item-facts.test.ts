@@ -8,6 +8,7 @@ import {
   callFactsOf,
   framingTokensOf,
   resultErrorOf,
+  resultSource,
   withFacts,
   withFactsAll,
 } from '../../../src/context/item-facts';
@@ -44,7 +45,7 @@ describe('withFacts', () => {
     ['read_file', 'Error: file "x" does not exist', 'Error: file "x" does not exist'],
     ['bash', 'all 12 tests passed', null],
   ])('a %s result %j reports %j', (tool, content, error) => {
-    expect(withFacts(f.result('k', content), { tool, command: null }).facts).toStrictEqual({ error });
+    expect(withFacts(f.result('k', content), { tool, printsOnly: false }).facts).toStrictEqual({ error });
   });
 
   it.each([
@@ -55,9 +56,37 @@ describe('withFacts', () => {
     ['npm test 2>&1 | tail -5', 'FAIL src/a.test.ts', 'FAIL src/a.test.ts'],
     ["sed -i 's/a/b/' a.py && python a.py", 'ValueError: bad', 'ValueError: bad'],
     ["python - <<'PY'\nprint(1)\nPY", 'ValueError: bad', 'ValueError: bad'],
+    // Judged as written: a line break runs another command, and a long command is not cut first.
+    ['cat a.py\npython a.py', 'Traceback (most recent call last):\nValueError: boom', 'ValueError: boom'],
+    [
+      `cat ${Array.from({ length: 12 }, (_, i) => `src/module-${i}/index.ts`).join(' ')} && node build.js`,
+      'built 3 files\nTypeError: x is not a function',
+      'TypeError: x is not a function',
+    ],
+    // A printer's own failure, under an agent's wrapper; a search that finds nothing is none.
+    [
+      'git status --short',
+      'Process exited with code 128\nOutput:\nfatal: not a git repository',
+      'fatal: not a git repository',
+    ],
+    [
+      'rg --files src',
+      'Exit code: 127\nOutput:\n/bin/bash: line 1: rg: command not found',
+      '/bin/bash: line 1: rg: command not found',
+    ],
+    [
+      "sed -n '1,260p' AGENTS.md",
+      "Exit code: 2\nOutput:\nsed: can't read AGENTS.md: No such file or directory",
+      "sed: can't read AGENTS.md: No such file or directory",
+    ],
+    ['grep -n TODO a.ts', 'Exit code: 1\nOutput:\n', null],
   ])('a shell command %j that prints %j reports %j', (command, content, error) => {
-    const result = f.result('k', content);
-    expect(withFacts(result, { tool: 'bash', command }).facts).toStrictEqual({ error });
+    const call = {
+      id: 'k',
+      type: 'function' as const,
+      function: { name: 'bash', arguments: JSON.stringify({ command }) },
+    };
+    expect(withFacts(f.result('k', content), resultSource(call)).facts).toStrictEqual({ error });
   });
 
   it('with the tokenizer, an assistant message also stores its framing: text and call names, counted', () => {

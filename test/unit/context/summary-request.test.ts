@@ -397,7 +397,7 @@ describe('toolCallEffect: the files a tool call touches and the command it runs'
       'shell',
       { command: ['git', 'status'] },
       null,
-      { touches: [], command: 'git status' },
+      { touches: [], command: 'git status', printsOnly: true },
     ],
     ['arguments that are not JSON', 'bash', 'ls -la', null, { touches: [], command: null }],
     [
