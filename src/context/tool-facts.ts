@@ -494,9 +494,16 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
 const PRINTING_PROGRAM =
   /^(cat|nl|head|tail|less|more|bat|batcat|grep|egrep|fgrep|rg|ag|ls|tree|wc|echo|printf|pwd)$/;
 
+/**
+ * A file a command's output was saved to, by its name (`build.log`, `test.out`, `/tmp/run.txt`):
+ * printing it shows that command's outcome, failures included.
+ */
+const OUTPUT_FILE = /(\.(log|out|err)|^['"]?\/tmp\/.*)['"]?$/;
+
 /** Whether a simple command's words print files (or what is in them) and do nothing else. */
 function printsOnly(words: readonly string[]): boolean {
   const [program = '', ...args] = words;
+  if (args.some((a) => OUTPUT_FILE.test(a))) return false;
   // `sed -n 1,80p a.ts` prints; `sed -i` edits.
   if (program === 'sed')
     return args.some((a) => /^-[a-zA-Z]*n/.test(a)) && !args.some((a) => /^(-[a-zA-Z]*i|--in-place)/.test(a));

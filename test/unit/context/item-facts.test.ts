@@ -80,6 +80,9 @@ describe('withFacts', () => {
       "sed: can't read AGENTS.md: No such file or directory",
     ],
     ['grep -n TODO a.ts', 'Exit code: 1\nOutput:\n', null],
+    // A command's output saved to a file and printed: that command's failures.
+    ['tail -n 40 build.log', 'compiled 12 files\nnpm ERR! code 1', 'npm ERR! code 1'],
+    ["sed -n '1,80p' /tmp/test-run.txt", 'ok 1\nFAIL src/a.test.ts', 'FAIL src/a.test.ts'],
   ])('a shell command %j that prints %j reports %j', (command, content, error) => {
     const call = {
       id: 'k',
