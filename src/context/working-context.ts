@@ -28,11 +28,10 @@ import { headerRoles, isRoundStart, type HeaderRole } from './segments';
 import { groupUnits, type Unit } from './tool-blocks';
 import { indexPairs, type PairIndex } from './tool-pairs';
 
-/** A cut form decided on counts; its text is written when the context is read. */
-
 /** The smallest summary budget worth asking for, in tokens. */
 export const MIN_SUMMARY_TOKENS = 200;
 
+/** A cut form decided on counts; its text is written when the context is read. */
 export interface PlannedCut {
   /** The cut form's id (derived from the original's and the preview's size). */
   id: string;
@@ -181,7 +180,7 @@ export class WorkingContext {
     this.headerTokens = this.header.reduce((n, i) => n + i.tokens, 0);
     this.summaryTokens = this.summaries.reduce((n, i) => n + i.tokens, 0);
     this.protectPending();
-    this.protectCurrentMessage(options.window);
+    this.protectCurrentMessage();
   }
 
   /**
@@ -193,10 +192,10 @@ export class WorkingContext {
    * of the same reply are the model's unseen work too: one reply's parallel calls written as a
    * message each, their results after the last call (a block whose calls still wait, or whose
    * results came after the next block's call; calls still waiting up to what the window leaves
-   * beside the header, the current message and the smallest summary (half the window at least), results in whatever their size, as one block's
-   * would be). A text of the reply written after its calls, before their results, does not end
-   * them: calls still waiting behind it, and results that came in after it, are kept (results
-   * before it were seen).
+   * beside the header, the current message and the smallest summary, half the window at least;
+   * results in whatever their size, as one block's would be). A text of the reply written after
+   * its calls, before their results, does not end them: calls still waiting behind it, and results
+   * that came in after it, are kept (results before it were seen).
    */
   private protectPending(): void {
     let userAfter = false;
@@ -212,7 +211,7 @@ export class WorkingContext {
      */
     const pendingCap = Math.max(
       this.windowTokens / 2,
-      this.windowTokens - this.headerTokens - this.currentMessageTokens() - MIN_SUMMARY_TOKENS,
+      this.windowTokens - this.headerTokens - (this.currentMessage()?.tokens ?? 0) - MIN_SUMMARY_TOKENS,
     );
     for (let i = this.units.length - 1; i >= 0; i--) {
       const unit = this.units[i] as WorkingUnit;
@@ -239,8 +238,8 @@ export class WorkingContext {
         const lastResult = unit.originals[results] as ContextItem;
         const sameReply =
           missing || this.positionOf(lastResult) > this.positionOf(later.originals[0] as ContextItem);
-        // Calls still waiting, half the window at most: a list of calls that never got results is
-        // no one reply. Results in are kept as one block's would be (cut to previews if need be).
+        // Calls still waiting, `pendingCap` at most: a list of calls that never got results is no
+        // one reply. Results in are kept as one block's would be (cut to previews if need be).
         if (!sameReply || (missing && run + unit.tokens > pendingCap)) return;
       }
       if (missing) run += unit.tokens;
@@ -253,14 +252,14 @@ export class WorkingContext {
     }
   }
 
-  /** Tokens of the newest real user message, when it fits the window with the header (it then stays). */
-  private currentMessageTokens(): number {
+  /** The newest real user message, when it fits the window with the header (it then stays). */
+  private currentMessage(): WorkingUnit | null {
     for (let i = this.units.length - 1; i >= 0; i--) {
       const unit = this.units[i] as WorkingUnit;
       if (unit.kind !== 'item' || !isRoundStart(unit.originals[0] as ContextItem)) continue;
-      return this.headerTokens + unit.tokens <= this.windowTokens ? unit.tokens : 0;
+      return this.headerTokens + unit.tokens <= this.windowTokens ? unit : null;
     }
-    return 0;
+    return null;
   }
 
   /** An item's index in the context (every item a unit or the header holds is in it). */
@@ -269,16 +268,12 @@ export class WorkingContext {
     return this.order.get(item.id) ?? -1;
   }
 
-  /** The newest real user message, when it fits the window with the header. */
-  private protectCurrentMessage(window: number): void {
-    for (let i = this.units.length - 1; i >= 0; i--) {
-      const unit = this.units[i] as WorkingUnit;
-      if (unit.kind !== 'item' || !isRoundStart(unit.originals[0] as ContextItem)) continue;
-      if (!unit.protected && this.headerTokens + unit.tokens <= window) {
-        unit.protected = true;
-        unit.protection = 'current_message';
-      }
-      return;
+  /** Protects the newest real user message, when it fits the window with the header. */
+  private protectCurrentMessage(): void {
+    const unit = this.currentMessage();
+    if (unit && !unit.protected) {
+      unit.protected = true;
+      unit.protection = 'current_message';
     }
   }
 
