@@ -14,7 +14,7 @@
  */
 import { collectArtifactTrail } from './artifact-trail';
 import { messageText, type ContextItem, type OpenError } from './items';
-import { callFactsOf, resultErrorOf, type ResultSource } from './item-facts';
+import { resultErrorOf, resultSources, type ResultSource } from './item-facts';
 import { SUMMARY_MESSAGE_PREFIX } from './post-compaction';
 import { headerRoles } from './segments';
 import { NEXT_STEP_TEXT } from './text-signals';
@@ -192,13 +192,7 @@ function spanData(span: readonly ContextItem[], openErrors: readonly OpenError[]
     } else if (item.type === 'ASSISTANT_MESSAGE') {
       const calls = item.message.tool_calls ?? [];
       toolCalls += calls.length;
-      const facts = callFactsOf(item);
-      calls.forEach((call, i) =>
-        sources.set(`${item.id}#${i}`, {
-          tool: call.function.name,
-          printsOnly: facts[i]?.printsOnly === true,
-        }),
-      );
+      resultSources(item).forEach((source, i) => sources.set(`${item.id}#${i}`, source));
       // A message that calls tools says what it is about to do, not what it found.
       if (calls.length === 0 && text.trim()) {
         data.findings.push(`round ${item.round}: ${firstSentence(text, 220)}`);

@@ -55,6 +55,15 @@ export interface ResultSource {
   printsOnly: boolean;
 }
 
+/** The {@link ResultSource} of each call's results of an assistant message, from its facts. */
+export function resultSources(item: AssistantMessageItem): ResultSource[] {
+  const facts = callFactsOf(item);
+  return (item.message.tool_calls ?? []).map((call, i) => ({
+    tool: call.function.name,
+    printsOnly: facts[i]?.printsOnly === true,
+  }));
+}
+
 /** The {@link ResultSource} of a call's result (`tool`: its name, when the result gives another). */
 export function resultSource(call: ToolCall, tool = call.function.name): ResultSource {
   return { tool, printsOnly: callFacts(call).printsOnly === true };
@@ -102,13 +111,7 @@ export function withFactsAll(items: readonly ContextItem[], tokenizer?: Tokenize
   const sourceOf = new Map<string, ResultSource>();
   for (const item of withCalls) {
     if (item.type !== 'ASSISTANT_MESSAGE') continue;
-    const facts = callFactsOf(item);
-    (item.message.tool_calls ?? []).forEach((call, i) =>
-      sourceOf.set(`${item.id}#${i}`, {
-        tool: call.function.name,
-        printsOnly: facts[i]?.printsOnly === true,
-      }),
-    );
+    resultSources(item).forEach((source, i) => sourceOf.set(`${item.id}#${i}`, source));
   }
   return withCalls.map((item) => {
     if (item.type !== 'TOOL_RESULT') return item;
