@@ -490,9 +490,10 @@ export function shellReads(command: string): { path: string; op: FileOp }[] {
   return out;
 }
 
+/** Programs that print files, search them or list them. */
+const PRINTERS = 'cat|nl|head|tail|less|more|bat|batcat|grep|egrep|fgrep|rg|ag|ls|tree|wc';
 /** Programs whose output is files' text, a search in them or a listing (and `echo` between them). */
-const PRINTING_PROGRAM =
-  /^(cat|nl|head|tail|less|more|bat|batcat|grep|egrep|fgrep|rg|ag|ls|tree|wc|echo|printf|pwd)$/;
+const PRINTING_PROGRAM = new RegExp(`^(${PRINTERS}|echo|printf|pwd)$`);
 
 /**
  * A file a command's output was saved to, by its name (`build.log`, `test.out`, `/tmp/run.txt`):
@@ -839,8 +840,9 @@ function whatFailed(lines: readonly string[]): string | undefined {
  * read a.md: No such file or directory`, `cat: x: …`, git's `fatal: …`) or a shell's
  * `command not found`. Its exit status alone is no failure (`grep` finding nothing exits 1).
  */
-const PRINTER_FAILURE =
-  /^(?:(?:\S*\/)?(?:cat|nl|head|tail|less|more|bat|batcat|grep|egrep|fgrep|rg|ag|ls|tree|wc|sed|find|git): |fatal: )|\bcommand not found\b/;
+const PRINTER_FAILURE = new RegExp(
+  `^(?:(?:\\S*/)?(?:${PRINTERS}|sed|find|git): |fatal: )|\\bcommand not found\\b`,
+);
 
 /**
  * The line of a tool result that reports an error, or null when it reports none. `tool` is the name
