@@ -50,6 +50,12 @@ export type PiSlot = { itemId: string } | { entry: unknown };
 /** The layouts of a mini-SWE-agent trajectory (`mini-swe-agent.ts`). */
 export type MiniLayout = 'mini' | 'mini_text';
 
+/** A message of a list kept out of the context, with its position in the list (`index`). */
+export interface AsideMessage {
+  index: number;
+  message: unknown;
+}
+
 /** What the exporter of a format needs beyond the items to write the source back. */
 export type SessionDocument =
   | {
@@ -105,7 +111,7 @@ export type SessionDocument =
        * Messages of subagents written into the list (role `assistant-subagent-<id>`), kept out of
        * the context: each with its position in the list, written back there.
        */
-      aside?: { index: number; message: unknown }[];
+      aside?: AsideMessage[];
     }
   | {
       format: 'swe-agent';

@@ -5,7 +5,7 @@
 import type { ContextItem, ToolDefinition } from '../context/items';
 import { lower } from '../context/lower';
 import { chatMessageToJson } from './chat-messages-export';
-import type { OpenAILayout, SessionDocument } from './common';
+import type { AsideMessage, OpenAILayout, SessionDocument } from './common';
 import { jsonLines, type JsonObject } from './json';
 
 /** Tools of every TOOL_DEFINITIONS item, in order. */
@@ -18,17 +18,14 @@ function collectTools(items: readonly ContextItem[]): ToolDefinition[] {
  * messages kept aside (`aside`, subagents') back where they were: each before the first item
  * imported from after it.
  */
-function sourceMessages(
-  items: readonly ContextItem[],
-  aside: readonly { index: number; message: unknown }[] = [],
-): unknown[] {
+function sourceMessages(items: readonly ContextItem[], aside: readonly AsideMessage[] = []): unknown[] {
   const out: unknown[] = [];
   let next = 0;
   for (const item of items) {
     if (item.type === 'TOOL_DEFINITIONS') continue;
     const from = item.origin?.format === 'openai' ? item.origin : undefined;
-    while (from && next < aside.length && (aside[next] as { index: number }).index < from.index)
-      out.push((aside[next++] as { message: unknown }).message);
+    while (from && next < aside.length && (aside[next] as AsideMessage).index < from.index)
+      out.push((aside[next++] as AsideMessage).message);
     out.push(chatMessageToJson(item.message, from?.fields, 'openai'));
   }
   for (const { message } of aside.slice(next)) out.push(message);

@@ -9,6 +9,7 @@ import {
   defaultIdPrefix,
   finishItems,
   makeItem,
+  type AsideMessage,
   type ImportedSession,
   type ImportOptions,
   type OpenAILayout,
@@ -40,14 +41,11 @@ function isSubagentMessage(raw: unknown): boolean {
   return isRecord(raw) && typeof raw.role === 'string' && raw.role.startsWith('assistant-subagent-');
 }
 
-/** The subagents' messages of a list, with their positions (see {@link isSubagentMessage}). */
-function asideMessages(messages: readonly unknown[]): { index: number; message: unknown }[] {
-  return messages.flatMap((message, index) => (isSubagentMessage(message) ? [{ index, message }] : []));
-}
-
-/** The document's `aside` field, when the list has subagents' messages. */
-function withAside(messages: readonly unknown[]): { aside?: { index: number; message: unknown }[] } {
-  const aside = asideMessages(messages);
+/** The document's `aside` field: the subagents' messages with their positions, when the list has any. */
+function withAside(messages: readonly unknown[]): { aside?: AsideMessage[] } {
+  const aside = messages.flatMap((message, index) =>
+    isSubagentMessage(message) ? [{ index, message }] : [],
+  );
   return aside.length > 0 ? { aside } : {};
 }
 
@@ -119,11 +117,10 @@ function anthropicBlocksWarning(messages: readonly unknown[]): string[] {
   ];
 }
 
-/** A warning when subagents' messages were kept out of the context (see {@link isSubagentMessage}). */
-function subagentWarning(messages: readonly unknown[]): string[] {
-  const aside = messages.filter(isSubagentMessage);
+/** A warning when subagents' messages were kept out of the context (the document's `aside`). */
+function subagentWarning(aside: readonly AsideMessage[]): string[] {
   if (aside.length === 0) return [];
-  const agents = new Set(aside.map((m) => (m as JsonObject).role)).size;
+  const agents = new Set(aside.map(({ message }) => (message as JsonObject).role)).size;
   return [
     `${aside.length} message(s) of ${agents} subagent(s) (role "assistant-subagent-…") are another conversation ` +
       "written into the list: kept for export where they were, not in the context (the main agent's model never saw them)",
@@ -133,7 +130,7 @@ function subagentWarning(messages: readonly unknown[]): string[] {
 /** The session, with the warnings its messages give. */
 function withWarnings(session: ImportedSession, messages: readonly unknown[]): ImportedSession {
   const warnings = [
-    ...subagentWarning(messages),
+    ...subagentWarning((session.document.format === 'openai' && session.document.aside) || []),
     ...anthropicBlocksWarning(messages.filter((m) => !isSubagentMessage(m))),
   ];
   return warnings.length > 0 ? { ...session, warnings } : session;
