@@ -179,14 +179,15 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   if (!(input.sentNext ?? SENT_NEXT.has(input.trigger)) || plan.work.total() <= window) return plan;
   const over = plan.work.writtenTotal() - window;
   if (over <= 0) return plan;
-  let carriedTokens = 0;
-  for (const item of plan.carried.items) if (isCarried(item)) carriedTokens += item.tokens;
+  const carriedTokens = carriedTotal(plan);
   // Where no cut of the carried state would do (a reply waiting for its results, larger than the
   // window), it stays whole; a cut is kept only where it fits the window.
   if (over > carriedTokens) return plan;
   // Within the cap, each item its least share first (the trail's paths, the errors' texts); where
   // that does not fit, the cap is kept to (hard: each item's text within its share less its
-  // message's framing), lowered by what is still over, three times at most.
+  // message's framing), lowered by what is still over, three times at most. It is lowered from
+  // what the carried state took, which may be under the cap (the trail shrinks by whole tiers), and
+  // a smaller carried state may leave more of the rest in (a task list that fits the header again).
   let cap = carriedTokens - over;
   const shares = planWithin(input, cap);
   if (shares.work.writtenTotal() <= window) return shares;
@@ -197,9 +198,16 @@ export function planCompaction(input: PlanInput): CompactionPlan {
     const still = within.work.writtenTotal() - window;
     if (still <= 0) return within;
     if (within.work.writtenTotal() < best.work.writtenTotal()) best = within;
-    cap -= still;
+    cap = Math.min(cap, carriedTotal(within)) - still;
   }
   return best;
+}
+
+/** Tokens of a plan's carried items. */
+function carriedTotal(plan: CompactionPlan): number {
+  let tokens = 0;
+  for (const item of plan.carried.items) if (isCarried(item)) tokens += item.tokens;
+  return tokens;
 }
 
 /** {@link planCompaction}, the carried state within `carriedCap` tokens (null: its own budgets). */

@@ -1373,6 +1373,37 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     );
   });
 
+  it('before a request, a carried state cut under its cap is cut again from what it took, until the request fits the window', () => {
+    // The trail shrinks by whole tiers: cut to a cap, it may come out under it while the rest stays
+    // over the window. Lowering the cap by what is still over would then cut nothing more.
+    const f = itemsFactory(o200k);
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const reads = Array.from({ length: 40 }, (_, r) => [
+      f.user(`s${r}`),
+      ...f.block(
+        'read_file',
+        { path: `/home/user/projects/root/packages/module-${r % 7}/src/nested/file_${r}.ts` },
+        'ok',
+      ),
+    ]).flat();
+    const tasks = Array.from({ length: 8 }, (_, i) => `[ ] step ${i} ${words(6, 'do')}`).join('\n');
+    for (let rules = 3502; rules <= 3700; rules += 7) {
+      const items = conversation(
+        f.system(words(rules, 'rules'), { id: 'sys' }),
+        f.user('task', { id: 'task' }),
+        reads,
+        f.note('TASK_LIST', `[Task list]\n${tasks}`, { id: 'tasks' }),
+        f.user('Now go on.', { id: 'now' }),
+      );
+      const p = plan(items, config, 'precheck');
+      expect(p.carried.items.some((i) => i.type === 'ARTIFACT_TRAIL')).toBe(true);
+      expect({ rules, fits: p.work.writtenTotal() <= config.maxContextTokens }).toEqual({
+        rules,
+        fits: true,
+      });
+    }
+  });
+
   it('a pin the header cannot hold within the window, even without the task, is compacted like any message, oldest first', () => {
     const f = itemsFactory(o200k);
     const config = parseCompactionConfig({ maxContextTokens: 4000 });
