@@ -105,7 +105,109 @@ export function collectArtifactTrail(
         : { path, ops, lastRound, handle: handleOf(source), listTokens },
     );
   }
-  return { files, commands: commands.slice(-MAX_COMMANDS) };
+  return { files: mergeRelativeTwins(files), commands: commands.slice(-MAX_COMMANDS) };
+}
+
+/** A path from the root of a file system: `/…`, `\…`, or a Windows drive's (`C:\…`, `c:/…`). */
+function isAbsolute(path: string): boolean {
+  const first = path.charCodeAt(0);
+  if (first === 47 /* / */ || first === 92 /* \ */) return true;
+  const third = path.charCodeAt(2);
+  return path.charCodeAt(1) === 58 /* : */ && (third === 47 || third === 92) && /^[A-Za-z]/.test(path);
+}
+
+/** The part after the last separator. */
+function baseName(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
+}
+
+/**
+ * The files with each relative path that names a file also listed by its absolute path (the same
+ * file read by a tool that takes absolute paths and by a shell command run in the workspace:
+ * `/home/me/app/src/a.ts` and `src/a.ts`) merged into that one: its operations in the order they
+ * happened, its latest round and handle, at the later one's place. The workspace is the directory
+ * most such pairs agree on (separators and a drive letter's case aside); with two directories
+ * agreeing as often, or none, nothing is merged. A relative path that climbs (`../`), or starts at
+ * the home directory (`~/`), is left as it is. Every path stays findable: the relative one is the
+ * end of the absolute one.
+ */
+function mergeRelativeTwins(files: FileTouch[]): FileTouch[] {
+  let relative = 0;
+  for (const file of files) if (!isAbsolute(file.path)) relative++;
+  if (relative === 0 || relative === files.length) return files;
+  /** Absolute files' positions by base name. */
+  const byName = new Map<string, number[]>();
+  files.forEach((file, i) => {
+    if (!isAbsolute(file.path)) return;
+    const name = baseName(file.path);
+    const at = byName.get(name);
+    if (at) at.push(i);
+    else byName.set(name, [i]);
+  });
+  const rootKey = (root: string): string => {
+    const slashed = root.replace(/\\/g, '/');
+    return /^[A-Za-z]:/.test(slashed) ? slashed.toLowerCase() : slashed;
+  };
+  /** Each relative file's twins: the absolute files it ends, with the workspace each implies. */
+  const twins: { relative: number; absolute: number; root: string }[] = [];
+  const votes = new Map<string, number>();
+  files.forEach((file, i) => {
+    const path = file.path.replace(/^(?:\.[/\\])+/, '');
+    if (isAbsolute(file.path) || path.startsWith('~') || /(?:^|[/\\])\.\.(?:[/\\]|$)/.test(path) || !path)
+      return;
+    for (const at of byName.get(baseName(path)) ?? []) {
+      const absolute = (files[at] as FileTouch).path;
+      const cut = absolute.length - path.length;
+      if (cut <= 0 || !absolute.endsWith(path) || !'/\\'.includes(absolute[cut - 1] as string)) continue;
+      const root = rootKey(absolute.slice(0, cut));
+      twins.push({ relative: i, absolute: at, root });
+      votes.set(root, (votes.get(root) ?? 0) + 1);
+    }
+  });
+  if (twins.length === 0) return files;
+  let best: string | null = null;
+  let most = 0;
+  let tied = false;
+  for (const [root, count] of votes) {
+    if (count > most) [best, most, tied] = [root, count, false];
+    else if (count === most) tied = true;
+  }
+  if (tied) return files;
+  const merged = new Map<number, FileTouch>();
+  const gone = new Set<number>();
+  // Each relative path merges once (its twins by another spelling, `c:\a\b` and `c:/a/b`, stay).
+  const done = new Set<number>();
+  for (const { relative: r, absolute: a, root } of twins) {
+    if (root !== best || done.has(r) || gone.has(a)) continue;
+    done.add(r);
+    const [older, newer] = r < a ? [r, a] : [a, r];
+    const before = merged.get(older) ?? (files[older] as FileTouch);
+    const after = merged.get(newer) ?? (files[newer] as FileTouch);
+    const absolute = (files[a] as FileTouch).path;
+    const ops = isRestart(after.ops) ? [...after.ops] : [...before.ops];
+    if (!isRestart(after.ops)) for (const op of after.ops) if (!ops.includes(op)) ops.push(op);
+    const touch: FileTouch = { path: absolute, ops, lastRound: Math.max(before.lastRound, after.lastRound) };
+    const handle = after.handle ?? before.handle;
+    if (handle !== undefined) touch.handle = handle;
+    // The absolute path's counts hold while its line is unchanged (the list entry's, always).
+    const own = merged.get(a) ?? (files[a] as FileTouch);
+    if (own.tokens !== undefined && sameLine(own, touch)) touch.tokens = own.tokens;
+    if (own.listTokens !== undefined) touch.listTokens = own.listTokens;
+    merged.set(newer, touch);
+    gone.add(older);
+  }
+  return files.flatMap((file, i) => (gone.has(i) ? [] : [merged.get(i) ?? file]));
+}
+
+/** Operations that start with a delete: what came before is gone (see {@link collectArtifactTrail}). */
+function isRestart(ops: readonly string[]): boolean {
+  return ops[0] === 'delete' || ops[0] === 'remove';
+}
+
+function sameLine(a: FileTouch, b: FileTouch): boolean {
+  return (
+    a.lastRound === b.lastRound && a.ops.length === b.ops.length && a.ops.every((op, i) => b.ops[i] === op)
+  );
 }
 
 const OP_WORDS: Record<string, string> = {

@@ -528,6 +528,91 @@ describe('collectArtifactTrail', () => {
     expect(trail.commands).toStrictEqual([{ command: 'npm test', round: 1, tokens: 5 }]);
   });
 
+  it('a relative path of a file also touched by its absolute path is merged into that one, at the later place', () => {
+    const f = itemsFactory();
+    const edit = f.block('edit_file', { path: 'src/a.ts' }, '');
+    const readB = f.block('read_file', { path: '/home/me/app/src/b.ts' }, '');
+    const items = conversation(
+      f.user('task'),
+      f.block('read_file', { path: '/home/me/app/src/a.ts' }, ''),
+      f.block('read_file', { path: 'src/b.ts' }, ''),
+      f.block('read_file', { path: 'notes.md' }, ''),
+      f.user('next'),
+      edit,
+      readB,
+    );
+    expect(collectArtifactTrail(items).files).toStrictEqual([
+      { path: 'notes.md', ops: ['read'], lastRound: 1, handle: expect.any(String) },
+      { path: '/home/me/app/src/a.ts', ops: ['read', 'edit'], lastRound: 2, handle: handleOf(edit[1].id) },
+      { path: '/home/me/app/src/b.ts', ops: ['read'], lastRound: 2, handle: handleOf(readB[1].id) },
+    ]);
+    // Across compactions: the previous trail's absolute path takes the relative touches of this span
+    // (its list entry's count stays, the path being the same); a deletion ends what came before.
+    const previous: ArtifactTrail = {
+      files: [{ path: '/home/me/app/src/a.ts', ops: ['read'], lastRound: 1, listTokens: 9 }],
+      commands: [],
+    };
+    const again = f.block('edit_file', { path: 'src/a.ts' }, '');
+    expect(collectArtifactTrail(conversation(f.user('again'), again), previous).files).toStrictEqual([
+      {
+        path: '/home/me/app/src/a.ts',
+        ops: ['read', 'edit'],
+        lastRound: 1,
+        handle: handleOf(again[1].id),
+        listTokens: 9,
+      },
+    ]);
+    const patch = f.block(
+      'apply_patch',
+      { input: '*** Begin Patch\n*** Delete File: src/a.ts\n*** End Patch' },
+      '',
+    );
+    expect(collectArtifactTrail(conversation(f.user('clean'), patch), previous).files).toStrictEqual([
+      {
+        path: '/home/me/app/src/a.ts',
+        ops: ['delete'],
+        lastRound: 1,
+        handle: handleOf(patch[1].id),
+        listTokens: 9,
+      },
+    ]);
+  });
+
+  it('relative paths are merged only into the workspace most pairs agree on, and only as written', () => {
+    const f = itemsFactory();
+    const paths = (items: ContextItem[]) => collectArtifactTrail(items).files.map((file) => file.path);
+    const reads = (...list: string[]) => list.map((path) => f.block('read_file', { path }, ''));
+    // Two workspaces agreeing as often: nothing merged.
+    expect(paths(conversation(f.user('t'), ...reads('/a/x.ts', '/b/x.ts', 'x.ts')))).toStrictEqual([
+      '/a/x.ts',
+      '/b/x.ts',
+      'x.ts',
+    ]);
+    // The workspace two pairs agree on wins over one: `README.md` is the workspace's.
+    expect(
+      paths(
+        conversation(
+          f.user('t'),
+          ...reads('/w/src/a.ts', '/w/README.md', '/w/docs/README.md', 'src/a.ts', 'README.md'),
+        ),
+      ),
+    ).toStrictEqual(['/w/docs/README.md', '/w/src/a.ts', '/w/README.md']);
+    // A path that climbs, one from the home directory, and one with other separators stay.
+    expect(
+      paths(
+        conversation(
+          f.user('t'),
+          ...reads('/w/a/b.ts', '/w/c.ts', '../c.ts', '~/c.ts', 'C:\\w\\d\\e.ts', 'd/e.ts', 'a/b.ts'),
+        ),
+      ),
+    ).toStrictEqual(['/w/c.ts', '../c.ts', '~/c.ts', 'C:\\w\\d\\e.ts', 'd/e.ts', '/w/a/b.ts']);
+    // Windows: the same separators merge, whatever the drive letter's case; each spelling of the
+    // absolute path stays.
+    expect(
+      paths(conversation(f.user('t'), ...reads('c:\\w\\.gitignore', 'C:/w/.gitignore', '.gitignore'))),
+    ).toStrictEqual(['C:/w/.gitignore', 'c:\\w\\.gitignore']);
+  });
+
   it('a SWE-agent edit applies to the file opened last', () => {
     const f = itemsFactory();
     const editM = f.block('edit', { start_line: 3, end_line: 4, replacement: 'y' }, 'ok');
