@@ -18,6 +18,8 @@ export interface Unit {
   items: ContextItem[];
   /** Index in the input of the unit's first item (units are ordered by it). */
   start: number;
+  /** Index in the input of each of its items. */
+  positions: number[];
   /** Round of the unit's first item. */
   round: number;
 }
@@ -40,16 +42,24 @@ export function groupUnits(items: readonly ContextItem[], pairs: PairIndex = ind
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as ContextItem;
     if (pairs.firstCall[i] !== -1) {
-      const block: Unit = { kind: 'block', items: [item], start: i, round: item.round };
+      const block: Unit = { kind: 'block', items: [item], start: i, positions: [i], round: item.round };
       blockAt[i] = block;
       units.push(block);
       continue;
     }
     const call = pairs.resultCall[i] as number;
-    if (call !== -1) (blockAt[pairs.callItem[call] as number] as Unit).items.push(item);
-    else if (item.type === 'TOOL_RESULT')
-      units.push({ kind: 'orphan', items: [item], start: i, round: item.round });
-    else units.push({ kind: 'item', items: [item], start: i, round: item.round });
+    if (call !== -1) {
+      const block = blockAt[pairs.callItem[call] as number] as Unit;
+      block.items.push(item);
+      block.positions.push(i);
+    } else
+      units.push({
+        kind: item.type === 'TOOL_RESULT' ? 'orphan' : 'item',
+        items: [item],
+        start: i,
+        positions: [i],
+        round: item.round,
+      });
   }
   return units;
 }

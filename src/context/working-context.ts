@@ -51,6 +51,8 @@ export interface WorkingUnit {
   round: number;
   /** The items as the context had them. */
   originals: ContextItem[];
+  /** Each original's index in the context. */
+  positions: readonly number[];
   /** Cuts decided for some of them, by position. */
   cuts: (PlannedCut | undefined)[];
   /** Tokens of the unit as it stands (cut forms counted at their planned size). */
@@ -130,8 +132,9 @@ export class WorkingContext {
   private itemLimit = Infinity;
   private itemsBinding = false;
   private removedCount = 0;
-  /** Index in the context of each item, to put things back in order (made when first read). */
-  private order: Map<string, number> | null = null;
+  /** Index in the context of each header item and summary, to put things back in order. */
+  private readonly headerPositions: number[] = [];
+  private readonly summaryPositions: number[] = [];
   /** Cut forms written so far (each is written once). */
   private readonly written = new Map<PlannedCut, ContextItem>();
 
@@ -144,13 +147,17 @@ export class WorkingContext {
     const roles = headerRoles(items);
     const unpinned = fitHeader(items, roles, options.window);
     for (let i = 0; i < items.length; i++)
-      if (roles[i] !== undefined) this.header.push(items[i] as ContextItem);
+      if (roles[i] !== undefined) {
+        this.header.push(items[i] as ContextItem);
+        this.headerPositions.push(i);
+      }
     for (const unit of groupUnits(items, options.pairs ?? indexPairs(items))) {
       const first = unit.items[0] as ContextItem;
       // Only a unit of one item can be header: no tool call or result ever is (`segments.ts`).
       if (unit.kind === 'item' && roles[unit.start] !== undefined) continue;
       if (unit.kind === 'item' && first.type === 'COMPACTION_SUMMARY') {
         this.summaries.push(first);
+        this.summaryPositions.push(unit.start);
         continue;
       }
       let tokens = 0;
@@ -167,6 +174,7 @@ export class WorkingContext {
         kind: unit.kind,
         round,
         originals: unit.items,
+        positions: unit.positions,
         cuts: [],
         tokens,
         removed: false,
@@ -227,17 +235,14 @@ export class WorkingContext {
         // The reply's text written after its calls, before their results (lists converted from
         // Codex sessions): the calls before it may still wait.
         if (later || textAt !== -1 || first.message.tool_calls?.length) return;
-        textAt = this.positionOf(first);
+        textAt = unit.positions[0] as number;
         continue;
       }
       const results = unit.originals.length - 1;
       const missing = results < (first.message.tool_calls?.length ?? 0);
-      if (textAt !== -1 && !missing && this.positionOf(unit.originals[results] as ContextItem) < textAt)
-        return;
+      if (textAt !== -1 && !missing && (unit.positions[results] as number) < textAt) return;
       if (later) {
-        const lastResult = unit.originals[results] as ContextItem;
-        const sameReply =
-          missing || this.positionOf(lastResult) > this.positionOf(later.originals[0] as ContextItem);
+        const sameReply = missing || (unit.positions[results] as number) > (later.positions[0] as number);
         // Calls still waiting, `pendingCap` at most: a list of calls that never got results is no
         // one reply. Results in are kept as one block's would be (cut to previews if need be).
         if (!sameReply || (missing && run + unit.tokens > pendingCap)) return;
@@ -260,12 +265,6 @@ export class WorkingContext {
       return this.headerTokens + unit.tokens <= this.windowTokens ? unit : null;
     }
     return null;
-  }
-
-  /** An item's index in the context (every item a unit or the header holds is in it). */
-  private positionOf(item: ContextItem): number {
-    this.order ??= new Map(this.items.map((it, i) => [it.id, i]));
-    return this.order.get(item.id) ?? -1;
   }
 
   /** Protects the newest real user message, when it fits the window with the header. */
@@ -419,17 +418,16 @@ export class WorkingContext {
     const keep = options.keep ?? ((u: WorkingUnit) => !u.removed);
     const replaced = this.summaryReserve !== null && this.removedAny && !options.keepSummaries;
     const entries: { rank: number; item: ContextItem }[] = [];
-    const rankOf = (item: ContextItem): number => this.positionOf(item);
-    for (const item of this.header) entries.push({ rank: rankOf(item), item });
-    if (!summary && !replaced) for (const item of this.summaries) entries.push({ rank: rankOf(item), item });
+    this.header.forEach((item, i) => entries.push({ rank: this.headerPositions[i] as number, item }));
+    if (!summary && !replaced)
+      this.summaries.forEach((item, i) => entries.push({ rank: this.summaryPositions[i] as number, item }));
     let firstUnit = Infinity;
     for (const unit of this.units) {
       if (!keep(unit)) continue;
-      const rank = rankOf(unit.originals[0] as ContextItem);
-      firstUnit = Math.min(firstUnit, rank);
+      firstUnit = Math.min(firstUnit, unit.positions[0] as number);
       // A cut form takes its original's place.
       this.unitItems(unit).forEach((item, i) => {
-        entries.push({ rank: rankOf(unit.originals[i] as ContextItem), item });
+        entries.push({ rank: unit.positions[i] as number, item });
       });
     }
     if (summary)
