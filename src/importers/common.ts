@@ -142,6 +142,8 @@ export type SessionDocument =
   | {
       /** An OpenHands trajectory: a JSON list of events (`line-slots.ts`, a slot per event). */
       format: 'openhands';
+      /** A V1 event history (software-agent-sdk, `openhands-sdk.ts`); absent: a V0 trajectory. */
+      sdk?: true;
       /** Every event of the list in order. */
       slots: LineSlot[];
       /** A wrapper object: its keys in order, the list's key (`history`, `trajectory`) as `null`. */

@@ -1,7 +1,7 @@
 /**
  * Importers and exporters of agent sessions (OpenAI chat lists, Anthropic message lists and Cline's
  * task exports, SWE-agent trajectories, pi sessions, Claude Code sessions, Codex rollouts, OpenHands
- * trajectories, Gemini CLI's chats, OpenCode exports): text in, items out, and back. Pure: file reading happens in
+ * trajectories and V1 event histories, Gemini CLI's chats, OpenCode exports): text in, items out, and back. Pure: file reading happens in
  * the caller.
  */
 export type { ImportedSession, ImportOptions, OpenAILayout, PiSlot, SessionDocument } from './common';

@@ -11,6 +11,7 @@ import { unchangedRaw } from './common';
 import { isRecord, type JsonObject } from './json';
 import { onePartWriter, slotValues, type ItemPart, type LineSlot } from './line-slots';
 import { replyOf, withArgs } from './openhands-events';
+import { exportOpenHandsSdkEvents } from './openhands-sdk';
 
 /** Separator of the thoughts of a message's actions once joined into one string. */
 export const THOUGHT_SEPARATOR = '\n';
@@ -203,7 +204,8 @@ function freshEvents(message: ChatMessage, previous: JsonObject | undefined, sum
 const WRITER = onePartWriter('openhands', openHandsParts, freshEvents);
 
 /**
- * Writes items back as the OpenHands trajectory they came from: every event of the source in its
+ * Writes items back as the OpenHands trajectory they came from (a V1 event history: by
+ * `exportOpenHandsSdkEvents`): every event of the source in its
  * place (an unchanged import gives back deep-equal events, in its wrapper object when it had one);
  * for a changed context see `writeLineSlots`. New items are written as events of their kind: a
  * user or assistant `message`, tool actions with their `tool_call_metadata`, a new summary as a
@@ -211,8 +213,9 @@ const WRITER = onePartWriter('openhands', openHandsParts, freshEvents);
  */
 export function exportOpenHandsTrajectory(
   items: readonly ContextItem[],
-  document: { slots: readonly LineSlot[]; top?: JsonObject; key?: string; indent?: number },
+  document: { slots: readonly LineSlot[]; top?: JsonObject; key?: string; indent?: number; sdk?: true },
 ): string {
+  if (document.sdk) return exportOpenHandsSdkEvents(items, document);
   const events = slotValues(items, document.slots, WRITER);
   const value = document.top && document.key ? { ...document.top, [document.key]: events } : events;
   return `${JSON.stringify(value, null, document.indent ?? 0)}\n`;

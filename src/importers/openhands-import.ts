@@ -43,6 +43,7 @@ import {
 import { ImportError } from './errors';
 import { describe, isRecord, jsonIndent, parseJson, type JsonObject } from './json';
 import { openHandsParts, THOUGHT_SEPARATOR } from './openhands-export';
+import { isOpenHandsSdkEvents, openHandsSdkFromValue } from './openhands-sdk';
 import {
   argField,
   argsOf,
@@ -269,6 +270,7 @@ export function openHandsFromValue(
   idPrefix: string,
   indent = 0,
 ): ImportedSession {
+  if (isOpenHandsSdkEvents(value)) return openHandsSdkFromValue(value, options, idPrefix, indent);
   const list = eventList(value);
   if (!list) {
     throw new ImportError(

@@ -14,7 +14,6 @@ import {
   parseJsonLines,
   withLineWarnings,
   type JsonLine,
-  type JsonObject,
 } from './json';
 import { importOpenAIChat, openAIFromLines, openAIFromValue } from './openai-chat-import';
 import {
@@ -36,6 +35,7 @@ import {
 import { isGeminiContents } from './gemini-contents';
 import { isMiniSweAgentTrajectory } from './mini-swe-agent';
 import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
+import { isOpenHandsSdkEvents } from './openhands-sdk';
 import { importOpenCodeSession, isOpenCodeExport, openCodeFromValue } from './opencode';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
@@ -119,7 +119,7 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
       : { format: 'openai', layout: 'jsonl' };
   }
   // An OpenHands evaluation's output.jsonl: a trajectory (`{ instance_id, history, … }`) a line.
-  if (lines.every((l) => isOpenHandsTrajectory(l.value))) {
+  if (lines.every((l) => isOpenHandsTrajectory(l.value) || isOpenHandsSdkEvents(l.value))) {
     if (lines.length === 1) return { format: 'openhands' };
     throw new ImportError(
       `an OpenHands evaluation output of ${lines.length} trajectories, one a line: a session is one of them (give its line as a file of its own)`,
@@ -135,29 +135,10 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
   );
 }
 
-/**
- * OpenHands V1's events (software-agent-sdk): `{ kind: 'ActionEvent' | 'MessageEvent' | … }`, a
- * list or `{ history }` (a condensation's events are kinds of their own: `Condensation`).
- */
-function isOpenHandsSdkEvents(value: unknown): boolean {
-  const events = isRecord(value) ? value.history : value;
-  return (
-    Array.isArray(events) &&
-    events.length > 0 &&
-    events.every((event) => isRecord(event) && typeof event.kind === 'string') &&
-    events.some((event) => ((event as JsonObject).kind as string).endsWith('Event'))
-  );
-}
-
 function valueFormat(value: unknown, fileName: string | undefined): DetectedFormat {
   if (extension(fileName) === 'traj') return { format: 'swe-agent' };
   // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
-  if (isOpenHandsTrajectory(value)) return { format: 'openhands' };
-  if (isOpenHandsSdkEvents(value))
-    throw new ImportError(
-      'an OpenHands V1 (software-agent-sdk) event history (events with "kind": "ActionEvent", "ObservationEvent", …) ' +
-        'is not read yet; OpenHands V0 trajectories (events with "action" or "observation") are',
-    );
+  if (isOpenHandsTrajectory(value) || isOpenHandsSdkEvents(value)) return { format: 'openhands' };
   if (isGeminiRecording(value) || isGeminiContents(value)) return { format: 'gemini' };
   // Before OpenAI's `{ messages }`: an OpenCode export's messages are `{ info, parts }`.
   if (isOpenCodeExport(value)) return { format: 'opencode' };

@@ -224,7 +224,7 @@ export function registerEval(program: Command): void {
     )
     .argument(
       '<files...>',
-      'session files (OpenAI chat JSON/JSONL, SWE-agent .traj, mini-SWE-agent .traj.json, pi, Claude Code or Codex JSONL, OpenHands trajectory JSON), or directories to search for them',
+      'session files (OpenAI chat JSON/JSONL, SWE-agent .traj, mini-SWE-agent .traj.json, pi, Claude Code or Codex JSONL, OpenHands trajectory or V1 event JSON), or directories to search for them',
     )
     .option('--window <tokens,...>', 'context windows to replay at', DEFAULT_EVAL_WINDOWS.join(','))
     .option(

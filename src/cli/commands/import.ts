@@ -2,7 +2,7 @@
  * `durable-compaction import <file>
  * [--format openai|anthropic|swe-agent|pi|claude-code|codex|openhands|gemini] [--id ...]`: a session
  * file (OpenAI chat JSON/JSONL, Anthropic messages or a task Cline or Roo Code exported as Markdown,
- * SWE-agent `.traj`, pi, Claude Code or Codex JSONL, OpenHands trajectory JSON, a Gemini CLI chat
+ * SWE-agent `.traj`, pi, Claude Code or Codex JSONL, OpenHands trajectory or V1 event JSON, a Gemini CLI chat
  * recording) into a new conversation in the store, so it can be inspected,
  * exported, or continued by starting the workflow on its id.
  */
@@ -136,7 +136,7 @@ export function registerImport(program: Command): void {
   program
     .command('import')
     .description(
-      'import a session file (OpenAI chat, SWE-agent .traj, pi, Claude Code or Codex JSONL, OpenHands trajectory) as a new conversation in PostgreSQL',
+      'import a session file (OpenAI chat, SWE-agent .traj, pi, Claude Code or Codex JSONL, OpenHands trajectory or V1 events) as a new conversation in PostgreSQL',
     )
     .argument('<file>', 'the session file')
     .option('--format <format>', `${SESSION_FORMATS.join(' | ')} (default: detected)`)

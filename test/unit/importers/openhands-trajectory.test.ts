@@ -238,34 +238,6 @@ const text = JSON.stringify(events, null, 4);
 const calls = (items: readonly ContextItem[]) =>
   items.flatMap((i) => (i.type === 'ASSISTANT_MESSAGE' ? (i.message.tool_calls ?? []) : []));
 
-describe('an OpenHands V1 (software-agent-sdk) event history', () => {
-  it('is refused with what it is, bare or in its wrapper, not read as a chat list', () => {
-    const events = [
-      {
-        kind: 'MessageEvent',
-        source: 'user',
-        llm_message: { role: 'user', content: [{ type: 'text', text: 'Fix it' }] },
-      },
-      {
-        kind: 'ActionEvent',
-        tool_name: 'execute_bash',
-        action: { kind: 'ExecuteBashAction', command: 'ls' },
-      },
-      { kind: 'ObservationEvent', observation: { kind: 'ExecuteBashObservation', output: 'a.py' } },
-    ];
-    // A condensation's events are of kinds of their own.
-    const condensed = [
-      ...events,
-      { kind: 'CondensationRequest' },
-      { kind: 'Condensation', summary: 'Listed.' },
-    ];
-    for (const value of [events, { history: events }, condensed])
-      expect(() => importSession(JSON.stringify(value), { tokenizer: fakeTokenizer })).toThrow(
-        /OpenHands V1 \(software-agent-sdk\) event history .* is not read yet/,
-      );
-  });
-});
-
 describe('an OpenHands trajectory', () => {
   const session = importSession(text, { tokenizer: fakeTokenizer });
 
