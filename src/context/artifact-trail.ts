@@ -25,6 +25,11 @@ const MAX_COMMANDS = 30;
 export interface ArtifactTrail {
   files: FileTouch[];
   commands: TrailCommand[];
+  /**
+   * The directory the conversation's relative paths are written from, once its paths told it
+   * ({@link electWorkspace}).
+   */
+  workspace?: string;
 }
 
 /** A trail with nothing in it. */
@@ -35,21 +40,19 @@ export function emptyTrail(): ArtifactTrail {
 /**
  * The trail of `previous` extended with the tool calls of `items` (in order): a file touched again
  * moves to the end (newest) with the new operation added (a delete replaces the operations before
- * it; a file only removed in the shell is left out) and its round updated. The inputs are not
- * changed. `pairs`: the items' pairing, when the caller has it already.
+ * it; a file only removed in the shell is left out) and its round updated. A relative path naming
+ * a file the trail also holds by its absolute path in the workspace is that file (see
+ * {@link electWorkspace}). The inputs are not changed. `pairs`: the items' pairing, when the
+ * caller has it already.
  */
 export function collectArtifactTrail(
   items: readonly ContextItem[],
   previous: ArtifactTrail = emptyTrail(),
   pairs: PairIndex = indexPairs(items),
 ): ArtifactTrail {
-  // The files touched here: each one's touch (a copy of the previous one, else new), the position
-  // of its last touch (they are ordered by it at the end, after the files not touched again) and
-  // the item recall reads for that touch (issue 24): the call's result, else the call; hashed into
-  // its handle once, at the end. Files not touched again are kept as they are, counts and all.
-  const touched = new Map<string, { touch: FileTouch; last: number; source: string }>();
-  let earlier: Map<string, FileTouch> | undefined;
-  let touches = 0;
+  // The touches in order, each with the item recall reads for it (issue 24): the call's result,
+  // else the call.
+  const touches: { path: string; op: string; round: number; source: string }[] = [];
   const commands = [...previous.commands];
   let openFile: string | null = null;
   for (let position = 0; position < items.length; position++) {
@@ -66,35 +69,53 @@ export function collectArtifactTrail(
         const result = at === -1 ? item : (items[at] as ContextItem);
         const source = result.sourceId ?? result.id;
         for (const { path, op } of callTouches) {
-          let known = touched.get(path);
-          if (!known) {
-            earlier ??= new Map(previous.files.map((file) => [file.path, file]));
-            const before = earlier.get(path);
-            // A file the conversation only removed in the shell (`rm` of a build output) is not one it
-            // worked on; one a patch deleted is.
-            if (!before && op === 'remove') continue;
-            const touch: FileTouch = before
-              ? before.listTokens === undefined
-                ? { path, ops: [...before.ops], lastRound: before.lastRound }
-                : { path, ops: [...before.ops], lastRound: before.lastRound, listTokens: before.listTokens }
-              : { path, ops: [op], lastRound: item.round };
-            known = { touch, last: touches, source };
-            touched.set(path, known);
-          }
-          // A delete ends what came before it: the file is gone (written again later, it reads
-          // "deleted, written").
-          if (op === 'delete' || op === 'remove') known.touch.ops = [op];
-          else if (!known.touch.ops.includes(op)) known.touch.ops.push(op);
-          known.touch.lastRound = Math.max(item.round, known.touch.lastRound);
-          known.last = touches++;
-          known.source = source;
+          touches.push({ path, op, round: item.round, source });
           if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
         }
       }
       if (effect.command !== null) commands.push({ command: effect.command, round: item.round });
     }
   }
-  const files = touched.size === 0 ? [...previous.files] : previous.files.filter((f) => !touched.has(f.path));
+  const workspace =
+    previous.workspace ??
+    electWorkspace([...previous.files.map((f) => f.path), ...touches.map((t) => t.path)]);
+  // Each path as one spelling: a relative path naming a file of the workspace known by its absolute
+  // path is that path; files of earlier compactions written both ways are one entry first.
+  const twin = workspace === null ? null : twinResolver(workspace, previous.files, touches);
+  const canonical = (path: string): string => twin?.(path) ?? path;
+  const before = twin === null ? previous.files : mergeTwins(previous.files, twin);
+  // The files touched here: each one's touch (a copy of the previous one, else new) and the
+  // position of its last touch (they are ordered by it at the end, after the files not touched
+  // again), its source hashed into its handle once, at the end. Files not touched again are kept as
+  // they are, counts and all.
+  const touched = new Map<string, { touch: FileTouch; last: number; source: string }>();
+  let earlier: Map<string, FileTouch> | undefined;
+  touches.forEach(({ path: written, op, round, source }, last) => {
+    const path = canonical(written);
+    let known = touched.get(path);
+    if (!known) {
+      earlier ??= new Map(before.map((file) => [canonical(file.path), file]));
+      const was = earlier.get(path);
+      // A file the conversation only removed in the shell (`rm` of a build output) is not one it
+      // worked on; one a patch deleted is.
+      if (!was && op === 'remove') return;
+      const touch: FileTouch = was
+        ? was.listTokens === undefined || was.path !== path
+          ? { path, ops: [...was.ops], lastRound: was.lastRound }
+          : { path, ops: [...was.ops], lastRound: was.lastRound, listTokens: was.listTokens }
+        : { path, ops: [op], lastRound: round };
+      known = { touch, last, source };
+      touched.set(path, known);
+    }
+    // A delete ends what came before it: the file is gone (written again later, it reads
+    // "deleted, written").
+    if (op === 'delete' || op === 'remove') known.touch.ops = [op];
+    else if (!known.touch.ops.includes(op)) known.touch.ops.push(op);
+    known.touch.lastRound = Math.max(round, known.touch.lastRound);
+    known.last = last;
+    known.source = source;
+  });
+  const files = touched.size === 0 ? [...before] : before.filter((f) => !touched.has(canonical(f.path)));
   // A file touched here has a new line in the text: its count, if it had one, is no longer it.
   // Object literals, not spreads: spreading these touches took 16 of the function's 40 µs (V8).
   for (const { touch, source } of [...touched.values()].sort((a, b) => a.last - b.last)) {
@@ -105,7 +126,9 @@ export function collectArtifactTrail(
         : { path, ops, lastRound, handle: handleOf(source), listTokens },
     );
   }
-  return { files: mergeRelativeTwins(files), commands: commands.slice(-MAX_COMMANDS) };
+  const trail: ArtifactTrail = { files, commands: commands.slice(-MAX_COMMANDS) };
+  if (workspace !== null) trail.workspace = workspace;
+  return trail;
 }
 
 /** A path from the root of a file system: `/…`, `\…`, or a Windows drive's (`C:\…`, `c:/…`). */
@@ -116,98 +139,141 @@ function isAbsolute(path: string): boolean {
   return path.charCodeAt(1) === 58 /* : */ && (third === 47 || third === 92) && /^[A-Za-z]/.test(path);
 }
 
+/**
+ * Whether a path is relative to the working directory as written, down from it: not absolute, not
+ * from the home directory (`~`), not written from `./` (kept as written: `./a.ts` is the end of no
+ * absolute path), and not climbing (`..`).
+ */
+function isPlainRelative(path: string): boolean {
+  return (
+    path !== '' &&
+    !isAbsolute(path) &&
+    !path.startsWith('~') &&
+    !path.startsWith('./') &&
+    !path.startsWith('.\\') &&
+    !/(?:^|[/\\])\.\.(?:[/\\]|$)/.test(path)
+  );
+}
+
 /** The part after the last separator. */
 function baseName(path: string): string {
   return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
 }
 
+/** A directory as compared: forward slashes, a drive letter's case aside. */
+function directoryKey(directory: string): string {
+  const slashed = directory.replace(/\\/g, '/');
+  return /^[A-Za-z]:/.test(slashed) ? slashed.toLowerCase() : slashed;
+}
+
 /**
- * The files with each relative path that names a file also listed by its absolute path (the same
- * file read by a tool that takes absolute paths and by a shell command run in the workspace:
- * `/home/me/app/src/a.ts` and `src/a.ts`) merged into that one: its operations in the order they
- * happened, its latest round and handle, at the later one's place. The workspace is the directory
- * most such pairs agree on (separators and a drive letter's case aside); with two directories
- * agreeing as often, or none, nothing is merged. A relative path that climbs (`../`), or starts at
- * the home directory (`~/`), is left as it is. Every path stays findable: the relative one is the
- * end of the absolute one.
+ * The directory each plainly relative path that ends an absolute one implies: the absolute path
+ * less the relative one (its separator before kept), when they are written with the same
+ * separators (`src/a.ts` ends `/w/src/a.ts`, not `c:\w\src\a.ts`).
  */
-function mergeRelativeTwins(files: FileTouch[]): FileTouch[] {
-  let relative = 0;
-  for (const file of files) if (!isAbsolute(file.path)) relative++;
-  if (relative === 0 || relative === files.length) return files;
-  /** Absolute files' positions by base name. */
-  const byName = new Map<string, number[]>();
-  files.forEach((file, i) => {
-    if (!isAbsolute(file.path)) return;
-    const name = baseName(file.path);
+function twinDirectories(paths: readonly string[]): Map<string, number> {
+  const byName = new Map<string, string[]>();
+  for (const path of paths) {
+    if (!isAbsolute(path)) continue;
+    const name = baseName(path);
     const at = byName.get(name);
-    if (at) at.push(i);
-    else byName.set(name, [i]);
-  });
-  const rootKey = (root: string): string => {
-    const slashed = root.replace(/\\/g, '/');
-    return /^[A-Za-z]:/.test(slashed) ? slashed.toLowerCase() : slashed;
-  };
-  /** Each relative file's twins: the absolute files it ends, with the workspace each implies. */
-  const twins: { relative: number; absolute: number; root: string }[] = [];
+    if (at) {
+      if (!at.includes(path)) at.push(path);
+    } else byName.set(name, [path]);
+  }
+  // Each relative path counts once for a directory (`c:\w\a` and `c:/w/a` are one).
   const votes = new Map<string, number>();
-  files.forEach((file, i) => {
-    const path = file.path.replace(/^(?:\.[/\\])+/, '');
-    if (isAbsolute(file.path) || path.startsWith('~') || /(?:^|[/\\])\.\.(?:[/\\]|$)/.test(path) || !path)
-      return;
-    for (const at of byName.get(baseName(path)) ?? []) {
-      const absolute = (files[at] as FileTouch).path;
+  const seen = new Set<string>();
+  for (const path of paths) {
+    if (seen.has(path) || !isPlainRelative(path)) continue;
+    seen.add(path);
+    const directories = new Set<string>();
+    for (const absolute of byName.get(baseName(path)) ?? []) {
       const cut = absolute.length - path.length;
       if (cut <= 0 || !absolute.endsWith(path) || !'/\\'.includes(absolute[cut - 1] as string)) continue;
-      const root = rootKey(absolute.slice(0, cut));
-      twins.push({ relative: i, absolute: at, root });
-      votes.set(root, (votes.get(root) ?? 0) + 1);
+      directories.add(directoryKey(absolute.slice(0, cut)));
     }
-  });
-  if (twins.length === 0) return files;
+    for (const key of directories) votes.set(key, (votes.get(key) ?? 0) + 1);
+  }
+  return votes;
+}
+
+/**
+ * The workspace the conversation's relative paths are written from, when its paths tell it: the
+ * directory that two files or more, each written both relative and absolute (a shell command run in
+ * the workspace, a tool taking absolute paths: `src/a.ts` and `/home/me/app/src/a.ts`), agree on,
+ * more of them than on any other. Null when none does (a single pair may be a vendored copy's).
+ * The trail keeps it: later compactions, whose earlier pairs are one entry by then, use it again.
+ */
+export function electWorkspace(paths: readonly string[]): string | null {
   let best: string | null = null;
-  let most = 0;
+  let most = 1;
   let tied = false;
-  for (const [root, count] of votes) {
-    if (count > most) [best, most, tied] = [root, count, false];
+  for (const [directory, count] of twinDirectories(paths)) {
+    if (count > most) [best, most, tied] = [directory, count, false];
     else if (count === most) tied = true;
   }
-  if (tied) return files;
+  return tied ? null : best;
+}
+
+/**
+ * The absolute path a plainly relative one names in the workspace, when the trail or the touches
+ * hold it (written with the same separators); undefined otherwise.
+ */
+function twinResolver(
+  workspace: string,
+  files: readonly FileTouch[],
+  touches: readonly { path: string }[],
+): (path: string) => string | undefined {
+  const absolute = new Map<string, string>();
+  const add = (path: string): void => {
+    if (isAbsolute(path)) absolute.set(directoryKey(path), path);
+  };
+  for (const file of files) add(file.path);
+  for (const touch of touches) add(touch.path);
+  return (path) => {
+    if (!isPlainRelative(path)) return undefined;
+    const twin = absolute.get(directoryKey(workspace + path));
+    return twin !== undefined && twin.endsWith(path) ? twin : undefined;
+  };
+}
+
+/**
+ * The files with each plainly relative path that names a file also listed by its absolute path
+ * (`twinOf`) merged into that one, at the later one's place: the operations of both, the older's
+ * first (unless the newer's start with a delete), the latest round and the newer's handle.
+ */
+function mergeTwins(
+  files: readonly FileTouch[],
+  twinOf: (path: string) => string | undefined,
+): readonly FileTouch[] {
+  const at = new Map(files.map((file, i) => [file.path, i]));
   const merged = new Map<number, FileTouch>();
   const gone = new Set<number>();
-  // Each relative path merges once (its twins by another spelling, `c:\a\b` and `c:/a/b`, stay).
-  const done = new Set<number>();
-  for (const { relative: r, absolute: a, root } of twins) {
-    if (root !== best || done.has(r) || gone.has(a)) continue;
-    done.add(r);
+  files.forEach((file, r) => {
+    const twin = twinOf(file.path);
+    const a = twin === undefined ? undefined : at.get(twin);
+    if (a === undefined || gone.has(a)) return;
     const [older, newer] = r < a ? [r, a] : [a, r];
     const before = merged.get(older) ?? (files[older] as FileTouch);
     const after = merged.get(newer) ?? (files[newer] as FileTouch);
-    const absolute = (files[a] as FileTouch).path;
-    const ops = isRestart(after.ops) ? [...after.ops] : [...before.ops];
-    if (!isRestart(after.ops)) for (const op of after.ops) if (!ops.includes(op)) ops.push(op);
-    const touch: FileTouch = { path: absolute, ops, lastRound: Math.max(before.lastRound, after.lastRound) };
+    const restart = after.ops[0] === 'delete' || after.ops[0] === 'remove';
+    const ops = restart ? [...after.ops] : [...before.ops];
+    if (!restart) for (const op of after.ops) if (!ops.includes(op)) ops.push(op);
+    const touch: FileTouch = {
+      path: twin as string,
+      ops,
+      lastRound: Math.max(before.lastRound, after.lastRound),
+    };
     const handle = after.handle ?? before.handle;
     if (handle !== undefined) touch.handle = handle;
-    // The absolute path's counts hold while its line is unchanged (the list entry's, always).
-    const own = merged.get(a) ?? (files[a] as FileTouch);
-    if (own.tokens !== undefined && sameLine(own, touch)) touch.tokens = own.tokens;
-    if (own.listTokens !== undefined) touch.listTokens = own.listTokens;
+    // The list entry depends on the path alone; the line, written again, is counted again.
+    const listTokens = (files[a] as FileTouch).listTokens;
+    if (listTokens !== undefined) touch.listTokens = listTokens;
     merged.set(newer, touch);
     gone.add(older);
-  }
-  return files.flatMap((file, i) => (gone.has(i) ? [] : [merged.get(i) ?? file]));
-}
-
-/** Operations that start with a delete: what came before is gone (see {@link collectArtifactTrail}). */
-function isRestart(ops: readonly string[]): boolean {
-  return ops[0] === 'delete' || ops[0] === 'remove';
-}
-
-function sameLine(a: FileTouch, b: FileTouch): boolean {
-  return (
-    a.lastRound === b.lastRound && a.ops.length === b.ops.length && a.ops.every((op, i) => b.ops[i] === op)
-  );
+  });
+  return gone.size === 0 ? files : files.flatMap((file, i) => (gone.has(i) ? [] : [merged.get(i) ?? file]));
 }
 
 const OP_WORDS: Record<string, string> = {
@@ -600,6 +666,7 @@ export function renderTrailCounted(
           ? command
           : { command: command.command, round: command.round, tokens };
       }),
+      ...(trail.workspace === undefined ? {} : { workspace: trail.workspace }),
     },
   });
   // A trail that fits whatever it holds is not counted here.

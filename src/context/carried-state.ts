@@ -258,7 +258,11 @@ function previousCarried(items: readonly ContextItem[]): PreviousCarried {
     previous.any = true;
     if (item.type === 'GIT_DIFF_STAT') previous.stat = item;
     const data = item.carried;
-    if (data?.kind === 'artifact_trail') previous.trail = { files: data.files, commands: data.commands };
+    if (data?.kind === 'artifact_trail')
+      previous.trail =
+        typeof data.workspace === 'string'
+          ? { files: data.files, commands: data.commands, workspace: data.workspace }
+          : { files: data.files, commands: data.commands };
     else if (data?.kind === 'open_errors') previous.errors = data.errors;
     // Written out as text and read back (a session file, chat messages): what the text shows.
     else if (item.type === 'ARTIFACT_TRAIL') previous.trail = trailFromText(messageText(item.message));

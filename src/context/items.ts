@@ -258,7 +258,7 @@ export interface OpenError {
 
 /** Structured carried state, by kind. */
 export type CarriedData =
-  | { kind: 'artifact_trail'; files: FileTouch[]; commands: TrailCommand[] }
+  | { kind: 'artifact_trail'; files: FileTouch[]; commands: TrailCommand[]; workspace?: string }
   | { kind: 'open_errors'; errors: OpenError[] };
 
 export type ContextItem =

@@ -528,89 +528,144 @@ describe('collectArtifactTrail', () => {
     expect(trail.commands).toStrictEqual([{ command: 'npm test', round: 1, tokens: 5 }]);
   });
 
-  it('a relative path of a file also touched by its absolute path is merged into that one, at the later place', () => {
+  it('a relative path naming a file of the workspace also touched by its absolute path is that file', () => {
     const f = itemsFactory();
     const edit = f.block('edit_file', { path: 'src/a.ts' }, '');
-    const readB = f.block('read_file', { path: '/home/me/app/src/b.ts' }, '');
+    const readB = f.block('read_file', { path: '/w/src/b.ts' }, '');
     const items = conversation(
       f.user('task'),
-      f.block('read_file', { path: '/home/me/app/src/a.ts' }, ''),
+      f.block('read_file', { path: '/w/src/a.ts' }, ''),
       f.block('read_file', { path: 'src/b.ts' }, ''),
       f.block('read_file', { path: 'notes.md' }, ''),
       f.user('next'),
       edit,
       readB,
     );
-    expect(collectArtifactTrail(items).files).toStrictEqual([
-      { path: 'notes.md', ops: ['read'], lastRound: 1, handle: expect.any(String) },
-      { path: '/home/me/app/src/a.ts', ops: ['read', 'edit'], lastRound: 2, handle: handleOf(edit[1].id) },
-      { path: '/home/me/app/src/b.ts', ops: ['read'], lastRound: 2, handle: handleOf(readB[1].id) },
-    ]);
-    // Across compactions: the previous trail's absolute path takes the relative touches of this span
-    // (its list entry's count stays, the path being the same); a deletion ends what came before.
-    const previous: ArtifactTrail = {
-      files: [{ path: '/home/me/app/src/a.ts', ops: ['read'], lastRound: 1, listTokens: 9 }],
+    const trail = collectArtifactTrail(items);
+    expect(trail).toStrictEqual({
+      files: [
+        { path: 'notes.md', ops: ['read'], lastRound: 1, handle: expect.any(String) },
+        { path: '/w/src/a.ts', ops: ['read', 'edit'], lastRound: 2, handle: handleOf(edit[1].id) },
+        { path: '/w/src/b.ts', ops: ['read'], lastRound: 2, handle: handleOf(readB[1].id) },
+      ],
       commands: [],
+      workspace: '/w/',
+    });
+    // Across compactions the workspace is the trail's: a shell removal by the relative path ends
+    // the file (its line counted again, its list entry's count kept); a path that is not the
+    // workspace's stays as written, though the span alone would not tell.
+    const previous: ArtifactTrail = {
+      files: [
+        { path: '/opt/vendor/lib/x.ts', ops: ['read'], lastRound: 1 },
+        { path: '/w/src/a.ts', ops: ['read', 'edit'], lastRound: 1, tokens: 12, listTokens: 9 },
+      ],
+      commands: [],
+      workspace: '/w/',
     };
-    const again = f.block('edit_file', { path: 'src/a.ts' }, '');
-    expect(collectArtifactTrail(conversation(f.user('again'), again), previous).files).toStrictEqual([
-      {
-        path: '/home/me/app/src/a.ts',
-        ops: ['read', 'edit'],
-        lastRound: 1,
-        handle: handleOf(again[1].id),
-        listTokens: 9,
-      },
-    ]);
-    const patch = f.block(
-      'apply_patch',
-      { input: '*** Begin Patch\n*** Delete File: src/a.ts\n*** End Patch' },
-      '',
+    const remove = f.block('bash', { command: 'rm src/a.ts' }, '');
+    const vendor = f.block('edit_file', { path: 'lib/x.ts' }, '');
+    expect(collectArtifactTrail(conversation(f.user('clean'), remove, vendor), previous).files).toStrictEqual(
+      [
+        { path: '/opt/vendor/lib/x.ts', ops: ['read'], lastRound: 1 },
+        { path: '/w/src/a.ts', ops: ['remove'], lastRound: 1, handle: handleOf(remove[1].id), listTokens: 9 },
+        { path: 'lib/x.ts', ops: ['edit'], lastRound: 1, handle: handleOf(vendor[1].id) },
+      ],
     );
-    expect(collectArtifactTrail(conversation(f.user('clean'), patch), previous).files).toStrictEqual([
-      {
-        path: '/home/me/app/src/a.ts',
-        ops: ['delete'],
-        lastRound: 1,
-        handle: handleOf(patch[1].id),
-        listTokens: 9,
-      },
+    // The other way round: a file listed relative, removed by its absolute path.
+    const relative: ArtifactTrail = {
+      files: [{ path: 'src/c.ts', ops: ['read'], lastRound: 1, tokens: 8, listTokens: 5 }],
+      commands: [],
+      workspace: '/w/',
+    };
+    const gone = f.block('bash', { command: 'rm /w/src/c.ts' }, '');
+    expect(collectArtifactTrail(conversation(f.user('clean'), gone), relative).files).toStrictEqual([
+      { path: '/w/src/c.ts', ops: ['remove'], lastRound: 1, handle: handleOf(gone[1].id) },
+    ]);
+    // The operations in the order they happened, whichever way the path was written.
+    const patch = (path: string) =>
+      f.block('apply_patch', { input: `*** Begin Patch\n*** Delete File: ${path}\n*** End Patch` }, '');
+    const interleaved = conversation(
+      f.user('t'),
+      f.block('read_file', { path: 'src/b.ts' }, ''),
+      f.block('read_file', { path: '/w/src/b.ts' }, ''),
+      patch('/w/src/a.ts'),
+      f.block('write_file', { path: 'src/a.ts', content: 'x' }, ''),
+      f.block('read_file', { path: '/w/src/a.ts' }, ''),
+    );
+    expect(collectArtifactTrail(interleaved).files.map((file) => [file.path, file.ops])).toStrictEqual([
+      ['/w/src/b.ts', ['read']],
+      ['/w/src/a.ts', ['delete', 'write', 'read']],
     ]);
   });
 
-  it('relative paths are merged only into the workspace most pairs agree on, and only as written', () => {
+  it('the workspace is the directory two relative paths or more agree on, more than on any other', () => {
     const f = itemsFactory();
-    const paths = (items: ContextItem[]) => collectArtifactTrail(items).files.map((file) => file.path);
-    const reads = (...list: string[]) => list.map((path) => f.block('read_file', { path }, ''));
-    // Two workspaces agreeing as often: nothing merged.
-    expect(paths(conversation(f.user('t'), ...reads('/a/x.ts', '/b/x.ts', 'x.ts')))).toStrictEqual([
-      '/a/x.ts',
-      '/b/x.ts',
-      'x.ts',
+    const trailOf = (...paths: string[]) =>
+      collectArtifactTrail(
+        conversation(f.user('t'), ...paths.map((path) => f.block('read_file', { path }, ''))),
+      );
+    const paths = (...list: string[]) => trailOf(...list).files.map((file) => file.path);
+    // One pair is not enough (a vendored copy may end with the same path); two directories
+    // agreeing as often tell nothing.
+    expect(paths('/w/README.md', 'README.md')).toStrictEqual(['/w/README.md', 'README.md']);
+    expect(trailOf('/a/x.ts', '/a/y.ts', '/b/x.ts', '/b/y.ts', 'x.ts', 'y.ts').workspace).toBeUndefined();
+    // Two agree on /w/: `README.md` is the workspace's, not docs/'s.
+    expect(paths('/w/src/a.ts', '/w/README.md', '/w/docs/README.md', 'src/a.ts', 'README.md')).toStrictEqual([
+      '/w/docs/README.md',
+      '/w/src/a.ts',
+      '/w/README.md',
     ]);
-    // The workspace two pairs agree on wins over one: `README.md` is the workspace's.
+    // Kept as written: a path that climbs, one from home, one written from ./ and one written with
+    // other separators than its absolute twin.
     expect(
       paths(
-        conversation(
-          f.user('t'),
-          ...reads('/w/src/a.ts', '/w/README.md', '/w/docs/README.md', 'src/a.ts', 'README.md'),
-        ),
+        '/w/a/b.ts',
+        '/w/c.ts',
+        'a/b.ts',
+        'c.ts',
+        '../c.ts',
+        '~/c.ts',
+        './c.ts',
+        'C:\\w\\d\\e.ts',
+        'd/e.ts',
       ),
-    ).toStrictEqual(['/w/docs/README.md', '/w/src/a.ts', '/w/README.md']);
-    // A path that climbs, one from the home directory, and one with other separators stay.
-    expect(
-      paths(
-        conversation(
-          f.user('t'),
-          ...reads('/w/a/b.ts', '/w/c.ts', '../c.ts', '~/c.ts', 'C:\\w\\d\\e.ts', 'd/e.ts', 'a/b.ts'),
-        ),
-      ),
-    ).toStrictEqual(['/w/c.ts', '../c.ts', '~/c.ts', 'C:\\w\\d\\e.ts', 'd/e.ts', '/w/a/b.ts']);
-    // Windows: the same separators merge, whatever the drive letter's case; each spelling of the
-    // absolute path stays.
-    expect(
-      paths(conversation(f.user('t'), ...reads('c:\\w\\.gitignore', 'C:/w/.gitignore', '.gitignore'))),
-    ).toStrictEqual(['C:/w/.gitignore', 'c:\\w\\.gitignore']);
+    ).toStrictEqual(['/w/a/b.ts', '/w/c.ts', '../c.ts', '~/c.ts', './c.ts', 'C:\\w\\d\\e.ts', 'd/e.ts']);
+    // Windows: a drive letter's case and the separators of the directory aside; each spelling of
+    // the absolute path stays.
+    const windows = trailOf(
+      'c:\\w\\notes.md',
+      'c:\\w\\.gitignore',
+      'C:/w/.gitignore',
+      '.gitignore',
+      'notes.md',
+    );
+    expect(windows.workspace).toBe('c:/w/');
+    expect(windows.files.map((file) => file.path)).toStrictEqual([
+      'c:\\w\\.gitignore',
+      'C:/w/.gitignore',
+      'c:\\w\\notes.md',
+    ]);
+  });
+
+  it('merges the files an earlier compaction listed both ways once the workspace is known', () => {
+    const f = itemsFactory();
+    const previous: ArtifactTrail = {
+      files: [
+        { path: 'src/a.ts', ops: ['read'], lastRound: 1, handle: '#aaaaaa', tokens: 7 },
+        { path: '/w/src/a.ts', ops: ['edit'], lastRound: 2, handle: '#bbbbbb', tokens: 9, listTokens: 6 },
+      ],
+      commands: [],
+    };
+    const read = f.block('read_file', { path: '/w/src/b.ts' }, '');
+    const trail = collectArtifactTrail(
+      conversation(f.user('t'), f.block('read_file', { path: 'src/b.ts' }, ''), read),
+      previous,
+    );
+    expect(trail.workspace).toBe('/w/');
+    expect(trail.files).toStrictEqual([
+      { path: '/w/src/a.ts', ops: ['read', 'edit'], lastRound: 2, handle: '#bbbbbb', listTokens: 6 },
+      { path: '/w/src/b.ts', ops: ['read'], lastRound: 1, handle: handleOf(read[1].id) },
+    ]);
   });
 
   it('a SWE-agent edit applies to the file opened last', () => {
