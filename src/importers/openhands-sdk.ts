@@ -40,6 +40,12 @@ const SEPARATOR = '\n';
 /** What a rejected call's result says before the reason (`UserRejectObservation.to_llm_message`). */
 const REJECTED = 'Action rejected: ';
 
+/** Between a call id of the file used again and its event's position: its id in the context. */
+const REPEATED = '@';
+
+/** The reason of a rejection that gives none (`UserRejectObservation.rejection_reason`'s default). */
+const DEFAULT_REJECTION = 'User rejected the action';
+
 /** The kinds of event that answer a tool call. */
 const RESULT_KINDS = new Set(['ObservationEvent', 'AgentErrorEvent', 'UserRejectObservation']);
 
@@ -51,15 +57,16 @@ function eventList(value: unknown): { events: unknown[]; key: string | null } | 
 
 /**
  * Whether a parsed JSON value is an SDK event history: a list of events, bare or under `history`,
- * every one an object with a string `kind`, some of them an `…Event`.
+ * some of them with a `kind` that is an `…Event`, none a chat message (with `role`).
  */
 export function isOpenHandsSdkEvents(value: unknown): boolean {
   const list = eventList(value);
   return (
     list !== null &&
-    list.events.length > 0 &&
-    list.events.every((event) => isRecord(event) && typeof event.kind === 'string') &&
-    list.events.some((event) => ((event as JsonObject).kind as string).endsWith('Event'))
+    list.events.some(
+      (event) => isRecord(event) && typeof event.kind === 'string' && event.kind.endsWith('Event'),
+    ) &&
+    !list.events.some((event) => isRecord(event) && typeof event.role === 'string')
   );
 }
 
@@ -137,8 +144,7 @@ function resultOf(event: SdkEvent): { text: string; part: JsonObject; failed: bo
   }
   if (event.kind === 'UserRejectObservation') {
     const reason = value.rejection_reason;
-    if (reason === undefined)
-      return { text: `${REJECTED}User rejected the action`, part: value, failed: true };
+    if (reason === undefined) return { text: `${REJECTED}${DEFAULT_REJECTION}`, part: value, failed: true };
     if (typeof reason !== 'string')
       fail(`expected a string, got ${describe(reason)}`, event, 'rejection_reason');
     return {
@@ -178,9 +184,10 @@ function pendingItems(events: readonly SdkEvent[]): Pending[] {
   const pending: Pending[] = [];
   /** The assistant message the next action of the same model response joins. */
   let open: Pending | undefined;
-  /** Each call id of the file: the id its latest call has in the context (a repeated id takes its event's position). */
-  const idOf = new Map<string, string>();
-  const waiting = new Set<string>();
+  /** The context's ids of the calls of each id of the file, waiting for their results, oldest first. */
+  const waiting = new Map<string, string[]>();
+  /** Ids of the file used so far (a repeated id takes its event's position in the context). */
+  const used = new Set<string>();
   const push = (item: Pending): void => {
     pending.push(item);
     if (item.converted.type !== 'TOOL_RESULT') open = undefined;
@@ -218,9 +225,9 @@ function pendingItems(events: readonly SdkEvent[]): Pending[] {
       if (!isRecord(call)) fail(`expected a tool call object, got ${describe(call)}`, event, 'tool_call');
       if (typeof call.id !== 'string' || call.id === '')
         fail(`expected a string, got ${describe(call.id)}`, event, 'tool_call.id');
-      const id = idOf.has(call.id) ? `${call.id}@${event.index}` : call.id;
-      idOf.set(call.id, id);
-      waiting.add(id);
+      const id = used.has(call.id) ? `${call.id}${REPEATED}${event.index}` : call.id;
+      used.add(call.id);
+      waiting.set(call.id, [...(waiting.get(call.id) ?? []), id]);
       const { call: toolCall, part } = callOf(event, id);
       const responseId = typeof value.llm_response_id === 'string' ? value.llm_response_id : null;
       if (open && responseId !== null && open.responseId === responseId) {
@@ -245,11 +252,11 @@ function pendingItems(events: readonly SdkEvent[]): Pending[] {
       // The message's text: the thoughts of its actions, each taken out of its event.
       const item = open as Pending;
       const thoughts = item.events.map((e, i) => {
-        const { text, taken } = takeContent(e.value.thought ?? [], e, 'thought');
-        item.parts[i] = {
-          ...(item.parts[i] as JsonObject),
-          ...(e.value.thought === undefined ? {} : { thought: taken }),
-        };
+        // A thought the SDK left out (absent, null) stays as it is.
+        const thought = e.value.thought;
+        if (!Array.isArray(thought) && typeof thought !== 'string') return { type: 'none' };
+        const { text, taken } = takeContent(thought, e, 'thought');
+        item.parts[i] = { ...(item.parts[i] as JsonObject), thought: taken };
         return text ? { type: 'thought', text } : { type: 'none' };
       });
       (item.converted.message as AssistantMessage).content = takeText(
@@ -260,9 +267,8 @@ function pendingItems(events: readonly SdkEvent[]): Pending[] {
       ).text;
     } else if (RESULT_KINDS.has(event.kind)) {
       const fileId = value.tool_call_id;
-      const id = typeof fileId === 'string' ? idOf.get(fileId) : undefined;
-      if (id === undefined || !waiting.has(id)) continue;
-      waiting.delete(id);
+      const id = typeof fileId === 'string' ? waiting.get(fileId)?.shift() : undefined;
+      if (id === undefined) continue;
       const { text, part, failed } = resultOf(event);
       push({
         converted: { type: 'TOOL_RESULT', message: { role: 'tool', content: text, tool_call_id: id } },
@@ -289,9 +295,14 @@ export function openHandsSdkFromValue(
       `expected an OpenHands V1 event history (a list of events with "kind", or an object with "history"), got ${describe(value)}`,
     );
   const base = list.key ?? '';
-  const events = list.events.map((e, index) => {
-    const event = e as JsonObject;
-    return { index, value: event, path: `${base}[${index}]`, kind: event.kind as string };
+  const events = list.events.map((value, index) => {
+    const path = `${base}[${index}]`;
+    if (!isRecord(value) || typeof value.kind !== 'string')
+      throw new ImportError(
+        `expected an OpenHands V1 event (an object with a string "kind"), got ${describe(isRecord(value) ? value.kind : value)}`,
+        { field: isRecord(value) ? `${path}.kind` : path },
+      );
+    return { index, value, path, kind: value.kind };
   });
   const pending = pendingItems(events);
   if (pending.length === 0) throw new ImportError('it holds no messages');
@@ -324,8 +335,12 @@ function actionParts(message: AssistantMessage, parts: readonly JsonObject[]): I
     return length > 0 ? { type: 'thought', text: length } : { type: 'none' };
   });
   const filled = putText(blocks, 'thought', 'text', message.content, SEPARATOR);
-  // Text that no longer splits over the thoughts it came from goes whole to the first action.
+  // Text that no longer splits over the thoughts it came from goes whole to the first action
+  // whose thought was taken (else the first).
   const fits = filled.length === blocks.length;
+  const takes = (part: JsonObject): boolean =>
+    Array.isArray(part.thought) || typeof part.thought === 'number';
+  const whole = Math.max(0, parts.findIndex(takes));
   const out: ItemPart[] = parts.map((part, i) => {
     const call = calls[i];
     if (!call) return null;
@@ -333,14 +348,15 @@ function actionParts(message: AssistantMessage, parts: readonly JsonObject[]): I
       ? (filled[i] as JsonObject).type === 'thought'
         ? ((filled[i] as JsonObject).text as string)
         : ''
-      : i === 0
+      : i === whole
         ? (message.content ?? '')
         : '';
     const event: JsonObject = {
       ...part,
       tool_call: { ...(part.tool_call as JsonObject), arguments: call.function.arguments },
     };
-    if ('thought' in part) event.thought = putContent(part.thought, piece);
+    if (takes(part)) event.thought = putContent(part.thought, piece);
+    else if (piece) event.thought = putContent([], piece);
     return event;
   });
   // Calls added since: after the last event, as new ones.
@@ -364,7 +380,7 @@ function sdkParts(message: ChatMessage, fields: JsonObject): ItemPart[] {
     // Kept whole and changed since: the new message in the first event's place.
     const source = Array.isArray(fields.raw) ? (fields.raw as unknown[]).find(isRecord) : undefined;
     const count = Array.isArray(fields.raw) ? fields.raw.length : 1;
-    return [freshEvents(message, source), ...Array.from({ length: count - 1 }, () => null)];
+    return [withFileIds(freshEvents(message, source)), ...Array.from({ length: count - 1 }, () => null)];
   }
   if (first.kind === 'ActionEvent') return actionParts(message as AssistantMessage, parts);
   const text = messageText(message);
@@ -377,19 +393,39 @@ function sdkParts(message: ChatMessage, fields: JsonObject): ItemPart[] {
     }
     case 'AgentErrorEvent':
       return [{ ...first, error: text }];
-    case 'UserRejectObservation':
+    case 'UserRejectObservation': {
+      // The SDK's default reason is no field; any other text is the reason.
+      const reason = text.startsWith(REJECTED) ? text.slice(REJECTED.length) : text;
       return [
-        'rejection_reason' in first
-          ? { ...first, rejection_reason: text.startsWith(REJECTED) ? text.slice(REJECTED.length) : text }
+        'rejection_reason' in first || reason !== DEFAULT_REJECTION
+          ? { ...first, rejection_reason: reason }
           : first,
       ];
+    }
     default: {
       const observation = first.observation as JsonObject;
       const key = textKey(observation);
-      if (key === null) return [first];
+      // No field held a text: one that changed goes where the SDK now writes it.
+      if (key === null)
+        return [
+          text ? { ...first, observation: { ...observation, content: [{ type: 'text', text }] } } : first,
+        ];
       return [{ ...first, observation: { ...observation, [key]: putContent(observation[key], text) } }];
     }
   }
+}
+
+/** Events of a message read from the file: a call id used again there is written as the file had it. */
+function withFileIds(events: JsonObject[]): JsonObject[] {
+  const fileId = (id: unknown): unknown =>
+    typeof id === 'string' ? id.replace(new RegExp(`${REPEATED}\\d+$`), '') : id;
+  return events.map((event) => ({
+    ...event,
+    ...('tool_call_id' in event ? { tool_call_id: fileId(event.tool_call_id) } : {}),
+    ...(isRecord(event.tool_call)
+      ? { tool_call: { ...event.tool_call, id: fileId(event.tool_call.id) } }
+      : {}),
+  }));
 }
 
 /** Events for a message that did not come from the file (`previous`: the event before, for its time). */

@@ -315,6 +315,75 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
     expect(JSON.parse(exportSession(read))).toEqual(repeated);
   });
 
+  it('pairs results of calls sharing an id oldest first, and writes a call kept whole with the id the file had', () => {
+    // Two calls of one id before either result (ids numbered from :0 again by the model).
+    const parallel = [
+      ...events.slice(0, 2),
+      action('a1', 'r1', 'functions.terminal:0', 'terminal', { command: 'ls' }, []),
+      action('a2', 'r2', 'functions.terminal:0', 'terminal', { command: 'pwd' }, []),
+      observation('o1', 'functions.terminal:0', 'terminal', { content: text('a.py'), is_error: false }),
+      observation('o2', 'functions.terminal:0', 'terminal', { content: text('/w'), is_error: false }),
+    ];
+    const read = importSession(JSON.stringify(parallel), { tokenizer: fakeTokenizer });
+    const results = read.items.filter((i) => i.type === 'TOOL_RESULT');
+    expect(results.map((r) => [r.message.tool_call_id, r.message.content])).toEqual([
+      ['functions.terminal:0', 'a.py'],
+      ['functions.terminal:0@3', '/w'],
+    ]);
+    // A call whose event is kept whole (arguments not a string: not rebuilt exactly), then cut: the
+    // event written for it keeps the file's id, so its result still answers it when read again.
+    const odd = parallel.map((e) => {
+      if (e.id !== 'a2') return e;
+      const call = e as ReturnType<typeof action>;
+      return { ...call, thought: null, tool_call: { ...call.tool_call, arguments: { command: 'pwd' } } };
+    });
+    const session2 = importSession(JSON.stringify(odd), { tokenizer: fakeTokenizer });
+    const cut = session2.items.map((i) =>
+      i.type === 'ASSISTANT_MESSAGE' && i.message.tool_calls?.[0]?.id === 'functions.terminal:0@3'
+        ? {
+            ...i,
+            message: {
+              ...i.message,
+              tool_calls: [{ ...i.message.tool_calls[0]!, function: { name: 'terminal', arguments: '{}' } }],
+            },
+          }
+        : i,
+    );
+    const out = JSON.parse(exportSession({ items: cut, document: session2.document })) as {
+      tool_call?: { id: string; arguments: unknown };
+    }[];
+    expect(out[3]?.tool_call).toMatchObject({ id: 'functions.terminal:0', arguments: '{}' });
+    const again = importSession(JSON.stringify(out), { tokenizer: fakeTokenizer });
+    expect(again.items.filter((i) => i.type === 'TOOL_RESULT')).toHaveLength(2);
+    // A thought the SDK wrote as null stays null.
+    expect(JSON.parse(exportSession(session2))).toEqual(odd);
+  });
+
+  it('writes a changed result back where the model reads it, whatever the event held', () => {
+    const shapes = [
+      ...events.slice(0, 2),
+      action('a1', 'r1', 'call_1', 'terminal', { command: 'rm -rf build' }, []),
+      { ...events[13], tool_call_id: 'call_1', rejection_reason: undefined },
+      action('a2', 'r2', 'call_2', 'terminal', { command: 'ls' }, []),
+      observation('o2', 'call_2', 'terminal', { kind: 'X', is_error: false }),
+    ];
+    const read = importSession(JSON.stringify(shapes), { tokenizer: fakeTokenizer });
+    expect(
+      itemSummary(read.items)
+        .slice(3)
+        .map(([, , t]) => t),
+    ).toEqual(['Action rejected: User rejected the action', '', '']);
+    const cleared = read.items.map((i) =>
+      i.type === 'TOOL_RESULT' ? { ...i, message: { ...i.message, content: '[cleared]' } } : i,
+    );
+    const out = exportSession({ items: cleared, document: read.document });
+    const again = importSession(out, { tokenizer: fakeTokenizer });
+    expect(again.items.filter((i) => i.type === 'TOOL_RESULT').map((r) => r.message.content)).toEqual([
+      'Action rejected: [cleared]',
+      '[cleared]',
+    ]);
+  });
+
   it('refuses a malformed event naming it and the field, and a history with no message', () => {
     const without = events.map((e) => (e.id === 'e6' ? { ...e, tool_call: undefined } : e));
     expect(() => importSession(JSON.stringify(without), { tokenizer: fakeTokenizer })).toThrow(
@@ -333,5 +402,18 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
     expect(() =>
       importSession(JSON.stringify([events[8], events[15]]), { tokenizer: fakeTokenizer }),
     ).toThrow(/holds no messages/);
+    // An event without its kind, or no object: named, with what it should be.
+    for (const [odd, field] of [
+      [{ source: 'agent', note: 'x' }, '[2].kind'],
+      [null, '[2]'],
+    ] as const) {
+      try {
+        importSession(JSON.stringify([events[0], events[1], odd]), { tokenizer: fakeTokenizer });
+        expect.unreachable();
+      } catch (err) {
+        expect((err as ImportError).field).toBe(field);
+        expect((err as ImportError).message).toMatch(/an OpenHands V1 event/);
+      }
+    }
   });
 });
