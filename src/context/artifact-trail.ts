@@ -91,10 +91,14 @@ export function collectArtifactTrail(
   const touched = new Map<string, { touch: FileTouch; last: number; source: string }>();
   let earlier: Map<string, FileTouch> | undefined;
   touches.forEach(({ path: written, op, round, source }, last) => {
-    const path = canonical(written);
+    let path = canonical(written);
+    earlier ??= new Map(before.map((file) => [canonical(file.path), file]));
+    // A removal of a file the trail does not hold by that path: the one file it holds whose path
+    // ends with it, while no workspace is known (a trail read back from its text has none).
+    if (op === 'remove' && twin === null && !touched.has(path) && !earlier.has(path))
+      path = soleTwin(written, before) ?? path;
     let known = touched.get(path);
     if (!known) {
-      earlier ??= new Map(before.map((file) => [canonical(file.path), file]));
       const was = earlier.get(path);
       // A file the conversation only removed in the shell (`rm` of a build output) is not one it
       // worked on; one a patch deleted is.
@@ -155,11 +159,6 @@ function isPlainRelative(path: string): boolean {
   );
 }
 
-/** The part after the last separator. */
-function baseName(path: string): string {
-  return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
-}
-
 /** A directory as compared: forward slashes, a drive letter's case aside. */
 function directoryKey(directory: string): string {
   const slashed = directory.replace(/\\/g, '/');
@@ -172,14 +171,18 @@ function directoryKey(directory: string): string {
  * separators (`src/a.ts` ends `/w/src/a.ts`, not `c:\w\src\a.ts`).
  */
 function twinDirectories(paths: readonly string[]): Map<string, number> {
-  const byName = new Map<string, string[]>();
+  // Each absolute path by every tail it has after a separator: `/w/src/a.ts` by `src/a.ts` and `a.ts`.
+  const byTail = new Map<string, Set<string>>();
   for (const path of paths) {
     if (!isAbsolute(path)) continue;
-    const name = baseName(path);
-    const at = byName.get(name);
-    if (at) {
-      if (!at.includes(path)) at.push(path);
-    } else byName.set(name, [path]);
+    for (let at = 0; at < path.length - 1; at++) {
+      const c = path.charCodeAt(at);
+      if (c !== 47 && c !== 92) continue;
+      const tail = path.slice(at + 1);
+      const holders = byTail.get(tail);
+      if (holders) holders.add(path);
+      else byTail.set(tail, new Set([path]));
+    }
   }
   // Each relative path counts once for a directory (`c:\w\a` and `c:/w/a` are one).
   const votes = new Map<string, number>();
@@ -188,11 +191,8 @@ function twinDirectories(paths: readonly string[]): Map<string, number> {
     if (seen.has(path) || !isPlainRelative(path)) continue;
     seen.add(path);
     const directories = new Set<string>();
-    for (const absolute of byName.get(baseName(path)) ?? []) {
-      const cut = absolute.length - path.length;
-      if (cut <= 0 || !absolute.endsWith(path) || !'/\\'.includes(absolute[cut - 1] as string)) continue;
-      directories.add(directoryKey(absolute.slice(0, cut)));
-    }
+    for (const absolute of byTail.get(path) ?? [])
+      directories.add(directoryKey(absolute.slice(0, absolute.length - path.length)));
     for (const key of directories) votes.set(key, (votes.get(key) ?? 0) + 1);
   }
   return votes;
@@ -225,17 +225,38 @@ function twinResolver(
   files: readonly FileTouch[],
   touches: readonly { path: string }[],
 ): (path: string) => string | undefined {
-  const absolute = new Map<string, string>();
+  // Each absolute path's spellings (separators, a drive letter's case), the latest last.
+  const absolute = new Map<string, string[]>();
   const add = (path: string): void => {
-    if (isAbsolute(path)) absolute.set(directoryKey(path), path);
+    if (!isAbsolute(path)) return;
+    const key = directoryKey(path);
+    const spellings = absolute.get(key);
+    if (!spellings) absolute.set(key, [path]);
+    else if (!spellings.includes(path)) spellings.push(path);
   };
   for (const file of files) add(file.path);
   for (const touch of touches) add(touch.path);
   return (path) => {
     if (!isPlainRelative(path)) return undefined;
-    const twin = absolute.get(directoryKey(workspace + path));
-    return twin !== undefined && twin.endsWith(path) ? twin : undefined;
+    const spellings = absolute.get(directoryKey(workspace + path)) ?? [];
+    for (let i = spellings.length - 1; i >= 0; i--)
+      if ((spellings[i] as string).endsWith(path)) return spellings[i];
+    return undefined;
   };
+}
+
+/** The one absolute path among the files that a plainly relative path ends (undefined: none, or several). */
+function soleTwin(path: string, files: readonly FileTouch[]): string | undefined {
+  if (!isPlainRelative(path)) return undefined;
+  let found: string | undefined;
+  for (const file of files) {
+    const cut = file.path.length - path.length;
+    if (cut <= 0 || !isAbsolute(file.path) || !file.path.endsWith(path)) continue;
+    if (file.path[cut - 1] !== '/' && file.path[cut - 1] !== '\\') continue;
+    if (found !== undefined && found !== file.path) return undefined;
+    found = file.path;
+  }
+  return found;
 }
 
 /**

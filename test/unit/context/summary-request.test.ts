@@ -16,7 +16,7 @@ import {
   parseExtractiveSummary,
   type ExtractiveInput,
 } from '../../../src/context/extractive-summary';
-import type { ContextItem } from '../../../src/context/items';
+import type { ContextItem, FileTouch } from '../../../src/context/items';
 import { collectOpenErrors } from '../../../src/context/open-errors';
 import { SUMMARY_MESSAGE_PREFIX } from '../../../src/context/post-compaction';
 import {
@@ -644,6 +644,40 @@ describe('collectArtifactTrail', () => {
       'c:\\w\\.gitignore',
       'C:/w/.gitignore',
       'c:\\w\\notes.md',
+    ]);
+  });
+
+  it('a shell removal by a relative path ends the one file the trail holds ending with it, though no workspace is known', () => {
+    const f = itemsFactory();
+    // A trail read back from its text has no workspace.
+    const read = (path: string): FileTouch => ({ path, ops: ['read'], lastRound: 1 });
+    const remove = f.block('bash', { command: 'rm src/a.ts' }, '');
+    const ops = (previous: ArtifactTrail) =>
+      collectArtifactTrail(conversation(f.user('clean'), remove), previous).files.map((file) => [
+        file.path,
+        file.ops,
+      ]);
+    expect(ops({ files: [read('/w/src/a.ts'), read('/w/src/b.ts')], commands: [] })).toStrictEqual([
+      ['/w/src/b.ts', ['read']],
+      ['/w/src/a.ts', ['remove']],
+    ]);
+    // Two files end with it: which one is not known.
+    expect(ops({ files: [read('/w/src/a.ts'), read('/v/src/a.ts')], commands: [] })).toStrictEqual([
+      ['/w/src/a.ts', ['read']],
+      ['/v/src/a.ts', ['read']],
+    ]);
+  });
+
+  it('a relative path merges into the spelling of its absolute path that it ends', () => {
+    const f = itemsFactory();
+    const reads = ['C:/w/src/a.ts', 'C:/w/b.ts', 'src/a.ts', 'b.ts', 'C:\\w\\src\\a.ts'];
+    const trail = collectArtifactTrail(
+      conversation(f.user('t'), ...reads.map((path) => f.block('read_file', { path }, ''))),
+    );
+    expect(trail.files.map((file) => file.path)).toStrictEqual([
+      'C:/w/src/a.ts',
+      'C:/w/b.ts',
+      'C:\\w\\src\\a.ts',
     ]);
   });
 
