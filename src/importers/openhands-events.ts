@@ -3,9 +3,11 @@
  * what kind an event is, where its arguments are, the tool call an action makes and whether an
  * observation reports a failure. The mapping to items is in `openhands-import.ts`. Pure.
  */
-import type { ToolCall } from '../context/items';
+import type { ChatMessage, ToolCall } from '../context/items';
+import { finishItems, itemsOfLines, type ImportedSession, type ImportOptions, type LineItem } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, omit, type JsonObject } from './json';
+import type { ItemPart } from './line-slots';
 
 /** An event of the trajectory, with its position and the path of its field in the file. */
 export interface OpenHandsEvent {
@@ -200,4 +202,53 @@ export function failed(event: OpenHandsEvent): boolean {
   const metadata = isRecord(extras.metadata) ? extras.metadata : extras;
   const code = metadata.exit_code;
   return typeof code === 'number' && code !== 0 && code !== -1;
+}
+
+/**
+ * The session of an OpenHands file's pending items (a V0 trajectory's, `sdk`: a V1 history's): ids
+ * and slots from each item's events (`itemsOfLines`: events the mapping does not rebuild exactly
+ * are kept whole), the document with the list's wrapper object, if any.
+ * @throws ImportError when no event made an item
+ */
+export function openHandsSession<E extends { index: number; value: JsonObject }>(
+  pending: readonly (LineItem & { events: E[] })[],
+  events: readonly E[],
+  source: { value: unknown; key: string | null; indent: number; sdk?: true },
+  options: ImportOptions,
+  idPrefix: string,
+  partsOf: (message: ChatMessage, fields: JsonObject) => ItemPart[],
+): ImportedSession {
+  if (pending.length === 0) throw new ImportError('it holds no messages');
+  const { items, slots } = itemsOfLines(
+    pending,
+    (item) => item.events,
+    events,
+    { format: 'openhands', idPrefix },
+    (item, parts) => partsOf(item.converted.message, parts),
+  );
+  const { value, key } = source;
+  return {
+    format: 'openhands',
+    items: finishItems(items, options.tokenizer),
+    document: {
+      format: 'openhands',
+      ...(source.sdk ? { sdk: true } : {}),
+      slots,
+      ...(key !== null ? { top: { ...(value as JsonObject), [key]: null }, key } : {}),
+      indent: source.indent,
+    },
+  };
+}
+
+/**
+ * The events of an item that was kept whole (`rawFields`) and has changed since: the new message's
+ * events (`fresh`, given the first source event, for its time) in the first one's place.
+ */
+export function replacingKept(
+  fields: JsonObject,
+  fresh: (first: JsonObject | undefined) => JsonObject[],
+): ItemPart[] {
+  const first = Array.isArray(fields.raw) ? (fields.raw as unknown[]).find(isRecord) : undefined;
+  const count = Array.isArray(fields.raw) ? fields.raw.length : 1;
+  return [fresh(first), ...Array.from({ length: count - 1 }, () => null)];
 }

@@ -10,7 +10,7 @@ import { putText } from './blocks';
 import { unchangedRaw } from './common';
 import { isRecord, type JsonObject } from './json';
 import { onePartWriter, slotValues, type ItemPart, type LineSlot } from './line-slots';
-import { replyOf, withArgs } from './openhands-events';
+import { replacingKept, replyOf, withArgs } from './openhands-events';
 import { exportOpenHandsSdkEvents } from './openhands-sdk';
 
 /** Separator of the thoughts of a message's actions once joined into one string. */
@@ -119,10 +119,7 @@ export function openHandsParts(message: ChatMessage, fields: JsonObject): ItemPa
   if (Array.isArray(kept)) return kept as JsonObject[];
   const parts = Array.isArray(fields.parts) ? (fields.parts as JsonObject[]) : [];
   if (parts.length === 0) {
-    // Kept whole and changed since: the new message in the first event's place.
-    const first = Array.isArray(fields.raw) ? (fields.raw as unknown[]).find(isRecord) : undefined;
-    const count = Array.isArray(fields.raw) ? fields.raw.length : 1;
-    return [freshEvents(message, first), ...Array.from({ length: count - 1 }, () => null)];
+    return replacingKept(fields, (first) => freshEvents(message, first));
   }
   if (message.role === 'assistant') return assistantParts(message, parts);
   return [withText(parts[0] as JsonObject, messageText(message))];

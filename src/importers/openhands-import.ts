@@ -32,14 +32,7 @@
  */
 import type { ToolCall } from '../context/items';
 import { takeText } from './blocks';
-import {
-  defaultIdPrefix,
-  finishItems,
-  itemsOfLines,
-  type Converted,
-  type ImportedSession,
-  type ImportOptions,
-} from './common';
+import { defaultIdPrefix, type Converted, type ImportedSession, type ImportOptions } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, jsonIndent, parseJson, type JsonObject } from './json';
 import { openHandsParts, THOUGHT_SEPARATOR } from './openhands-export';
@@ -53,6 +46,7 @@ import {
   isOpenHandsEvent,
   isToolAction,
   metadataOf,
+  openHandsSession,
   readEvent,
   withArgs,
   type CallMetadata,
@@ -279,26 +273,14 @@ export function openHandsFromValue(
   }
   const base = list.key ?? '';
   const events = list.events.map((e, i) => readEvent(e, i, base));
-  const pending = pendingItems(events, options.wholeHistory === true);
-  if (pending.length === 0) throw new ImportError('it holds no messages');
-  // Events the mapping does not rebuild exactly are kept whole.
-  const { items, slots } = itemsOfLines(
-    pending,
-    (item) => item.events,
+  return openHandsSession(
+    pendingItems(events, options.wholeHistory === true),
     events,
-    { format: 'openhands', idPrefix },
-    (item, parts) => openHandsParts(item.converted.message, parts),
+    { value, key: list.key, indent },
+    options,
+    idPrefix,
+    openHandsParts,
   );
-  return {
-    format: 'openhands',
-    items: finishItems(items, options.tokenizer),
-    document: {
-      format: 'openhands',
-      slots,
-      ...(list.key !== null ? { top: { ...(value as JsonObject), [list.key]: null }, key: list.key } : {}),
-      indent,
-    },
-  };
 }
 
 /**

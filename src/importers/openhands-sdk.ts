@@ -22,8 +22,6 @@ import type { AssistantMessage, ChatMessage, ContextItem, ToolCall } from '../co
 import { messageText } from '../context/items';
 import { putText, takeText } from './blocks';
 import {
-  finishItems,
-  itemsOfLines,
   unchangedRaw,
   type Converted,
   type ImportedSession,
@@ -33,6 +31,7 @@ import {
 import { ImportError } from './errors';
 import { describe, isRecord, type JsonObject } from './json';
 import { onePartWriter, slotValues, type ItemPart, type LineSlot } from './line-slots';
+import { openHandsSession, replacingKept } from './openhands-events';
 
 /** Separator of the texts of a content list, and of the thoughts of one response's actions. */
 const SEPARATOR = '\n';
@@ -304,27 +303,14 @@ export function openHandsSdkFromValue(
       );
     return { index, value, path, kind: value.kind };
   });
-  const pending = pendingItems(events);
-  if (pending.length === 0) throw new ImportError('it holds no messages');
-  // Events the mapping does not rebuild exactly are kept whole.
-  const { items, slots } = itemsOfLines(
-    pending,
-    (item) => item.events,
+  return openHandsSession(
+    pendingItems(events),
     events,
-    { format: 'openhands', idPrefix },
-    (item, parts) => sdkParts(item.converted.message, parts),
+    { value, key: list.key, indent, sdk: true },
+    options,
+    idPrefix,
+    sdkParts,
   );
-  return {
-    format: 'openhands',
-    items: finishItems(items, options.tokenizer),
-    document: {
-      format: 'openhands',
-      sdk: true,
-      slots,
-      ...(list.key !== null ? { top: { ...(value as JsonObject), [list.key]: null }, key: list.key } : {}),
-      indent,
-    },
-  };
 }
 
 /** An assistant message's action events: its calls' arguments and its text put back into the parts. */
@@ -377,10 +363,7 @@ function sdkParts(message: ChatMessage, fields: JsonObject): ItemPart[] {
   const parts = Array.isArray(fields.parts) ? (fields.parts as JsonObject[]) : [];
   const first = parts[0];
   if (!first) {
-    // Kept whole and changed since: the new message in the first event's place.
-    const source = Array.isArray(fields.raw) ? (fields.raw as unknown[]).find(isRecord) : undefined;
-    const count = Array.isArray(fields.raw) ? fields.raw.length : 1;
-    return [withFileIds(freshEvents(message, source)), ...Array.from({ length: count - 1 }, () => null)];
+    return replacingKept(fields, (source) => withFileIds(freshEvents(message, source)));
   }
   if (first.kind === 'ActionEvent') return actionParts(message as AssistantMessage, parts);
   const text = messageText(message);
