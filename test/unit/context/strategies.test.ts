@@ -437,6 +437,18 @@ function dialogue(f = itemsFactory(o200k), before: ContextItem[] = []) {
   );
 }
 
+/** Forty rounds each reading a file of a long path (a trail of 40 paths under 7 directories). */
+function longPathReads(f: ItemsFactory): ContextItem[] {
+  return Array.from({ length: 40 }, (_, r) => [
+    f.user(`s${r}`),
+    ...f.block(
+      'read_file',
+      { path: `/home/user/projects/root/packages/module-${r % 7}/src/nested/file_${r}.ts` },
+      'ok',
+    ),
+  ]).flat();
+}
+
 function plan(
   items: readonly ContextItem[],
   config: CompactionConfig,
@@ -1325,14 +1337,7 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
 
   it('still over the window after every step before a request, the carried state gives up what the window needs; where that cannot do, or no request follows, it stays whole', () => {
     const f = itemsFactory(o200k);
-    const reads = Array.from({ length: 40 }, (_, r) => [
-      f.user(`s${r}`),
-      ...f.block(
-        'read_file',
-        { path: `/home/user/projects/root/packages/module-${r % 7}/src/nested/file_${r}.ts` },
-        'ok',
-      ),
-    ]).flat();
+    const reads = longPathReads(f);
     const config = parseCompactionConfig({ maxContextTokens: 4000 });
     const trailOf = (p: CompactionPlan) =>
       p.carried.items.find((i) => i.type === 'ARTIFACT_TRAIL')?.tokens ?? 0;
@@ -1378,14 +1383,7 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     // over the window. Lowering the cap by what is still over would then cut nothing more.
     const f = itemsFactory(o200k);
     const config = parseCompactionConfig({ maxContextTokens: 4000 });
-    const reads = Array.from({ length: 40 }, (_, r) => [
-      f.user(`s${r}`),
-      ...f.block(
-        'read_file',
-        { path: `/home/user/projects/root/packages/module-${r % 7}/src/nested/file_${r}.ts` },
-        'ok',
-      ),
-    ]).flat();
+    const reads = longPathReads(f);
     const tasks = Array.from({ length: 8 }, (_, i) => `[ ] step ${i} ${words(6, 'do')}`).join('\n');
     for (let rules = 3502; rules <= 3700; rules += 7) {
       const items = conversation(
