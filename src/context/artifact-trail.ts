@@ -80,10 +80,12 @@ export function collectArtifactTrail(
     previous.workspace ??
     electWorkspace([...previous.files.map((f) => f.path), ...touches.map((t) => t.path)]);
   // Each path as one spelling: a relative path naming a file of the workspace known by its absolute
-  // path is that path; files of earlier compactions written both ways are one entry first.
+  // path is that path. Files of earlier compactions written both ways are one entry first, once the
+  // workspace is new to the trail: a trail that knew it holds one entry per file already.
   const twin = workspace === null ? null : twinResolver(workspace, previous.files, touches);
   const canonical = (path: string): string => twin?.(path) ?? path;
-  const before = twin === null ? previous.files : mergeTwins(previous.files, twin);
+  const before =
+    twin === null || previous.workspace !== undefined ? previous.files : mergeTwins(previous.files, twin);
   // The files touched here: each one's touch (a copy of the previous one, else new) and the
   // position of its last touch (they are ordered by it at the end, after the files not touched
   // again), its source hashed into its handle once, at the end. Files not touched again are kept as
@@ -171,30 +173,28 @@ function directoryKey(directory: string): string {
  * separators (`src/a.ts` ends `/w/src/a.ts`, not `c:\w\src\a.ts`).
  */
 function twinDirectories(paths: readonly string[]): Map<string, number> {
-  // Each absolute path by every tail it has after a separator: `/w/src/a.ts` by `src/a.ts` and `a.ts`.
-  const byTail = new Map<string, Set<string>>();
-  for (const path of paths) {
+  const votes = new Map<string, number>();
+  const relative = new Set(paths.filter(isPlainRelative));
+  if (relative.size === 0) return votes;
+  // Each relative path's directories: every absolute path's tails after a separator (`/w/src/a.ts`:
+  // `src/a.ts`, `a.ts`) that are relative paths, with what comes before them. A relative path counts
+  // once for a directory (`c:\w\a` and `c:/w/a` are one).
+  const directoriesOf = new Map<string, Set<string>>();
+  for (const path of new Set(paths)) {
     if (!isAbsolute(path)) continue;
     for (let at = 0; at < path.length - 1; at++) {
       const c = path.charCodeAt(at);
       if (c !== 47 && c !== 92) continue;
       const tail = path.slice(at + 1);
-      const holders = byTail.get(tail);
-      if (holders) holders.add(path);
-      else byTail.set(tail, new Set([path]));
+      if (!relative.has(tail)) continue;
+      const key = directoryKey(path.slice(0, at + 1));
+      const directories = directoriesOf.get(tail);
+      if (directories) directories.add(key);
+      else directoriesOf.set(tail, new Set([key]));
     }
   }
-  // Each relative path counts once for a directory (`c:\w\a` and `c:/w/a` are one).
-  const votes = new Map<string, number>();
-  const seen = new Set<string>();
-  for (const path of paths) {
-    if (seen.has(path) || !isPlainRelative(path)) continue;
-    seen.add(path);
-    const directories = new Set<string>();
-    for (const absolute of byTail.get(path) ?? [])
-      directories.add(directoryKey(absolute.slice(0, absolute.length - path.length)));
+  for (const directories of directoriesOf.values())
     for (const key of directories) votes.set(key, (votes.get(key) ?? 0) + 1);
-  }
   return votes;
 }
 
