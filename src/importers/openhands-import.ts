@@ -81,6 +81,11 @@ export function isOpenHandsTrajectory(value: unknown): boolean {
   );
 }
 
+/** Whether a parsed JSON value is what {@link openHandsFromValue} reads: a trajectory, or a V1 event history. */
+export function isOpenHandsFile(value: unknown): boolean {
+  return isOpenHandsTrajectory(value) || isOpenHandsSdkEvents(value);
+}
+
 interface Pending {
   converted: Converted;
   isMeta: boolean;

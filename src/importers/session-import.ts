@@ -34,8 +34,7 @@ import {
 } from './gemini-cli';
 import { isGeminiContents } from './gemini-contents';
 import { isMiniSweAgentTrajectory } from './mini-swe-agent';
-import { importOpenHandsTrajectory, isOpenHandsTrajectory, openHandsFromValue } from './openhands-import';
-import { isOpenHandsSdkEvents } from './openhands-sdk';
+import { importOpenHandsTrajectory, isOpenHandsFile, openHandsFromValue } from './openhands-import';
 import { importOpenCodeSession, isOpenCodeExport, openCodeFromValue } from './opencode';
 import { importPiSession, piFromLines } from './pi-session-import';
 import { importSweAgentTraj, sweAgentFromValue } from './swe-agent-import';
@@ -119,7 +118,7 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
       : { format: 'openai', layout: 'jsonl' };
   }
   // An OpenHands evaluation's output.jsonl: a trajectory (`{ instance_id, history, … }`) a line.
-  if (lines.every((l) => isOpenHandsTrajectory(l.value) || isOpenHandsSdkEvents(l.value))) {
+  if (lines.every((l) => isOpenHandsFile(l.value))) {
     if (lines.length === 1) return { format: 'openhands' };
     throw new ImportError(
       `an OpenHands evaluation output of ${lines.length} trajectories, one a line: a session is one of them (give its line as a file of its own)`,
@@ -138,7 +137,7 @@ function linesFormat(lines: readonly JsonLine[]): DetectedFormat {
 function valueFormat(value: unknown, fileName: string | undefined): DetectedFormat {
   if (extension(fileName) === 'traj') return { format: 'swe-agent' };
   // Before SWE-agent's `history` and OpenAI's bare list: OpenHands keeps its events in either.
-  if (isOpenHandsTrajectory(value) || isOpenHandsSdkEvents(value)) return { format: 'openhands' };
+  if (isOpenHandsFile(value)) return { format: 'openhands' };
   if (isGeminiRecording(value) || isGeminiContents(value)) return { format: 'gemini' };
   // Before OpenAI's `{ messages }`: an OpenCode export's messages are `{ info, parts }`.
   if (isOpenCodeExport(value)) return { format: 'opencode' };
