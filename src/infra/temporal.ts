@@ -147,6 +147,32 @@ export const DEV_SERVER_DYNAMIC_CONFIG = [
   'history.transferProcessorMaxPollRPS=1000',
 ];
 
+/** How many times a dev server that was slow to answer is started again before giving up. */
+export const DEV_SERVER_START_ATTEMPTS = 3;
+
+/**
+ * The SDK waits a fixed 5 s for a dev server it started to answer, then kills it. On a loaded
+ * machine (two cores, a test suite starting servers side by side) a healthy server can take longer,
+ * so a start that failed only for that reason is tried again; every other failure is final.
+ */
+export async function retryingSlowStart<T>(
+  start: () => Promise<T>,
+  log: (line: string) => void,
+  attempts = DEV_SERVER_START_ATTEMPTS,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      const slow = /did not start within/.test((err as Error)?.message ?? '');
+      if (!slow || attempt >= attempts) throw err;
+      log(
+        `temporal dev server: no answer within the SDK's wait; starting it again (attempt ${attempt + 1} of ${attempts})`,
+      );
+    }
+  }
+}
+
 async function startDevServer(
   options: TemporalOptions,
   namespace: string,
@@ -190,9 +216,13 @@ async function startDevServer(
   let env: TestWorkflowEnvironment;
   try {
     if (path) {
-      env = await TestWorkflowEnvironment.createLocal({
-        server: { ...server, executable: { type: 'existing-path', path } },
-      });
+      env = await retryingSlowStart(
+        () =>
+          TestWorkflowEnvironment.createLocal({
+            server: { ...server, executable: { type: 'existing-path', path } },
+          }),
+        log,
+      );
     } else {
       log('temporal CLI: not found and no Go to build it; trying the SDK download (needs the internet)');
       env = await TestWorkflowEnvironment.createLocal({ server });
