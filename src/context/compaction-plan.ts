@@ -13,7 +13,8 @@
  *    previous one left. A context that started over the target and is still over the goal then
  *    has the reasoning text of its replies cut, the last resort (`reasoningStep`). Still over the
  *    window right before a request (precheck, overflow), the plan is made again with the carried
- *    state cut to what the window leaves it.
+ *    state cut to what the window leaves it, and, still over it, with the arguments of calls still
+ *    waiting for their results cut (the calls stay: a result never comes in without its call).
  * 3. What the steps removed is summarized (seed 003: the summary always runs, here over only the
  *    oldest units it had to take); the summary merges the previous summaries and has a budget that
  *    leaves room for the header, the carried state and what no step may remove: header + carried
@@ -152,6 +153,8 @@ function* stepsFor(plan: {
   stats: PruneStats;
   /** Whether the context started over the target: only then may the last resort cut the latest reply. */
   startedOverTarget: boolean;
+  /** Whether the last resort may cut the arguments of calls still waiting for their results. */
+  cutWaiting: boolean;
 }): Generator<{ name: string; run: Step; prune: boolean; lastResort?: true }> {
   const { config } = plan;
   if (plan.trigger !== 'rounds') {
@@ -163,26 +166,55 @@ function* stepsFor(plan: {
     yield { name: `full(keep ${k})`, run: strategyStep('full', config, k), prune: false };
   }
   if (plan.startedOverTarget) {
-    yield { name: 'reasoning', run: reasoningStep(config, plan.tokenizer), prune: false, lastResort: true };
+    yield {
+      name: 'reasoning',
+      run: reasoningStep(config, plan.tokenizer, plan.cutWaiting),
+      prune: false,
+      lastResort: true,
+    };
   }
 }
 
 /** Plans a compaction (see the module comment). Never modifies its input. */
 export function planCompaction(input: PlanInput): CompactionPlan {
+  const window = input.config.maxContextTokens;
+  const sent = input.sentNext ?? SENT_NEXT.has(input.trigger);
+  const { plan, cap, hard } = planCarriedWithin(input, sent);
+  if (!sent || plan.work.total() <= window || plan.work.writtenTotal() <= window) return plan;
+  // Still over the window right before a request, the carried state cut as far as it helps: the
+  // calls still waiting for their results give their arguments (cut to previews). They stay, as
+  // their results would otherwise come in with no call.
+  const waiting = planWithin(input, cap, hard, true);
+  return waiting.work.writtenTotal() < plan.work.writtenTotal() ? waiting : plan;
+}
+
+/** A plan and the carried state's cap it was made with (see {@link planWithin}). */
+interface CappedPlan {
+  plan: CompactionPlan;
+  cap: number | null;
+  hard: boolean;
+}
+
+/**
+ * {@link planWithin}, the carried state cut where the plan is over the window right before a
+ * request (`sent`).
+ */
+function planCarriedWithin(input: PlanInput, sent: boolean): CappedPlan {
   const plan = planWithin(input, null);
+  const whole = { plan, cap: null, hard: false };
   // Still over the window after every step (its cuts as written, not their bounds), right before
   // a request, the carried state gives up what it must (its trail collapses directories, fewer
   // errors are shown): no request may go over the window. Any other compaction (after a reply
   // whose calls wait for their results, a manual one) keeps it whole: a precheck comes before the
   // next request, and compacts what is then over the window with those results in.
   const window = input.config.maxContextTokens;
-  if (!(input.sentNext ?? SENT_NEXT.has(input.trigger)) || plan.work.total() <= window) return plan;
+  if (!sent || plan.work.total() <= window) return whole;
   const over = plan.work.writtenTotal() - window;
-  if (over <= 0) return plan;
+  if (over <= 0) return whole;
   const carriedTokens = carriedTotal(plan);
   // Where no cut of the carried state would do (a reply waiting for its results, larger than the
   // window), it stays whole; a cut is kept only where it fits the window.
-  if (over > carriedTokens) return plan;
+  if (over > carriedTokens) return whole;
   // Within the cap, each item its least share first (the trail's paths, the errors' texts); where
   // that does not fit, the cap is kept to (hard: each item's text within its share less its
   // message's framing), lowered by what is still over, three times at most. It is lowered from
@@ -190,14 +222,15 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   // a smaller carried state may leave more of the rest in (a task list that fits the header again).
   let cap = carriedTokens - over;
   const shares = planWithin(input, cap);
-  if (shares.work.writtenTotal() <= window) return shares;
+  if (shares.work.writtenTotal() <= window) return { plan: shares, cap, hard: false };
   // None fitting, the smallest: nearest the window.
-  let best = shares.work.writtenTotal() < plan.work.writtenTotal() ? shares : plan;
+  let best: CappedPlan =
+    shares.work.writtenTotal() < plan.work.writtenTotal() ? { plan: shares, cap, hard: false } : whole;
   for (let attempt = 0; attempt < 3 && cap >= 0; attempt++) {
     const within = planWithin(input, cap, true);
     const still = within.work.writtenTotal() - window;
-    if (still <= 0) return within;
-    if (within.work.writtenTotal() < best.work.writtenTotal()) best = within;
+    if (still <= 0) return { plan: within, cap, hard: true };
+    if (within.work.writtenTotal() < best.plan.work.writtenTotal()) best = { plan: within, cap, hard: true };
     cap = Math.min(cap, carriedTotal(within)) - still;
   }
   return best;
@@ -210,8 +243,16 @@ function carriedTotal(plan: CompactionPlan): number {
   return tokens;
 }
 
-/** {@link planCompaction}, the carried state within `carriedCap` tokens (null: its own budgets). */
-function planWithin(input: PlanInput, carriedCap: number | null, hard = false): CompactionPlan {
+/**
+ * {@link planCompaction}, the carried state within `carriedCap` tokens (null: its own budgets);
+ * `cutWaiting`: the last resort may cut the arguments of calls still waiting for their results.
+ */
+function planWithin(
+  input: PlanInput,
+  carriedCap: number | null,
+  hard = false,
+  cutWaiting = false,
+): CompactionPlan {
   const { config } = input;
   const tokenizer = countingOnce(input.tokenizer);
   const tokensBefore = sumTokens(input.items);
@@ -276,6 +317,7 @@ function planWithin(input: PlanInput, carriedCap: number | null, hard = false): 
     chain,
     stats,
     startedOverTarget: !underAlready,
+    cutWaiting,
   })) {
     if (work.reached(goal)) break;
     const before = work.total();

@@ -101,13 +101,20 @@ export function truncateStep(config: CompactionConfig, tokenizer: Tokenizer, sta
  * room. Their calls' arguments are cut, whatever their size, once the calls' results are in (a
  * message of many writes, each under the threshold), shorter than the seed's preview (50 tokens at
  * least) where the seed's would leave the request over the window; else their reasoning text, the
- * calls whole, so a call waiting for its result is never cut; pinned content is never touched.
- * Still over the window, the answered calls' results are cut too, whatever their size, then the kept
- * messages' texts, shorter than the seed's preview (a text cut before, cut again). Mostly a
- * reply longer than the window allows comes this far (a session replayed at a smaller window than
- * it was recorded at).
+ * calls whole; pinned content is never touched. Still over the window, the answered calls' results
+ * are cut too, whatever their size, then the kept messages' texts, shorter than the seed's preview
+ * (a text cut before, cut again), and at the very last, right before a request (`cutWaiting`), the
+ * arguments of calls still waiting for their results (a call is never dropped before its result is
+ * in: the result would have no call).
+ * Mostly a reply longer than the window allows comes this far (a session replayed at a smaller
+ * window than it was recorded at).
  */
-export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): Step {
+export function reasoningStep(
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  /** Whether the arguments of calls still waiting may be cut: only right before a request, at the very last. */
+  cutWaiting = false,
+): Step {
   return (ctx, goal) => {
     for (const unit of ctx.units) {
       const total = ctx.total();
@@ -175,6 +182,22 @@ export function reasoningStep(config: CompactionConfig, tokenizer: Tokenizer): S
           planShortestPreview(current, config, tokenizer, MIN_PREVIEW_TOKENS);
         if (cut && cut.tokens < size) ctx.cut(unit, i, cut);
       }
+    }
+    // Still over the window right before a request, the carried state cut as far as it helps: the
+    // arguments of calls still waiting for their results, as long as the window needs (50 tokens at
+    // least), oldest first. The calls stay: dropped, their results would come in with no call and
+    // never reach the model.
+    if (!cutWaiting) return;
+    for (const unit of ctx.units) {
+      const over = ctx.total() - ctx.windowTokens;
+      if (over <= 0) return;
+      if (unit.removed || unit.protection !== 'pending_call') continue;
+      const current = ctx.itemAt(unit, 0);
+      const size = ctx.tokensAt(unit, 0);
+      const cut =
+        longestCut(current, config, tokenizer, size - over, true, MIN_PREVIEW_TOKENS) ??
+        planCut(current, config, tokenizer, MIN_PREVIEW_TOKENS, true);
+      if (cut && cut.tokens < size) ctx.cut(unit, 0, cut);
     }
   };
 }

@@ -17,13 +17,17 @@
  * Protected units are never removed: pinned content; the latest tool call and its results, which
  * the model has not seen yet (a call whose result is not in yet would get it with no call; a result
  * that just came in must reach the next request with its call); and the current round's user
- * message when it fits the window with the header (DESIGN.md §5 invariants). A latest tool call
- * whose results are all in may be cut (previews); one still waiting for a result never has its
- * calls cut (the last resort may cut its reasoning text: `reasoningStep`, `selective-prune.ts`).
+ * message when it fits the window with the header (DESIGN.md §5 invariants); results in after the
+ * newest reply, whatever reply called for them, too. A latest tool call whose results are all in
+ * may be cut (previews); one still waiting for a result keeps its calls whole (the last resort may
+ * cut its reasoning text: `reasoningStep`, `selective-prune.ts`), unless the request right after
+ * would otherwise be over the window, the carried state cut as far as that helps: then its
+ * arguments are cut to previews, the calls kept for their results to come back to.
  *
  * Pure module.
  */
 import type { ContextItem } from './items';
+import { shortestCallsTokens } from './item-cuts';
 import { headerRoles, isRoundStart, type HeaderRole } from './segments';
 import { groupUnits, type Unit } from './tool-blocks';
 import { indexPairs, type PairIndex } from './tool-pairs';
@@ -188,6 +192,7 @@ export class WorkingContext {
     this.headerTokens = this.header.reduce((n, i) => n + i.tokens, 0);
     this.summaryTokens = this.summaries.reduce((n, i) => n + i.tokens, 0);
     this.protectPending();
+    this.protectLateResults();
     this.protectCurrentMessage();
   }
 
@@ -200,7 +205,8 @@ export class WorkingContext {
    * of the same reply are the model's unseen work too: one reply's parallel calls written as a
    * message each, their results after the last call (a block whose calls still wait, or whose
    * results came after the next block's call; calls still waiting up to what the window leaves
-   * beside the header, the current message and the smallest summary, half the window at least;
+   * beside the header, the current message and the smallest summary, half the window at least,
+   * each counted with its arguments cut to the shortest preview, as the last resort keeps it;
    * results in whatever their size, as one block's would be). A text of the reply written after
    * its calls, before their results, does not end them: calls still waiting behind it, and results
    * that came in after it, are kept (results before it were seen).
@@ -241,19 +247,40 @@ export class WorkingContext {
       const results = unit.originals.length - 1;
       const missing = results < (first.message.tool_calls?.length ?? 0);
       if (textAt !== -1 && !missing && (unit.positions[results] as number) < textAt) return;
+      // A block still waiting takes at least its calls with their arguments cut (the last resort
+      // cuts them rather than leave a result without its call).
+      const least = missing ? unit.tokens - first.tokens + shortestCallsTokens(first) : 0;
       if (later) {
         const sameReply = missing || (unit.positions[results] as number) > (later.positions[0] as number);
         // Calls still waiting, `pendingCap` at most: a list of calls that never got results is no
         // one reply. Results in are kept as one block's would be (cut to previews if need be).
-        if (!sameReply || (missing && run + unit.tokens > pendingCap)) return;
+        if (!sameReply || (missing && run + least > pendingCap)) return;
       }
-      if (missing) run += unit.tokens;
+      run += least;
       later = unit;
       if (unit.protected) continue;
       // Dropped with nothing in: nothing the model has not seen.
       if (missing && userAfter && results === 0) return;
       unit.protected = true;
       unit.protection = missing && !userAfter ? 'pending_call' : 'fresh_results';
+    }
+  }
+
+  /**
+   * Results in after the newest reply, whatever reply made their calls (a call's result that came
+   * late, after a later reply's call and result): the model has not seen them either, and they stay
+   * with their calls (cut to previews if need be).
+   */
+  private protectLateResults(): void {
+    let replyAt = -1;
+    for (const unit of this.units)
+      if ((unit.originals[0] as ContextItem).type === 'ASSISTANT_MESSAGE')
+        replyAt = Math.max(replyAt, unit.positions[0] as number);
+    for (const unit of this.units) {
+      if (unit.kind !== 'block' || unit.protected) continue;
+      if ((unit.positions.at(-1) as number) < replyAt || unit.positions.length < 2) continue;
+      unit.protected = true;
+      unit.protection = 'fresh_results';
     }
   }
 

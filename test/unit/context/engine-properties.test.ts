@@ -306,12 +306,21 @@ function expectNothingPendingLost(
   if (call !== undefined && !dropped) {
     // Kept (a call waiting for a result verbatim; with its results in, at least as previews).
     const waiting = missing && !before.slice(at + 1).some(isRoundStart);
-    if (waiting)
-      expect(
-        after.some((i) => i.id === call),
-        'the waiting tool call was changed',
-      ).toBe(true);
-    else expect(kept.has(call), 'the latest tool call was summarized').toBe(true);
+    if (waiting) {
+      // Verbatim; its arguments cut only where whole it would leave the context over the window.
+      const form = after.find((i) => origin(i) === call);
+      expect(form, 'the waiting tool call was dropped').toBeDefined();
+      const whole = before[at] as ContextItem;
+      if (form && form.id !== call) {
+        expect(
+          sumTokens(after) - form.tokens + whole.tokens,
+          'the waiting tool call was cut',
+        ).toBeGreaterThan(window);
+        const callIds = (item: ContextItem) =>
+          item.type === 'ASSISTANT_MESSAGE' ? (item.message.tool_calls ?? []).map((c) => c.id) : [];
+        expect(callIds(form), 'the waiting tool call lost a call').toStrictEqual(callIds(whole));
+      }
+    } else expect(kept.has(call), 'the latest tool call was summarized').toBe(true);
     for (const id of results)
       expect(kept.has(id), `result ${id} of the latest call was summarized`).toBe(true);
   }

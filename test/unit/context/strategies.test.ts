@@ -849,24 +849,74 @@ describe('one reply whose parallel calls are written a message each, their resul
     expect(ids(p.toSummarize).filter((id) => id.startsWith('call'))).toStrictEqual([]);
   });
 
-  it('calls still waiting leave room for the current message and a summary: the compaction ends within the window', () => {
+  it('calls still waiting leave room for the current message and a summary: the compaction ends within the window, every call kept', () => {
     const f = itemsFactory(o200k);
     const current = { ...f.user(words(300, 'now'), { id: 'current' }), round: 13 };
-    const calls = [0, 1, 2, 3].map((k) => ({
-      ...f.calls(
-        [{ name: 'write_file', args: { path: `src/w${k}.ts`, content: words(420, `w${k}`) } }],
-        null,
-        {
-          id: `call${k}`,
-        },
-      ),
+    const session = (argumentWords: number) => {
+      const calls = [0, 1, 2, 3].map((k) => ({
+        ...f.calls(
+          [{ name: 'write_file', args: { path: `src/w${k}.ts`, content: words(argumentWords, `w${k}`) } }],
+          null,
+          { id: `call${k}` },
+        ),
+        round: 13,
+      }));
+      return { calls, items: [...dialogue(f), current, ...calls] };
+    };
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const callIds = (items: readonly ContextItem[]) =>
+      items.flatMap((i) =>
+        i.type === 'ASSISTANT_MESSAGE' ? (i.message.tool_calls ?? []).map((c) => c.id) : [],
+      );
+    // Right before a request, whether the calls fit whole or not: every call stays; where they do
+    // not fit, the oldest's arguments are cut first.
+    for (const [argumentWords, cutFirst] of [
+      [420, null],
+      [900, 'call0'],
+    ] as const) {
+      const { calls, items } = session(argumentWords);
+      const p = plan(items, config, 'precheck');
+      const out = finishCompaction(p, summaryOf(p.summaryBudget));
+      expect(sumTokens(out)).toBeLessThanOrEqual(4000);
+      expect(ids(out)).toContain('current');
+      expect(callIds(out)).toStrictEqual(callIds(calls));
+      const cut = ids(out).filter((id) => /^call\d~cut\d+$/.test(id));
+      expect(cut[0]?.split('~')[0] ?? null).toBe(cutFirst);
+    }
+    // After the reply, no request before their results: every call stays whole.
+    const after = plan(session(900).items, config, 'check');
+    expect(ids(after.toSummarize).filter((id) => id.startsWith('call'))).toStrictEqual([]);
+    expect(
+      after.work.units.filter((u) => u.originals[0]?.id.startsWith('call')).map((u) => u.cuts.length),
+    ).toStrictEqual([0, 0, 0, 0]);
+  });
+
+  it('a result in after a later reply, for a call made before it: the model has not seen it; it stays with its call', () => {
+    // A(c1) A(c2) T(c2) A(c3) T(c1) T(c3): c1's result came late, after c2's was answered.
+    const f = itemsFactory(o200k);
+    const calls = [1, 2, 3].map((n) => ({
+      ...f.calls([{ name: 'read_file', args: { path: `src/r${n}.ts` } }], null, { id: `call${n}` }),
       round: 13,
     }));
-    const items = [...dialogue(f), current, ...calls];
-    const p = plan(items, parseCompactionConfig({ maxContextTokens: 4000 }));
-    const out = finishCompaction(p, summaryOf(p.summaryBudget));
-    expect(out.reduce((n, i) => n + i.tokens, 0)).toBeLessThanOrEqual(4000);
-    expect(ids(out)).toEqual(expect.arrayContaining(['current', 'call3']));
+    const result = (n: number, size: number) => ({
+      ...f.result(calls[n - 1]?.message.tool_calls?.[0]?.id ?? '', words(size, `out${n}`), {
+        id: `result${n}`,
+      }),
+      round: 13,
+    });
+    const [call1, call2, call3] = calls as [ContextItem, ContextItem, ContextItem];
+    const items = [...dialogue(f), call1, call2, result(2, 40), call3, result(1, 5000), result(3, 40)];
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const work = new WorkingContext(items, { window: 4000, summaryReserve: null });
+    expect(unitOf(work, 'call1')?.protection).toBe('fresh_results');
+    for (const trigger of ['check', 'precheck', 'overflow'] as const) {
+      const p = plan(items, config, trigger);
+      expect(ids(p.toSummarize)).not.toContain('result1');
+      const out = finishCompaction(p, summaryOf(p.summaryBudget));
+      expect(sumTokens(out)).toBeLessThanOrEqual(4000);
+      expect(unansweredCalls(pairToolCalls(out))).toStrictEqual([]);
+      expect(out.some((i) => i.id === 'result1' || i.sourceId === 'result1')).toBe(true);
+    }
   });
 
   it("the reply's text written after its calls, before their results: the calls still wait and are kept", () => {
@@ -1362,10 +1412,14 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     expect(tight.work.writtenTotal()).toBeLessThanOrEqual(config.maxContextTokens);
     expect(trailOf(tight)).toBeLessThan(trailOf(roomy));
     expect(ids(finishCompaction(tight, summaryOf(tight.summaryBudget)))).toContain('write');
-    // Over the window by more than the carried state holds: cutting it would not do; it stays.
+    // Over the window by more than the carried state holds: cutting it would not do; it stays,
+    // and the waiting call's arguments are cut (the call stays, for its result to come back to).
     const hopeless = plan(session(1600), config, 'precheck');
-    expect(hopeless.work.writtenTotal()).toBeGreaterThan(config.maxContextTokens);
+    expect(hopeless.work.writtenTotal()).toBeLessThanOrEqual(config.maxContextTokens);
     expect(trailOf(hopeless)).toBe(trailOf(roomy));
+    const write = hopeless.work.units.find((u) => u.originals[0]?.id === 'write');
+    expect(write?.removed).toBe(false);
+    expect(write?.cuts[0]?.id).toMatch(/^write~cut\d+$/);
     // After the reply, its call waiting for its result: the precheck before the next request
     // compacts again with the result in; this one keeps the carried state whole.
     for (const trigger of ['check', 'manual'] as const) {

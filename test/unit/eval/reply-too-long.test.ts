@@ -3,10 +3,11 @@
  * over the window by itself (a live model could not have written it in this window: its output
  * shares the window with its prompt). Three real SWE-agent trajectories do at 4k: a 3,300-token
  * thought before a short call, after a 1,637-token header. The last resort of a compaction cuts
- * such a reply's reasoning to a preview, its call kept whole, so the request fits; what no
- * compaction may cut — a call waiting for its result whose arguments alone are over the window —
- * stays a broken invariant, and its line says so, so that a reader can tell it from a compaction
- * that kept too much. Made-up sessions.
+ * such a reply's reasoning to a preview, its call kept whole, so the request fits; a call waiting
+ * for its result whose arguments alone are over the window has its arguments cut, the call kept
+ * for its result. What no compaction can cut — a header over the window by itself — stays a
+ * broken invariant, and its line says so, so that a reader can tell it from a compaction that
+ * kept too much. Made-up sessions.
  */
 import { describe, expect, it } from 'vitest';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
@@ -71,10 +72,26 @@ describe('a request over the window with the header and the latest reply alone',
     );
   });
 
-  it('a call waiting for its result, its arguments over the window: flagged, and its line says the reply alone with the header is over it', async () => {
+  it('a call waiting for its result, its arguments over the window: cut to a preview, the call kept for its result; the request fits', async () => {
     const items = pendingSession();
     const replay = await replaySession({ items, config, tokenizer: o200k, summarize });
-    expect(replay.requests.map((r) => [r.tokens > 4000, r.replyTooLong])).toContainEqual([true, true]);
+    expect(replay.requests.every((r) => r.tokens <= 4000)).toBe(true);
+    const call = items[2] as ContextItem;
+    const kept = replay.compactions.at(-1)?.after.find((i) => i.sourceId === call.id);
+    expect(kept?.id).toMatch(/~cut\d+$/);
+    const ids = (item: ContextItem | undefined) =>
+      item?.type === 'ASSISTANT_MESSAGE' ? (item.message.tool_calls ?? []).map((c) => c.id) : [];
+    expect(ids(kept)).toStrictEqual(ids(call));
+  });
+
+  it('a header over the window by itself: flagged, and its line says the reply alone with the header is over it', async () => {
+    const f = itemsFactory(o200k);
+    const items = conversation([
+      f.system(words(4200, 'rules')),
+      f.user('Write src/a.py.'),
+      f.calls([{ name: 'write_file', args: { path: 'src/a.py', content: words(50, 'code') } }]),
+      f.assistant('done'),
+    ]);
     const [row] = await runEval({
       sessions: [{ name: 's', items }],
       windows: [4000],
@@ -84,7 +101,8 @@ describe('a request over the window with the header and the latest reply alone',
       peers: false,
     });
     expect(row?.requestsReplyTooLong).toBeGreaterThan(0);
-    expect(row?.requestsReplyTooLong).toBe(row?.requestsOverWindow);
+    // The first request has no reply yet.
+    expect(row?.requestsReplyTooLong).toBe((row?.requestsOverWindow ?? 0) - 1);
     expect(row?.violations).toEqual([
       expect.stringMatching(
         /^\d+ request\(s\) over the window \(largest \d+ tokens; \d+ of them over it with the header and the latest reply alone: a reply longer than this window allows\)$/,
