@@ -71,6 +71,23 @@ export function checkJsonDepth(value: unknown, line?: number): void {
   }
 }
 
+/** Characters V8 quotes on each side of an unexpected token (`..."snippet"...`). */
+const SNIPPET_SIDE = 10;
+
+/**
+ * Where in `text` V8's JSON.parse error `message` says it went wrong: "at position N"; for an
+ * unexpected token, the text quoted around it when there is text before it (`..."ab": The c"...`);
+ * the end for a text cut short; else null.
+ */
+function errorOffset(message: string, text: string): number | null {
+  const position = /position (\d+)/.exec(message);
+  if (position) return Number(position[1]);
+  if (/end of JSON input/.test(message)) return text.length;
+  const quoted = /^Unexpected token .*?, \.\.\."([\s\S]*)"(?:\.\.\.)? is not valid JSON$/.exec(message);
+  const at = quoted ? text.indexOf(quoted[1] as string) : -1;
+  return at < 0 ? null : at + SNIPPET_SIDE;
+}
+
 /**
  * Parses one JSON document. A syntax error becomes an {@link ImportError} naming the line (the
  * given one for a JSONL line, else the line of the error position when the engine reports it), and
@@ -83,9 +100,7 @@ export function parseJson(text: string, line?: number): unknown {
   } catch (err) {
     const message = (err as Error).message;
     if (line !== undefined) throw new ImportError(`not valid JSON (${message})`, { line });
-    const position = /position (\d+)/.exec(message);
-    // A text cut short has no error position: the problem is at its end.
-    const offset = position ? Number(position[1]) : /end of JSON input/.test(message) ? text.length : null;
+    const offset = errorOffset(message, text);
     const at = offset === null ? undefined : lineColumn(text, offset);
     throw new ImportError(`not valid JSON (${message})`, at ? { line: at.line } : {});
   }

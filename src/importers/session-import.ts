@@ -64,8 +64,9 @@ function parse(text: string, fileName: string | undefined): Parsed {
     value = JSON.parse(body);
   } catch (err) {
     const lines = body.split('\n').filter((line) => line.trim().length > 0);
-    // Several lines that do not form one JSON value: JSONL (a bad line is reported with its number).
-    if (lines.length > 1 && !body.trimStart().startsWith('['))
+    // Several lines that do not form one JSON value: JSONL (a bad line is reported with its number),
+    // unless the first line opens a value written over many lines (no JSONL line is a bare '{').
+    if (lines.length > 1 && !body.trimStart().startsWith('[') && lines[0]?.trim() !== '{')
       return { kind: 'lines', lines: parseJsonLines(body) };
     parseJson(body);
     throw err;

@@ -138,3 +138,19 @@ describe('a pi session with two entries on one line', () => {
     expect(summary?.type === 'COMPACTION_SUMMARY' && messageText(summary.message)).toBe(compaction.summary);
   });
 });
+
+describe('one JSON document written over many lines, broken inside', () => {
+  // A SWE-agent trajectory on GitHub has a string that lost its opening quote (line 7 here).
+  const text = JSON.stringify(
+    { environment: 'swe_main', trajectory: [{ action: 'ls\n', observation: 'a.py', response: 'X' }] },
+    null,
+    2,
+  ).replace('"response": "X"', '"response": The changes were not applied"');
+
+  it('is refused with the line the error is on, not read as JSONL and refused at its first line', () => {
+    expect(text.split('\n')[6]).toContain('"response": The changes');
+    expect(() => importSession(text, { tokenizer: fakeTokenizer, fileName: 't.traj' })).toThrow(
+      /^line 7: not valid JSON \(Unexpected token 'T'/,
+    );
+  });
+});
