@@ -181,6 +181,7 @@ export function planCompaction(input: PlanInput): CompactionPlan {
   const sent = input.sentNext ?? SENT_NEXT.has(input.trigger);
   const { plan, cap, hard } = planCarriedWithin(input, sent);
   if (!sent || plan.work.total() <= window || plan.work.writtenTotal() <= window) return plan;
+  if (!plan.work.units.some((u) => !u.removed && u.protection === 'pending_call')) return plan;
   // Still over the window right before a request, the carried state cut as far as it helps: the
   // calls still waiting for their results give their arguments (cut to previews). They stay, as
   // their results would otherwise come in with no call.
@@ -274,6 +275,9 @@ function planWithin(
     window: config.maxContextTokens,
     summaryReserve: null,
     pairs: carried.pairs,
+    // A reply whose calls wait takes at least its calls with their arguments cut (the last resort
+    // cuts them rather than leave a result without its call).
+    leastOf: (item) => planCut(item, config, tokenizer, MIN_PREVIEW_TOKENS, true)?.tokens ?? item.tokens,
   });
   const headerTokens = work.headerTokens;
   const conversation = work.conversationTokens() + work.summaryTokens;

@@ -447,25 +447,6 @@ function planArgumentsCut(
 }
 
 /**
- * About the fewest tokens an assistant message's calls can be kept in: every call's arguments over
- * the shortest preview cut to it, on the stored counts (no tokenizing). A call still waiting for
- * its result is kept in this form at the most (the last resort's cut, `reasoningStep`), never
- * dropped: its result would then come in with no call.
- */
-export function shortestCallsTokens(item: AssistantMessageItem): number {
-  const calls = item.message.tool_calls ?? [];
-  const facts = item.facts?.calls;
-  const originals =
-    calls.length === 1
-      ? [item.tokens - MESSAGE_OVERHEAD_TOKENS - TOOL_CALL_OVERHEAD_TOKENS]
-      : facts?.length === calls.length
-        ? facts.map((f) => f.argumentTokens ?? 0)
-        : [];
-  const cut = MIN_PREVIEW_TOKENS + markerTokens() + cutMargin(MIN_PREVIEW_TOKENS);
-  return originals.reduce((tokens, original) => tokens - Math.max(0, original - cut), item.tokens);
-}
-
-/**
  * The cut of an item with the longest preview (at least `previewTokens`) that takes at most
  * `tokens`, or null when none is longer than the seed's preview (with `anySize`: when not even
  * the shortest preview, `minPreview`, fits).

@@ -189,15 +189,27 @@ export function reasoningStep(
     // never reach the model.
     if (!cutWaiting) return;
     for (const unit of ctx.units) {
-      const over = ctx.total() - ctx.windowTokens;
-      if (over <= 0) return;
       if (unit.removed || unit.protection !== 'pending_call') continue;
-      const current = ctx.itemAt(unit, 0);
-      const size = ctx.tokensAt(unit, 0);
-      const cut =
-        longestCut(current, config, tokenizer, size - over, true, MIN_PREVIEW_TOKENS) ??
-        planCut(current, config, tokenizer, MIN_PREVIEW_TOKENS, true);
-      if (cut && cut.tokens < size) ctx.cut(unit, 0, cut);
+      // The results in of a block whose other calls wait first (as the answered ones' above),
+      // then the calls' arguments.
+      for (let i = unit.originals.length - 1; i >= 0; i--) {
+        const over = ctx.total() - ctx.windowTokens;
+        if (over <= 0) return;
+        const current = ctx.itemAt(unit, i);
+        const size = ctx.tokensAt(unit, i);
+        const cut =
+          i > 0
+            ? planCut(
+                current,
+                config,
+                tokenizer,
+                Math.max(MIN_PREVIEW_TOKENS, previewFitting(size - over)),
+                true,
+              )
+            : (longestCut(current, config, tokenizer, size - over, true, MIN_PREVIEW_TOKENS) ??
+              planCut(current, config, tokenizer, MIN_PREVIEW_TOKENS, true));
+        if (cut && cut.tokens < size) ctx.cut(unit, i, cut);
+      }
     }
   };
 }

@@ -26,8 +26,7 @@
  *
  * Pure module.
  */
-import type { ContextItem } from './items';
-import { shortestCallsTokens } from './item-cuts';
+import type { AssistantMessageItem, ContextItem } from './items';
 import { headerRoles, isRoundStart, type HeaderRole } from './segments';
 import { groupUnits, type Unit } from './tool-blocks';
 import { indexPairs, type PairIndex } from './tool-pairs';
@@ -80,6 +79,11 @@ export interface WorkingContextOptions {
   summaryReserve: number | null;
   /** The items' pairing, when the caller has it already. */
   pairs?: PairIndex;
+  /**
+   * The fewest tokens a reply whose calls still wait can be kept in (its calls' arguments cut, as
+   * the last resort may right before a request); default: its tokens.
+   */
+  leastOf?: (item: AssistantMessageItem) => number;
 }
 
 /**
@@ -139,6 +143,8 @@ export class WorkingContext {
   /** Index in the context of each header item and summary, to put things back in order. */
   private readonly headerPositions: number[] = [];
   private readonly summaryPositions: number[] = [];
+  /** See {@link WorkingContextOptions.leastOf}. */
+  private readonly leastOf: (item: AssistantMessageItem) => number;
   /** Cut forms written so far (each is written once). */
   private readonly written = new Map<PlannedCut, ContextItem>();
 
@@ -148,6 +154,7 @@ export class WorkingContext {
   ) {
     this.reserve = options.summaryReserve;
     this.windowTokens = options.window;
+    this.leastOf = options.leastOf ?? ((item) => item.tokens);
     const roles = headerRoles(items);
     const unpinned = fitHeader(items, roles, options.window);
     for (let i = 0; i < items.length; i++)
@@ -249,7 +256,7 @@ export class WorkingContext {
       if (textAt !== -1 && !missing && (unit.positions[results] as number) < textAt) return;
       // A block still waiting takes at least its calls with their arguments cut (the last resort
       // cuts them rather than leave a result without its call).
-      const least = missing ? unit.tokens - first.tokens + shortestCallsTokens(first) : 0;
+      const least = missing ? unit.tokens - first.tokens + this.leastOf(first) : 0;
       if (later) {
         const sameReply = missing || (unit.positions[results] as number) > (later.positions[0] as number);
         // Calls still waiting, `pendingCap` at most: a list of calls that never got results is no
@@ -279,8 +286,11 @@ export class WorkingContext {
     for (const unit of this.units) {
       if (unit.kind !== 'block' || unit.protected) continue;
       if ((unit.positions.at(-1) as number) < replyAt || unit.positions.length < 2) continue;
+      const first = unit.originals[0] as ContextItem;
+      const calls = first.type === 'ASSISTANT_MESSAGE' ? (first.message.tool_calls?.length ?? 0) : 0;
       unit.protected = true;
-      unit.protection = 'fresh_results';
+      // Some of its calls still waiting: they stay whole as the latest reply's would.
+      unit.protection = unit.originals.length - 1 < calls ? 'pending_call' : 'fresh_results';
     }
   }
 

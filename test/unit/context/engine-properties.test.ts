@@ -15,6 +15,7 @@ import { parseCompactionConfig, type CompactionConfig } from '../../../src/conte
 import { finishCompaction, planCompaction } from '../../../src/context/compaction-plan';
 import { planExtractiveSummary } from '../../../src/context/compaction-summary';
 import type { CompactionSummaryItem, ContextItem } from '../../../src/context/items';
+import { MIN_PREVIEW_TOKENS, planCut } from '../../../src/context/item-cuts';
 import { dropOldestRounds } from '../../../src/context/post-compaction';
 import { headerIds, headerRoles, isRoundStart } from '../../../src/context/segments';
 import { selectivePrune } from '../../../src/context/selective-prune';
@@ -554,6 +555,85 @@ describe('replays with compactions forced anywhere (DESIGN.md §5: what every re
         },
       ),
       { numRuns: 120 },
+    );
+  });
+});
+
+describe('a reply whose parallel calls, written a message each, still wait (DESIGN.md §5)', () => {
+  it('right before a request every call of it stays, cut only where whole the request would be over the window; the request fits when the least of it does', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ args: fc.integer({ min: 1, max: 1200 }), text: fc.integer({ min: 0, max: 200 }) }),
+          {
+            minLength: 1,
+            maxLength: 6,
+          },
+        ),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 1500, max: 8000 }),
+        fc.constantFrom<TriggerKind>('precheck', 'overflow'),
+        (replies, current, window, trigger) => {
+          const f = itemsFactory(fakeTokenizer);
+          const calls = replies.map(({ args, text }, k) => ({
+            ...f.calls(
+              [{ name: 'write_file', args: { path: `src/w${k}.ts`, content: 'x '.repeat(args) } }],
+              text > 0 ? 'y '.repeat(text) : null,
+              { id: `w${k}` },
+            ),
+            round: 3,
+          }));
+          const items = conversation(
+            f.system('sys', { id: 'sys' }),
+            f.user('task', { id: 'task' }),
+            f.user('a '.repeat(current), { id: 'now' }),
+            ...calls,
+          );
+          const config = parseCompactionConfig({ maxContextTokens: window });
+          const plan = planCompaction({
+            items,
+            config,
+            tokenizer: fakeTokenizer,
+            trigger,
+            compactionId: 'c',
+          });
+          const out = finishCompaction(
+            plan,
+            plan.toSummarize.length > 0 ? summaryOf(plan.summaryBudget) : null,
+          );
+          const origin = originIn(items);
+          const callIds = (item: ContextItem) =>
+            item.type === 'ASSISTANT_MESSAGE' ? (item.message.tool_calls ?? []).map((c) => c.id) : [];
+          // Each call kept keeps every call of its message; the newest is always kept.
+          for (const call of calls) {
+            const form = out.find((i) => origin(i) === call.id);
+            if (form) expect(callIds(form)).toStrictEqual(callIds(call));
+          }
+          const newest = calls.at(-1) as ContextItem;
+          expect(out.some((i) => origin(i) === newest.id)).toBe(true);
+          // Every call stays where, at their least (arguments cut), they fit half the window.
+          const least = calls.reduce(
+            (n, call) =>
+              n + (planCut(call, config, fakeTokenizer, MIN_PREVIEW_TOKENS, true)?.tokens ?? call.tokens),
+            0,
+          );
+          if (least <= window / 2)
+            for (const call of calls)
+              expect(
+                out.some((i) => origin(i) === call.id),
+                call.id,
+              ).toBe(true);
+          // A cut only where the whole forms would leave the request over the window.
+          const whole = out.reduce((n, i) => {
+            const source = items.find((x) => x.id === origin(i));
+            return n + (source && source.id.startsWith('w') ? source.tokens : i.tokens);
+          }, 0);
+          if (out.some((i) => /^w\d+~/.test(i.id))) expect(whole).toBeGreaterThan(window);
+          // The calls waiting that stayed, at their least, fit beside the header and the current
+          // message: the request fits the window.
+          expect(sumTokens(out)).toBeLessThanOrEqual(window);
+        },
+      ),
     );
   });
 });
