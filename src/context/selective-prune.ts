@@ -127,10 +127,8 @@ export function reasoningStep(
       // arguments, to the size that reaches the goal or else the seed's preview — also where the
       // prune cut those over the threshold alone.
       const reach = item.tokens - (total - goal);
-      // Every call's arguments cut: the longest previews within `tokens`, else the `shortest` ones.
       const argumentsCut = (tokens: number, shortest: number) =>
-        longestCut(item, config, tokenizer, tokens, true, shortest) ??
-        planCut(item, config, tokenizer, shortest, true);
+        argumentsWithin(item, config, tokenizer, tokens, shortest);
       let args = unit.protection === 'pending_call' ? null : argumentsCut(reach, config.previewTokens);
       // Still over the window with the seed's preview: the previews as long as the window allows
       // (50 tokens at least), as no request may go over it.
@@ -159,8 +157,7 @@ export function reasoningStep(
         const over = ctx.total() - ctx.windowTokens;
         if (over <= 0 || result.type !== 'TOOL_RESULT') return;
         const size = ctx.tokensAt(unit, i);
-        const preview = Math.max(MIN_PREVIEW_TOKENS, previewFitting(size - over));
-        const cut = planCut(result, config, tokenizer, preview, true);
+        const cut = resultWithin(result, config, tokenizer, size - over);
         if (cut && cut.tokens < size) ctx.cut(unit, i, cut);
       });
     }
@@ -199,19 +196,36 @@ export function reasoningStep(
         const size = ctx.tokensAt(unit, i);
         const cut =
           i > 0
-            ? planCut(
-                current,
-                config,
-                tokenizer,
-                Math.max(MIN_PREVIEW_TOKENS, previewFitting(size - over)),
-                true,
-              )
-            : (longestCut(current, config, tokenizer, size - over, true, MIN_PREVIEW_TOKENS) ??
-              planCut(current, config, tokenizer, MIN_PREVIEW_TOKENS, true));
+            ? resultWithin(current, config, tokenizer, size - over)
+            : argumentsWithin(current, config, tokenizer, size - over, MIN_PREVIEW_TOKENS);
         if (cut && cut.tokens < size) ctx.cut(unit, i, cut);
       }
     }
   };
+}
+
+/** Every call's arguments cut: the longest previews within `tokens`, else the `shortest` ones. */
+function argumentsWithin(
+  item: ContextItem,
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  tokens: number,
+  shortest: number,
+): ReturnType<typeof planCut> {
+  return (
+    longestCut(item, config, tokenizer, tokens, true, shortest) ??
+    planCut(item, config, tokenizer, shortest, true)
+  );
+}
+
+/** A tool result cut to the longest preview within `tokens`, 50 tokens at least (a head with its recall handle serves). */
+function resultWithin(
+  result: ContextItem,
+  config: CompactionConfig,
+  tokenizer: Tokenizer,
+  tokens: number,
+): ReturnType<typeof planCut> {
+  return planCut(result, config, tokenizer, Math.max(MIN_PREVIEW_TOKENS, previewFitting(tokens)), true);
 }
 
 /** Removes `candidates` oldest first, never the newest `keep`, until the total is at or under `goal`. */
