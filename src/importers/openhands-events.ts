@@ -3,7 +3,7 @@
  * what kind an event is, where its arguments are, the tool call an action makes and whether an
  * observation reports a failure. The mapping to items is in `openhands-import.ts`. Pure.
  */
-import type { ChatMessage, ToolCall } from '../context/items';
+import type { ChatMessage, ContextItem, ToolCall, ToolDefinition } from '../context/items';
 import { finishItems, itemsOfLines, type ImportedSession, type ImportOptions, type LineItem } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, omit, type JsonObject } from './json';
@@ -217,6 +217,7 @@ export function openHandsSession<E extends { index: number; value: JsonObject }>
   options: ImportOptions,
   idPrefix: string,
   partsOf: (message: ChatMessage, fields: JsonObject) => ItemPart[],
+  tools: readonly ToolDefinition[] = [],
 ): ImportedSession {
   if (pending.length === 0) throw new ImportError('it holds no messages');
   const { items, slots } = itemsOfLines(
@@ -226,6 +227,21 @@ export function openHandsSession<E extends { index: number; value: JsonObject }>
     { format: 'openhands', idPrefix },
     (item, parts) => partsOf(item.converted.message, parts),
   );
+  if (tools.length > 0) {
+    // Sent with every request, so counted in the header; its event keeps them (the writer leaves
+    // the item out).
+    const toolsItem: ContextItem = {
+      id: `${idPrefix}tools`,
+      type: 'TOOL_DEFINITIONS',
+      tools: [...tools],
+      tokens: 0,
+      round: 0,
+      isMeta: false,
+      pinned: false,
+      ephemeral: false,
+    };
+    items.splice(items.findIndex((item) => item.type === 'SYSTEM_PROMPT') + 1, 0, toolsItem);
+  }
   const { value, key } = source;
   return {
     format: 'openhands',
@@ -251,4 +267,30 @@ export function replacingKept(
   const first = Array.isArray(fields.raw) ? (fields.raw as unknown[]).find(isRecord) : undefined;
   const count = Array.isArray(fields.raw) ? fields.raw.length : 1;
   return [fresh(first), ...Array.from({ length: count - 1 }, () => null)];
+}
+
+/**
+ * The tools a system prompt's event lists (`tools`): OpenAI function tools (V0's system action),
+ * or the V1 SDK's tool records (`title` or `name`, `description`; no parameters saved). Entries
+ * without a name are left out: the list only counts what the model was sent.
+ */
+export function toolsOfSystemEvent(value: unknown): ToolDefinition[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((entry): ToolDefinition[] => {
+    if (!isRecord(entry)) return [];
+    const fn = isRecord(entry.function) ? entry.function : entry;
+    const name = [fn.name, fn.title].find((n): n is string => typeof n === 'string' && n !== '');
+    if (name === undefined) return [];
+    const parameters = [fn.parameters, fn.input_schema].find(isRecord);
+    return [
+      {
+        type: 'function',
+        function: {
+          name,
+          ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
+          ...(parameters ? { parameters } : {}),
+        },
+      },
+    ];
+  });
 }

@@ -7,7 +7,8 @@
  * and had no ids.
  *
  * The items are what OpenHands' ConversationMemory sends the model:
- * - `system` → SYSTEM_PROMPT (its `content`; its tool list stays in the event);
+ * - `system` → SYSTEM_PROMPT (its `content`), and TOOL_DEFINITIONS after it for its `tools`,
+ *   counted in the header (the tool list stays in the event);
  * - `message` from the user → a user message, from the agent → assistant text (in an older
  *   trajectory, with no `source`, a message before the agent's first step is the user's task);
  * - an action the agent takes by calling a tool (`run`, `read`, `edit`, `write`, `think`,
@@ -48,6 +49,7 @@ import {
   metadataOf,
   openHandsSession,
   readEvent,
+  toolsOfSystemEvent,
   withArgs,
   type CallMetadata,
   type OpenHandsEvent,
@@ -278,6 +280,7 @@ export function openHandsFromValue(
   }
   const base = list.key ?? '';
   const events = list.events.map((e, i) => readEvent(e, i, base));
+  const system = events.find((event) => event.kind === 'action' && event.type === 'system');
   return openHandsSession(
     pendingItems(events, options.wholeHistory === true),
     events,
@@ -285,6 +288,7 @@ export function openHandsFromValue(
     options,
     idPrefix,
     openHandsParts,
+    system ? toolsOfSystemEvent(argsOf(system).tools) : [],
   );
 }
 

@@ -2,7 +2,9 @@
  * OpenHands V1 event histories (software-agent-sdk): the events a conversation persists, each
  * with its `kind` — a list (`events.json`), or the `history` of an evaluation's output.jsonl line.
  * The items are what the SDK's events send the model (`to_llm_message`):
- * - `SystemPromptEvent` → SYSTEM_PROMPT (the prompt's text; the tools stay in the event);
+ * - `SystemPromptEvent` → SYSTEM_PROMPT (the prompt's text), and TOOL_DEFINITIONS after it for its
+ *   `tools` (their names and descriptions: the SDK saves no parameters), counted in the header;
+ *   the tools stay in the event;
  * - `MessageEvent` → a user or assistant message (its `llm_message`'s role and text blocks);
  * - `ActionEvent` → a tool call (`tool_call`: its id, name and the arguments the model wrote); the
  *   actions of one model response (`llm_response_id`) are one assistant message, whose text is
@@ -31,7 +33,7 @@ import {
 import { ImportError } from './errors';
 import { describe, isRecord, type JsonObject } from './json';
 import { onePartWriter, slotValues, type ItemPart, type LineSlot } from './line-slots';
-import { openHandsSession, replacingKept } from './openhands-events';
+import { openHandsSession, replacingKept, toolsOfSystemEvent } from './openhands-events';
 
 /** Separator of the texts of a content list, and of the thoughts of one response's actions. */
 const SEPARATOR = '\n';
@@ -303,6 +305,7 @@ export function openHandsSdkFromValue(
       );
     return { index, value, path, kind: value.kind };
   });
+  const system = events.find((event) => event.kind === 'SystemPromptEvent');
   return openHandsSession(
     pendingItems(events),
     events,
@@ -310,6 +313,7 @@ export function openHandsSdkFromValue(
     options,
     idPrefix,
     sdkParts,
+    toolsOfSystemEvent(system?.value.tools),
   );
 }
 

@@ -168,6 +168,7 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
     expect(session.format).toBe('openhands');
     expect(itemSummary(session.items)).toEqual([
       ['SYSTEM_PROMPT', true, 'You are OpenHands agent.'],
+      ['TOOL_DEFINITIONS', false, ''],
       ['USER_MESSAGE', false, 'Fix src/a.py'],
       ['ASSISTANT_MESSAGE', false, 'Let me look.'],
       ['TOOL_RESULT', false, 'x = 1\n'],
@@ -220,6 +221,39 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
     ]);
   });
 
+  it("counts the system prompt's tools in the header: their names and descriptions, as the SDK saves them", () => {
+    const tools = session.items.find((i) => i.type === 'TOOL_DEFINITIONS');
+    expect(tools?.type === 'TOOL_DEFINITIONS' && tools.tools.map((t) => t.function.name)).toEqual([
+      'terminal',
+      'file_editor',
+    ]);
+    // The SDK's own records: a title, a description, the action's type; no parameters.
+    const described = [
+      {
+        ...events[0],
+        tools: [
+          { title: 'terminal', description: 'Run a command.', action_type: 'TerminalAction', kind: 'T' },
+          { description: 'no name: left out' },
+          'not a tool',
+        ],
+      },
+      ...events.slice(1),
+    ];
+    const read = importSession(JSON.stringify(described), { tokenizer: fakeTokenizer });
+    const item = read.items[1] as ContextItem;
+    expect(item.type === 'TOOL_DEFINITIONS' && item.tools).toEqual([
+      { type: 'function', function: { name: 'terminal', description: 'Run a command.' } },
+    ]);
+    expect(item.tokens).toBeGreaterThan(0);
+    // The event keeps them: the file is written back as it was.
+    expect(JSON.parse(exportSession(read))).toEqual(described);
+    // No tools: no item.
+    const bare = importSession(JSON.stringify([{ ...events[0], tools: [] }, ...events.slice(1)]), {
+      tokenizer: fakeTokenizer,
+    });
+    expect(bare.items.some((i) => i.type === 'TOOL_DEFINITIONS')).toBe(false);
+  });
+
   it('writes back event for event when unchanged, bare, in its wrapper or as an output.jsonl line', () => {
     expect(exportSession(session)).toBe(`${source}\n`);
     const wrapped = JSON.stringify({
@@ -255,7 +289,7 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
         }
         return i;
       });
-    const base = session.items[1] as ContextItem;
+    const base = session.items[2] as ContextItem;
     const added = {
       ...base,
       id: 'new-1',
@@ -274,7 +308,7 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
         content: '[System] Context cleared. Summary of previous conversation:\nRead a.py.',
       },
     } as ContextItem;
-    const changed = [...items.slice(0, 2), summaryItem, ...items.slice(2), added];
+    const changed = [...items.slice(0, 3), summaryItem, ...items.slice(3), added];
     const out = JSON.parse(exportSession({ items: changed, document: session.document })) as {
       id?: string;
       observation?: { output?: string };
@@ -370,7 +404,7 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
     const read = importSession(JSON.stringify(shapes), { tokenizer: fakeTokenizer });
     expect(
       itemSummary(read.items)
-        .slice(3)
+        .slice(4)
         .map(([, , t]) => t),
     ).toEqual(['Action rejected: User rejected the action', '', '']);
     const cleared = read.items.map((i) =>

@@ -296,6 +296,35 @@ describe('an OpenHands trajectory', () => {
     expect(collectOpenErrors(read.items).map((e) => e.tool)).toContain('str_replace_editor');
   });
 
+  it("counts the system action's tools in the header, with their parameters; the event keeps them", () => {
+    const schema = { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] };
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'execute_bash', description: 'Run a command.', parameters: schema },
+      },
+      { type: 'function' },
+    ];
+    const withTools = events.map((e) => (e.id === 0 ? { ...e, args: { ...e.args, tools } } : e));
+    const read = importSession(JSON.stringify(withTools), { tokenizer: fakeTokenizer });
+    expect(read.items.map((i) => i.type).slice(0, 3)).toEqual([
+      'SYSTEM_PROMPT',
+      'TOOL_DEFINITIONS',
+      'USER_MESSAGE',
+    ]);
+    const item = read.items[1] as ContextItem;
+    expect(item.type === 'TOOL_DEFINITIONS' && item.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'execute_bash', description: 'Run a command.', parameters: schema },
+      },
+    ]);
+    expect(item.tokens).toBeGreaterThan(0);
+    expect(JSON.parse(exportSession(read))).toEqual(withTools);
+    // The fixture's tool has no name: nothing to count, no item.
+    expect(session.items.some((i) => i.type === 'TOOL_DEFINITIONS')).toBe(false);
+  });
+
   it('writes back event for event when unchanged, bare or in its wrapper', () => {
     expect(JSON.parse(exportSession(session))).toEqual(events);
     expect(exportSession(session)).toBe(`${text}\n`);
