@@ -119,9 +119,15 @@ function takenLength(taken: unknown): number {
 /** Fields an observation keeps its text in: `content` (blocks), or a string in earlier SDK versions. */
 const TEXT_KEYS = ['content', 'output', 'message'] as const;
 
-/** Where an observation's text is (null: in none of {@link TEXT_KEYS}: the result has no text). */
+/**
+ * Where an observation's text is: the first of {@link TEXT_KEYS} that holds some (an SDK between
+ * versions may leave `content` an empty list and write `output`), else the first there at all
+ * (null: none is: the result has no text).
+ */
 function textKey(observation: JsonObject): (typeof TEXT_KEYS)[number] | null {
-  return TEXT_KEYS.find((key) => observation[key] !== undefined && observation[key] !== null) ?? null;
+  const present = TEXT_KEYS.filter((key) => observation[key] !== undefined && observation[key] !== null);
+  const empty = (value: unknown): boolean => value === '' || (Array.isArray(value) && value.length === 0);
+  return present.find((key) => !empty(observation[key])) ?? present[0] ?? null;
 }
 
 /**

@@ -400,13 +400,17 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
       { ...events[13], tool_call_id: 'call_1', rejection_reason: undefined },
       action('a2', 'r2', 'call_2', 'terminal', { command: 'ls' }, []),
       observation('o2', 'call_2', 'terminal', { kind: 'X', is_error: false }),
+      // Between SDK versions: an empty `content` beside the `output` that holds the text.
+      action('a3', 'r3', 'call_3', 'terminal', { command: 'pwd' }, []),
+      observation('o3', 'call_3', 'terminal', { kind: 'X', content: [], output: '/w\n' }),
     ];
     const read = importSession(JSON.stringify(shapes), { tokenizer: fakeTokenizer });
     expect(
       itemSummary(read.items)
         .slice(4)
         .map(([, , t]) => t),
-    ).toEqual(['Action rejected: User rejected the action', '', '']);
+    ).toEqual(['Action rejected: User rejected the action', '', '', '', '/w\n']);
+    expect(JSON.parse(exportSession(read))).toEqual(JSON.parse(JSON.stringify(shapes)));
     const cleared = read.items.map((i) =>
       i.type === 'TOOL_RESULT' ? { ...i, message: { ...i.message, content: '[cleared]' } } : i,
     );
@@ -415,7 +419,16 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
     expect(again.items.filter((i) => i.type === 'TOOL_RESULT').map((r) => r.message.content)).toEqual([
       'Action rejected: [cleared]',
       '[cleared]',
+      '[cleared]',
     ]);
+    const written = JSON.parse(out) as {
+      id?: string;
+      observation?: { content?: unknown; output?: unknown };
+    }[];
+    expect(written.find((e) => e.id === 'o3')?.observation).toMatchObject({
+      content: [],
+      output: '[cleared]',
+    });
   });
 
   it('refuses a malformed event naming it and the field, and a history with no message', () => {
