@@ -379,14 +379,18 @@ export function prunedItems(plan: CompactionPlan): ContextItem[] {
 }
 
 /**
- * Gives the kept units' cut items back as much of themselves as `room` allows, newest first: whole
- * when they fit, else a longer preview. Returns the room left.
+ * Gives the kept units' cut items (of the units `which` takes) back as much of themselves as `room`
+ * allows, newest first: whole when they fit, else a longer preview. Returns the room left.
  */
-function growCuts(plan: CompactionPlan, room: number): number {
+function growCuts(
+  plan: CompactionPlan,
+  room: number,
+  which: (unit: WorkingUnit) => boolean = () => true,
+): number {
   const { work } = plan;
   for (let u = work.units.length - 1; u >= 0 && room > 0; u--) {
     const unit = work.units[u] as WorkingUnit;
-    if (unit.removed) continue;
+    if (unit.removed || !which(unit)) continue;
     for (let i = unit.originals.length - 1; i >= 0 && room > 0; i--) {
       const cut = unit.cuts[i];
       if (!cut) continue;
@@ -421,6 +425,14 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
   const { work } = plan;
   const refill = new Set<WorkingUnit>();
   if (summary && work.removedAny) {
+    // Calls still waiting for their results are cut only where the request would be over the window
+    // with the summary at its budget: a shorter summary gives its room back to them first, up to
+    // the window.
+    growCuts(
+      plan,
+      plan.config.maxContextTokens - (work.headerTokens + work.conversationTokens() + summary.tokens),
+      (unit) => unit.protection === 'pending_call',
+    );
     let room = growCuts(
       plan,
       plan.goalTokens - (work.headerTokens + work.conversationTokens() + summary.tokens),
