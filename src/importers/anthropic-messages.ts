@@ -29,6 +29,7 @@ import {
   type ImportedSession,
   type ImportOptions,
   type SessionDocument,
+  toolsItem,
 } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, jsonLines, parseJson, importJsonLines, type JsonLine } from './json';
@@ -277,16 +278,7 @@ export function anthropicFromValue(
   if (value.system !== undefined)
     head.push(systemItem(`${idPrefix}system`, systemText(value.system, { field: 'system' })));
   if (value.tools !== undefined) {
-    head.push({
-      id: `${idPrefix}tools`,
-      type: 'TOOL_DEFINITIONS',
-      tools: toolDefinitions(value.tools),
-      tokens: 0,
-      round: 0,
-      isMeta: false,
-      pinned: false,
-      ephemeral: false,
-    });
+    head.push(toolsItem(`${idPrefix}tools`, toolDefinitions(value.tools)));
   }
   return {
     format: 'anthropic',

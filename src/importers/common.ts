@@ -9,6 +9,8 @@ import type {
   ItemOrigin,
   SessionFormat,
   SystemMessage,
+  ToolDefinition,
+  ToolDefinitionsItem,
   ToolMessage,
   UserMessage,
 } from '../context/items';
@@ -175,6 +177,20 @@ export type Converted =
 
 export function defaultIdPrefix(format: SessionFormat, text: string): string {
   return `${format}-${contentHash(text)}:`;
+}
+
+/** A tool definitions item (the tools a session's requests were sent with); tokens are filled by {@link finishItems}. */
+export function toolsItem(id: string, tools: readonly ToolDefinition[]): ToolDefinitionsItem {
+  return {
+    id,
+    type: 'TOOL_DEFINITIONS',
+    tools: [...tools],
+    tokens: 0,
+    round: 0,
+    isMeta: false,
+    pinned: false,
+    ephemeral: false,
+  };
 }
 
 /** The item for a converted message; tokens and rounds are filled by {@link finishItems}. */

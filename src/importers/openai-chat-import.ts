@@ -14,6 +14,7 @@ import {
   type ImportOptions,
   type OpenAILayout,
   type SessionDocument,
+  toolsItem,
 } from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, parseJson, importJsonLines, type JsonObject } from './json';
@@ -151,17 +152,7 @@ export function openAIFromValue(value: unknown, options: ImportOptions, idPrefix
       const tools = toolDefinitions(value.tools);
       // After the leading system messages, where a request's tools conceptually sit.
       const at = items.findIndex((item) => item.type !== 'SYSTEM_PROMPT');
-      const toolsItem: ContextItem = {
-        id: `${idPrefix}tools`,
-        type: 'TOOL_DEFINITIONS',
-        tools,
-        tokens: 0,
-        round: 0,
-        isMeta: false,
-        pinned: false,
-        ephemeral: false,
-      };
-      items.splice(at < 0 ? items.length : at, 0, toolsItem);
+      items.splice(at < 0 ? items.length : at, 0, toolsItem(`${idPrefix}tools`, tools));
     }
     document = { format: 'openai', layout: 'object', top, ...withAside(value.messages) };
   } else {

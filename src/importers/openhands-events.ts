@@ -3,8 +3,15 @@
  * what kind an event is, where its arguments are, the tool call an action makes and whether an
  * observation reports a failure. The mapping to items is in `openhands-import.ts`. Pure.
  */
-import type { ChatMessage, ContextItem, ToolCall, ToolDefinition } from '../context/items';
-import { finishItems, itemsOfLines, type ImportedSession, type ImportOptions, type LineItem } from './common';
+import type { ChatMessage, ToolCall, ToolDefinition } from '../context/items';
+import {
+  finishItems,
+  itemsOfLines,
+  toolsItem,
+  type ImportedSession,
+  type ImportOptions,
+  type LineItem,
+} from './common';
 import { ImportError } from './errors';
 import { describe, isRecord, omit, type JsonObject } from './json';
 import type { ItemPart } from './line-slots';
@@ -207,7 +214,8 @@ export function failed(event: OpenHandsEvent): boolean {
 /**
  * The session of an OpenHands file's pending items (a V0 trajectory's, `sdk`: a V1 history's): ids
  * and slots from each item's events (`itemsOfLines`: events the mapping does not rebuild exactly
- * are kept whole), the document with the list's wrapper object, if any.
+ * are kept whole), the document with the list's wrapper object, if any; after each system prompt,
+ * the tools its event lists (`toolsOf`), as a TOOL_DEFINITIONS item.
  * @throws ImportError when no event made an item
  */
 export function openHandsSession<E extends { index: number; value: JsonObject }>(
@@ -217,31 +225,26 @@ export function openHandsSession<E extends { index: number; value: JsonObject }>
   options: ImportOptions,
   idPrefix: string,
   partsOf: (message: ChatMessage, fields: JsonObject) => ItemPart[],
-  tools: readonly ToolDefinition[] = [],
+  toolsOf: (event: E) => ToolDefinition[] = () => [],
 ): ImportedSession {
   if (pending.length === 0) throw new ImportError('it holds no messages');
-  const { items, slots } = itemsOfLines(
+  const lines = itemsOfLines(
     pending,
     (item) => item.events,
     events,
     { format: 'openhands', idPrefix },
     (item, parts) => partsOf(item.converted.message, parts),
   );
-  if (tools.length > 0) {
-    // Sent with every request, so counted in the header; its event keeps them (the writer leaves
-    // the item out).
-    const toolsItem: ContextItem = {
-      id: `${idPrefix}tools`,
-      type: 'TOOL_DEFINITIONS',
-      tools: [...tools],
-      tokens: 0,
-      round: 0,
-      isMeta: false,
-      pinned: false,
-      ephemeral: false,
-    };
-    items.splice(items.findIndex((item) => item.type === 'SYSTEM_PROMPT') + 1, 0, toolsItem);
-  }
+  // The tools a system prompt's event lists, after that prompt: sent with every request, they count
+  // in the header. The event keeps them (the writer leaves the item out).
+  const items = lines.items.flatMap((item, i) => {
+    const event = pending[i]?.events[0];
+    const tools = item.type === 'SYSTEM_PROMPT' && event ? toolsOf(event) : [];
+    if (tools.length === 0) return [item];
+    const n = lines.items.slice(0, i).filter((other) => other.type === 'SYSTEM_PROMPT').length;
+    return [item, toolsItem(`${idPrefix}tools${n === 0 ? '' : `.${n}`}`, tools)];
+  });
+  const { slots } = lines;
   const { value, key } = source;
   return {
     format: 'openhands',

@@ -280,7 +280,6 @@ export function openHandsFromValue(
   }
   const base = list.key ?? '';
   const events = list.events.map((e, i) => readEvent(e, i, base));
-  const system = events.find((event) => event.kind === 'action' && event.type === 'system');
   return openHandsSession(
     pendingItems(events, options.wholeHistory === true),
     events,
@@ -288,7 +287,7 @@ export function openHandsFromValue(
     options,
     idPrefix,
     openHandsParts,
-    system ? toolsOfSystemEvent(argsOf(system).tools) : [],
+    (event) => toolsOfSystemEvent(argsOf(event).tools),
   );
 }
 

@@ -126,8 +126,19 @@ const TEXT_KEYS = ['content', 'output', 'message'] as const;
  */
 function textKey(observation: JsonObject): (typeof TEXT_KEYS)[number] | null {
   const present = TEXT_KEYS.filter((key) => observation[key] !== undefined && observation[key] !== null);
-  const empty = (value: unknown): boolean => value === '' || (Array.isArray(value) && value.length === 0);
-  return present.find((key) => !empty(observation[key])) ?? present[0] ?? null;
+  return present.find((key) => holdsText(observation[key])) ?? present[0] ?? null;
+}
+
+/**
+ * Whether a content field holds text: a string, or a text block, not empty. Read alike from the
+ * file and from what {@link takeContent} left of it (the texts' lengths), so import and export pick
+ * the same field.
+ */
+function holdsText(value: unknown): boolean {
+  const some = (text: unknown): boolean =>
+    (typeof text === 'string' && text !== '') || (typeof text === 'number' && text > 0);
+  if (!Array.isArray(value)) return some(value);
+  return value.some((block) => isRecord(block) && block.type === 'text' && some(block.text));
 }
 
 /**
@@ -311,7 +322,6 @@ export function openHandsSdkFromValue(
       );
     return { index, value, path, kind: value.kind };
   });
-  const system = events.find((event) => event.kind === 'SystemPromptEvent');
   return openHandsSession(
     pendingItems(events),
     events,
@@ -319,7 +329,7 @@ export function openHandsSdkFromValue(
     options,
     idPrefix,
     sdkParts,
-    toolsOfSystemEvent(system?.value.tools),
+    (event) => toolsOfSystemEvent(event.value.tools),
   );
 }
 

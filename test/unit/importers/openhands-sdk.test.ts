@@ -247,6 +247,21 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
     expect(item.tokens).toBeGreaterThan(0);
     // The event keeps them: the file is written back as it was.
     expect(JSON.parse(exportSession(read))).toEqual(described);
+    // Each system prompt's own tools, after it (a delegate's prompt lists others).
+    const twice = [
+      { ...events[0], tools: [] },
+      ...events.slice(1, 2),
+      { ...events[0], id: 'e0b', tools: [{ title: 'browser', description: 'Browse.' }] },
+      ...events.slice(2),
+    ];
+    const both = importSession(JSON.stringify(twice), { tokenizer: fakeTokenizer });
+    expect(both.items.slice(0, 4).map((i) => [i.type, i.type === 'TOOL_DEFINITIONS' ? i.id : ''])).toEqual([
+      ['SYSTEM_PROMPT', ''],
+      ['USER_MESSAGE', ''],
+      ['SYSTEM_PROMPT', ''],
+      ['TOOL_DEFINITIONS', `${both.items[0]?.id.replace(/\d+$/, '')}tools.1`],
+    ]);
+    expect(JSON.parse(exportSession(both))).toEqual(twice);
     // No tools: no item.
     const bare = importSession(JSON.stringify([{ ...events[0], tools: [] }, ...events.slice(1)]), {
       tokenizer: fakeTokenizer,
@@ -403,13 +418,19 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
       // Between SDK versions: an empty `content` beside the `output` that holds the text.
       action('a3', 'r3', 'call_3', 'terminal', { command: 'pwd' }, []),
       observation('o3', 'call_3', 'terminal', { kind: 'X', content: [], output: '/w\n' }),
+      action('a4', 'r4', 'call_4', 'terminal', { command: 'ls' }, []),
+      observation('o4', 'call_4', 'terminal', {
+        kind: 'X',
+        content: [{ type: 'image', url: 'x' }, ...text('')],
+        output: 'a.py\n',
+      }),
     ];
     const read = importSession(JSON.stringify(shapes), { tokenizer: fakeTokenizer });
     expect(
       itemSummary(read.items)
         .slice(4)
         .map(([, , t]) => t),
-    ).toEqual(['Action rejected: User rejected the action', '', '', '', '/w\n']);
+    ).toEqual(['Action rejected: User rejected the action', '', '', '', '/w\n', '', 'a.py\n']);
     expect(JSON.parse(exportSession(read))).toEqual(JSON.parse(JSON.stringify(shapes)));
     const cleared = read.items.map((i) =>
       i.type === 'TOOL_RESULT' ? { ...i, message: { ...i.message, content: '[cleared]' } } : i,
@@ -420,6 +441,7 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
       'Action rejected: [cleared]',
       '[cleared]',
       '[cleared]',
+      '[cleared]',
     ]);
     const written = JSON.parse(out) as {
       id?: string;
@@ -427,6 +449,10 @@ describe('an OpenHands V1 (software-agent-sdk) event history', () => {
     }[];
     expect(written.find((e) => e.id === 'o3')?.observation).toMatchObject({
       content: [],
+      output: '[cleared]',
+    });
+    expect(written.find((e) => e.id === 'o4')?.observation).toMatchObject({
+      content: [{ type: 'image', url: 'x' }, ...text('')],
       output: '[cleared]',
     });
   });
