@@ -38,7 +38,7 @@ import { headerRoles } from './segments';
 import { detectTaskType, fullStrategyChain, type StrategyName, type TaskType } from './task-type';
 import { countingOnce, type Tokenizer } from './tokenizer';
 import { isAutomatic, type TriggerKind } from './triggers';
-import { MIN_SUMMARY_TOKENS, WorkingContext, type WorkingUnit } from './working-context';
+import { MIN_SUMMARY_TOKENS, WorkingContext, type PlannedCut, type WorkingUnit } from './working-context';
 
 /** Triggers whose compacted context is sent as the next request. */
 const SENT_NEXT: ReadonlySet<TriggerKind> = new Set(['precheck', 'overflow']);
@@ -379,21 +379,21 @@ export function prunedItems(plan: CompactionPlan): ContextItem[] {
 }
 
 /**
- * Gives the kept units' cut items (of the units `which` takes) back as much of themselves as `room`
- * allows, newest first: whole when they fit, else a longer preview. Returns the room left.
+ * Gives the kept units' cut items (those `which` takes) back as much of themselves as `room` allows,
+ * newest first: whole when they fit, else a longer preview. Returns the room left.
  */
 function growCuts(
   plan: CompactionPlan,
   room: number,
-  which: (unit: WorkingUnit) => boolean = () => true,
+  which: (unit: WorkingUnit, cut: PlannedCut, item: ContextItem) => boolean = () => true,
 ): number {
   const { work } = plan;
   for (let u = work.units.length - 1; u >= 0 && room > 0; u--) {
     const unit = work.units[u] as WorkingUnit;
-    if (unit.removed || !which(unit)) continue;
+    if (unit.removed) continue;
     for (let i = unit.originals.length - 1; i >= 0 && room > 0; i--) {
       const cut = unit.cuts[i];
-      if (!cut) continue;
+      if (!cut || !which(unit, cut, unit.originals[i] as ContextItem)) continue;
       const item = unit.originals[i] as ContextItem;
       if (item.tokens - cut.tokens <= room) {
         room -= item.tokens - cut.tokens;
@@ -425,13 +425,15 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
   const { work } = plan;
   const refill = new Set<WorkingUnit>();
   if (summary && work.removedAny) {
-    // Calls still waiting for their results are cut only where the request would be over the window
-    // with the summary at its budget: a shorter summary gives its room back to them first, up to
-    // the window.
+    // The arguments of calls still waiting for their results, and the results in beside them, are
+    // cut only where the request would be over the window with the summary at its budget: a
+    // shorter summary gives its room back to them first, up to the window. (Their reasoning, cut
+    // to reach the goal, grows back only within it, below.)
     growCuts(
       plan,
       plan.config.maxContextTokens - (work.headerTokens + work.conversationTokens() + summary.tokens),
-      (unit) => unit.protection === 'pending_call',
+      (unit, cut, item) =>
+        unit.protection === 'pending_call' && (cut.of === 'arguments' || item.type === 'TOOL_RESULT'),
     );
     let room = growCuts(
       plan,
