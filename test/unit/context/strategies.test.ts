@@ -1432,6 +1432,43 @@ describe('finishCompaction: header → summary → kept, refilled toward the goa
     );
   });
 
+  it("a waiting call's arguments cut for the window with the summary at its budget grow back when the summary is written shorter, up to the window", () => {
+    const f = itemsFactory(o200k);
+    const config = parseCompactionConfig({ maxContextTokens: 4000 });
+    const session = () =>
+      conversation(
+        f.system('You write code.', { id: 'sys' }),
+        f.user('Port the parser.', { id: 'task' }),
+        ...Array.from({ length: 4 }, (_, i) =>
+          f.block('read_file', { path: `src/p${i}.ts` }, words(300, 'code')),
+        ),
+        f.user('Now write it.', { id: 'now' }),
+        f.calls([{ name: 'write_file', args: { path: 'src/new.ts', content: words(3900, 'code') } }], null, {
+          id: 'write',
+        }),
+      );
+    const finished = (share: number) => {
+      const p = plan(session(), config, 'precheck');
+      const out = finishCompaction(p, summaryOf(Math.floor(share * p.summaryBudget)));
+      return { out, call: out.find((i) => (i.sourceId ?? i.id) === 'write') as ContextItem };
+    };
+    const asPlanned = finished(1);
+    const shorter = finished(0);
+    expect(asPlanned.call.id).toMatch(/^write~cut\d+$/);
+    expect(shorter.call.tokens).toBeGreaterThan(asPlanned.call.tokens);
+    expect(sumTokens(shorter.out)).toBeLessThanOrEqual(config.maxContextTokens);
+    // A waiting reply's reasoning, cut to reach the goal after the reply, grows back only within
+    // the goal: the window's room is the arguments'.
+    const thinking = conversation(
+      ...session().slice(0, -1),
+      f.calls([{ name: 'bash', args: { command: 'ls' } }], words(3000, 'think'), { id: 'think' }),
+    );
+    const p = plan(thinking, config, 'check');
+    const out = finishCompaction(p, summaryOf(0));
+    expect(out.find((i) => i.sourceId === 'think')).toBeDefined();
+    expect(sumTokens(out)).toBeLessThanOrEqual(p.goalTokens + 60);
+  });
+
   it('before a request, a carried state cut under its cap is cut again from what it took, until the request fits the window', () => {
     // The trail shrinks by whole tiers: cut to a cap, it may come out under it while the rest stays
     // over the window. Lowering the cap by what is still over would then cut nothing more.
