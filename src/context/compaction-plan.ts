@@ -393,8 +393,8 @@ function growCuts(
     if (unit.removed) continue;
     for (let i = unit.originals.length - 1; i >= 0 && room > 0; i--) {
       const cut = unit.cuts[i];
-      if (!cut || !which(unit, cut, unit.originals[i] as ContextItem)) continue;
       const item = unit.originals[i] as ContextItem;
+      if (!cut || !which(unit, cut, item)) continue;
       if (item.tokens - cut.tokens <= room) {
         room -= item.tokens - cut.tokens;
         work.uncut(unit, i);
