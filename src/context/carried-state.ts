@@ -304,11 +304,15 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
       ephemeral: false,
       ...(carried ? { carried } : {}),
     };
-    // A user message costs its content and the framing (no name): no need to count again.
+    // A user message costs its content and the framing (no name): no need to count again. One cut
+    // to nothing under a hard cap is not sent (`lower()`): it keeps its data, for the next
+    // compaction, and costs nothing.
     const tokens =
-      contentTokens === undefined
-        ? countItemTokens(item, tokenizer)
-        : contentTokens + MESSAGE_OVERHEAD_TOKENS;
+      content === ''
+        ? 0
+        : contentTokens === undefined
+          ? countItemTokens(item, tokenizer)
+          : contentTokens + MESSAGE_OVERHEAD_TOKENS;
     return { ...item, tokens };
   };
 

@@ -11,6 +11,7 @@ import type {
   ToolCall,
   ToolDefinition,
 } from './items';
+import { isCarried } from './carried-state';
 import { splitSegments } from './segments';
 import { groupUnits } from './tool-blocks';
 import { pairToolCalls } from './tool-pairs';
@@ -171,7 +172,8 @@ export function lower(items: readonly ContextItem[]): ModelRequest {
   );
   const sent = new Set<ContextItem>(system);
   for (const item of header) {
-    if (item.type !== 'TOOL_DEFINITIONS' && !sent.has(item)) messages.push(lowerMessage(item.message));
+    if (item.type !== 'TOOL_DEFINITIONS' && !sent.has(item) && !sendsNothing(item))
+      messages.push(lowerMessage(item.message));
   }
   messages.push(
     ...lowerConversation(
@@ -179,6 +181,15 @@ export function lower(items: readonly ContextItem[]): ModelRequest {
     ),
   );
   return { messages, tools: mergeTools(header) };
+}
+
+/**
+ * Whether an item is carried state whose text a compaction cut to nothing (a request that would
+ * otherwise go over the window): it keeps its data for the next compaction, counts no tokens and
+ * is not sent (an empty user message is refused by some providers, and says nothing).
+ */
+function sendsNothing(item: ContextItem): boolean {
+  return isCarried(item) && item.type !== 'TOOL_DEFINITIONS' && item.message.content === '';
 }
 
 /** The items without the ephemeral ones (after the model call they were meant for, seed 002). */

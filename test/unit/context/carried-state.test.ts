@@ -36,6 +36,7 @@ import {
 } from '../../../src/context/open-errors';
 import { toolResultError } from '../../../src/context/tool-facts';
 import { headerRoles } from '../../../src/context/segments';
+import { lower } from '../../../src/context/lower';
 import { asWritten } from '../../../src/context/written-items';
 import { pathInText } from '../../../src/eval/metrics';
 import { MESSAGE_OVERHEAD_TOKENS } from '../../../src/context/token-accounting';
@@ -365,7 +366,9 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       for (const budgetTokens of [40, 41, 43, 57, 90])
         expect(tokens(carried(items, { budgetTokens, hard: true }))).toBeLessThanOrEqual(budgetTokens);
       for (const item of hard.added.filter((i) => isCarried(i)))
-        expect(item.tokens).toBe(o200k.countText(textOf(item)) + MESSAGE_OVERHEAD_TOKENS);
+        expect(item.tokens).toBe(
+          textOf(item) === '' ? 0 : o200k.countText(textOf(item)) + MESSAGE_OVERHEAD_TOKENS,
+        );
       // Every path and error is still in the data, for a later compaction with room.
       expect(hard.trail.files).toHaveLength(20);
       expect(hard.openErrors).toStrictEqual(soft.openErrors);
@@ -373,6 +376,21 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       expect(
         data?.type === 'ARTIFACT_TRAIL' && data.carried?.kind === 'artifact_trail' && data.carried.files,
       ).toHaveLength(20);
+
+      // A cap too small for a text: the item keeps its data, counts nothing and is not sent (an
+      // empty user message says nothing, and some providers refuse it).
+      const none = carried(items, { budgetTokens: 8, hard: true });
+      const empty = none.added.filter((i) => isCarried(i) && textOf(i) === '');
+      expect(empty.map((i) => i.type).sort()).toStrictEqual(['ARTIFACT_TRAIL', 'OPEN_ERRORS']);
+      for (const item of empty) expect(item.tokens).toBe(0);
+      const errors = empty.find((i) => i.type === 'OPEN_ERRORS');
+      expect(
+        errors?.type === 'OPEN_ERRORS' && errors.carried?.kind === 'open_errors' && errors.carried.errors,
+      ).toHaveLength(10);
+      const sent = lower(none.items).messages;
+      expect(sent.filter((m) => m.content === '')).toStrictEqual([]);
+      expect(sent).toHaveLength(lower(none.items.filter((i) => !empty.includes(i))).messages.length);
+      expect(sent.length).toBeGreaterThan(30);
     });
 
     it('open errors grow into the limit to keep every text, to a quarter of it', () => {
