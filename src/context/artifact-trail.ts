@@ -43,17 +43,27 @@ export function emptyTrail(): ArtifactTrail {
  * it; a file only removed in the shell is left out) and its round updated. A relative path naming
  * a file the trail also holds by its absolute path in the workspace is that file (see
  * {@link electWorkspace}). The inputs are not changed. `pairs`: the items' pairing, when the
- * caller has it already.
+ * caller has it already. `from`: the position of the first item `previous` does not cover (the
+ * items before it are read only for the file an editor has open): a compaction's kept items are in
+ * its trail already, and read again their commands would be listed twice and their files moved
+ * before newer ones.
  */
 export function collectArtifactTrail(
   items: readonly ContextItem[],
   previous: ArtifactTrail = emptyTrail(),
   pairs: PairIndex = indexPairs(items),
+  from = 0,
 ): ArtifactTrail {
   // The touches in order, each with the item recall reads for it (issue 24): the call's result,
   // else the call.
   const touches: { path: string; op: string; round: number; source: string }[] = [];
   const commands = [...previous.commands];
+  // Read from the start, the items may hold commands `previous` lists already (a trail read back
+  // from its text, placed in the header): each of its entries stands for one run, matched once.
+  const listed = new Map<string, number>();
+  if (from === 0)
+    for (const { command, round } of previous.commands)
+      listed.set(`${round} ${command}`, (listed.get(`${round} ${command}`) ?? 0) + 1);
   let openFile: string | null = null;
   for (let position = 0; position < items.length; position++) {
     const item = items[position] as ContextItem;
@@ -64,6 +74,11 @@ export function collectArtifactTrail(
       const effect = facts[i] as CallFacts;
       const callTouches: readonly { path: string; op: string }[] =
         effect.editsOpenFile && openFile ? [{ path: openFile, op: 'edit' }] : effect.touches;
+      if (position < from) {
+        for (const { path, op } of callTouches)
+          if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
+        continue;
+      }
       if (callTouches.length > 0) {
         const at = pairs.callResult[first + i] ?? -1;
         const result = at === -1 ? item : (items[at] as ContextItem);
@@ -73,7 +88,11 @@ export function collectArtifactTrail(
           if (op === 'read' || op === 'write' || op === 'edit') openFile = path;
         }
       }
-      if (effect.command !== null) commands.push({ command: effect.command, round: item.round });
+      if (effect.command === null) continue;
+      const key = listed.size > 0 ? `${item.round} ${effect.command}` : '';
+      const left = listed.get(key) ?? 0;
+      if (left > 0) listed.set(key, left - 1);
+      else commands.push({ command: effect.command, round: item.round });
     }
   }
   const workspace =

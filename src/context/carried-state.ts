@@ -241,6 +241,13 @@ interface PreviousCarried {
   any: boolean;
   /** The latest round of the context. */
   round: number;
+  /**
+   * The position of the first item the previous trail and errors do not cover: right after the
+   * last carried item a compaction wrote with its data (a compaction puts them after the items it
+   * kept, and new items come after them); 0 when any was read back from its text (its place is then
+   * the header's, not the compaction's).
+   */
+  from: number;
 }
 
 function previousCarried(items: readonly ContextItem[]): PreviousCarried {
@@ -250,14 +257,19 @@ function previousCarried(items: readonly ContextItem[]): PreviousCarried {
     stat: undefined,
     any: false,
     round: 0,
+    from: 0,
   };
-  for (const item of items) {
+  let readBack = false;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as ContextItem;
     if (item.round > previous.round) previous.round = item.round;
     if (item.type !== 'ARTIFACT_TRAIL' && item.type !== 'OPEN_ERRORS' && item.type !== 'GIT_DIFF_STAT')
       continue;
     previous.any = true;
     if (item.type === 'GIT_DIFF_STAT') previous.stat = item;
     const data = item.carried;
+    if (data) previous.from = i + 1;
+    else if (item.type !== 'GIT_DIFF_STAT') readBack = true;
     if (data?.kind === 'artifact_trail')
       previous.trail =
         typeof data.workspace === 'string'
@@ -268,6 +280,7 @@ function previousCarried(items: readonly ContextItem[]): PreviousCarried {
     else if (item.type === 'ARTIFACT_TRAIL') previous.trail = trailFromText(messageText(item.message));
     else if (item.type === 'OPEN_ERRORS') previous.errors = openErrorsFromText(messageText(item.message));
   }
+  if (readBack) previous.from = 0;
   return previous;
 }
 
@@ -276,8 +289,8 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const { items, tokenizer, idPrefix } = input;
   const previous = previousCarried(items);
   const pairs = input.pairs ?? indexPairs(items);
-  const trail = collectArtifactTrail(items, previous.trail, pairs);
-  const trackedErrors = collectOpenErrors(items, previous.errors, pairs, OPEN_ERRORS_TRACKED);
+  const trail = collectArtifactTrail(items, previous.trail, pairs, previous.from);
+  const trackedErrors = collectOpenErrors(items, previous.errors, pairs, OPEN_ERRORS_TRACKED, previous.from);
   const openErrors = trackedErrors.slice(-OPEN_ERRORS_LIMIT);
   const round = previous.round;
   const budget = Math.max(0, input.budgetTokens);

@@ -37,15 +37,18 @@ export const OPEN_ERRORS_TRACKED = 32;
  * The open errors after `items`, starting from `previous` (the open errors a compaction carried):
  * every error a tool result reports is added, every later success of the same tool on the same
  * target resolves the errors before it. The most recent `limit` are returned, oldest first.
+ * `from`: the position of the first item `previous` does not cover (a compaction's kept items are
+ * in its errors already).
  */
 export function collectOpenErrors(
   items: readonly ContextItem[],
   previous: readonly OpenError[] = [],
   pairs: PairIndex = indexPairs(items),
   limit = OPEN_ERRORS_LIMIT,
+  from = 0,
 ): OpenError[] {
   const open: OpenError[] = [...previous];
-  for (let position = 0; position < items.length; position++) {
+  for (let position = from; position < items.length; position++) {
     const item = items[position] as ContextItem;
     if (item.type !== 'TOOL_RESULT') continue;
     const call = pairs.resultCall[position] as number;

@@ -192,6 +192,41 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
     expect(ids(next.added)).toStrictEqual(['c2:artifact-trail']);
   });
 
+  it('the calls a compaction kept are in its trail and errors already: read again, a command would be listed twice', () => {
+    const f = itemsFactory(o200k);
+    const start = conversation(
+      f.user('fix the build'),
+      f.block('bash', { command: 'npm test' }, 'Error: 2 tests failed'),
+      f.block('read_file', { path: 'src/a.ts' }, 'export const a = 1;'),
+      f.block('bash', { command: 'npm test' }, 'Error: 2 tests failed'),
+    );
+    // The first compaction kept every item; the carried items come after them, the new items after.
+    const first = carried(start);
+    const later = conversation(
+      first.items,
+      f.user('go on'),
+      f.block('bash', { command: 'ls src' }, 'a.ts'),
+      f.block('bash', { command: 'npm test' }, 'Error: 1 test failed'),
+    );
+    const commands = (trail: { commands: readonly { command: string; round: number }[] }) =>
+      trail.commands.map((c) => `${c.command} (${c.round})`);
+    const runs = ['npm test (1)', 'npm test (1)', 'ls src (2)', 'npm test (2)'];
+    const next = carried(later, { idPrefix: 'c2' });
+    expect(commands(next.trail)).toStrictEqual(runs);
+    expect(next.trail.files.map((file) => file.path)).toStrictEqual(['src/a.ts']);
+    expect(next.openErrors.map((e) => `${e.target}: ${e.text} (${e.round})`)).toStrictEqual([
+      'npm test: Error: 1 test failed (2)',
+    ]);
+    // The same context written out as text and read back (chat messages, a session file): the
+    // trail's data is its text, in the header, and the runs it shows are matched once each.
+    const readBack = [
+      ...later.filter((i) => isCarried(i)).map((i) => asWritten(f.user(textOf(i)))),
+      ...later.filter((i) => !isCarried(i)),
+    ];
+    expect(readBack.filter((i) => isCarried(i))).toHaveLength(2);
+    expect(commands(carried(readBack, { idPrefix: 'c3' }).trail)).toStrictEqual(runs);
+  });
+
   it.each<[string, string | null | undefined, string[]]>([
     ['a new stat refreshes it', ' a.ts | 1 +', ['c2:git-diff-stat']],
     ['null removes it (not a git repository)', null, []],
