@@ -147,6 +147,9 @@ export class WorkingContext {
   private readonly leastOf: (item: AssistantMessageItem) => number;
   /** Cut forms written so far (each is written once). */
   private readonly written = new Map<PlannedCut, ContextItem>();
+  /** Each block's riders (see {@link WorkingContext.rides}), and the riders. */
+  private readonly riders = new Map<WorkingUnit, WorkingUnit[]>();
+  private readonly riding = new Set<WorkingUnit>();
 
   constructor(
     readonly items: readonly ContextItem[],
@@ -198,9 +201,41 @@ export class WorkingContext {
     }
     this.headerTokens = this.header.reduce((n, i) => n + i.tokens, 0);
     this.summaryTokens = this.summaries.reduce((n, i) => n + i.tokens, 0);
+    this.findRiders();
     this.protectPending();
     this.protectLateResults();
     this.protectCurrentMessage();
+  }
+
+  /**
+   * The riders of each block: the agent's own messages right after its results, before anything
+   * else (Cline's `<environment_details>` and reminders sent with each result, a hook's output):
+   * they came in with the results and say something about that moment. Removed with the block.
+   */
+  private findRiders(): void {
+    let block: WorkingUnit | null = null;
+    let end = -1;
+    for (const unit of this.units) {
+      const first = unit.originals[0] as ContextItem;
+      const at = unit.positions[0] as number;
+      if (unit.kind === 'block') {
+        [block, end] = [unit, unit.positions.at(-1) as number];
+      } else if (block && at === end + 1 && first.type === 'USER_MESSAGE' && first.isMeta && !first.pinned) {
+        const riders = this.riders.get(block);
+        if (riders) riders.push(unit);
+        else this.riders.set(block, [unit]);
+        this.riding.add(unit);
+        end = at;
+      } else block = null;
+    }
+  }
+
+  /**
+   * Whether a unit rides a block (see {@link findRiders}): removed with it, and not brought back
+   * alone when the summary leaves room.
+   */
+  rides(unit: WorkingUnit): boolean {
+    return this.riding.has(unit);
   }
 
   /**
@@ -396,6 +431,7 @@ export class WorkingContext {
     this.keptTokens -= unit.tokens;
     this.keptItems -= unit.originals.length;
     this.removedCount++;
+    for (const rider of this.riders.get(unit) ?? []) this.remove(rider, by);
   }
 
   /** The item at `position` as it stands: its planned cut's tokens, or the original's. */

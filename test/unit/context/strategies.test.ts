@@ -671,6 +671,57 @@ describe('planCompaction: steps in order, stopping at the first that reaches the
   });
 });
 
+describe('planCompaction: what the agent sent with a result goes with its block', () => {
+  // One round of 12 reads, each result followed by the agent's note of the moment (Cline's
+  // environment details), and a note after the user's message that follows no block.
+  function session() {
+    const f = itemsFactory(o200k);
+    return conversation(
+      f.system('sys', { id: 'sys' }),
+      f.user('task', { id: 'task' }),
+      f.meta('<environment_details>\n# Current Mode\nACT MODE</environment_details>', { id: 'start' }),
+      Array.from({ length: 12 }, (_, i) => [
+        f.calls([{ name: 'read_file', args: { path: `src/f${i}.ts` }, id: `call${i}` }], null, {
+          id: `c${i}`,
+        }),
+        f.result(`call${i}`, words(300, `line${i}`), { id: `r${i}` }),
+        f.meta(
+          `<environment_details>\n# Current Time\n${i} PM ${words(80, `env${i}`)}</environment_details>`,
+          {
+            id: `env${i}`,
+          },
+        ),
+      ]),
+    );
+  }
+
+  it('a block removed takes its riders; the blocks kept keep theirs; a note after no block is not one', () => {
+    const items = session();
+    const config = parseCompactionConfig({ maxContextTokens: 9000 });
+    const p = plan(items, config);
+    expect(p.steps.map((s) => s.name)).toContain('tool_blocks');
+    const removed = new Set(ids(p.toSummarize));
+    const blocks = Array.from({ length: 12 }, (_, i) => i);
+    // Some blocks went and some stayed; each block's rider shares its fate.
+    expect(blocks.filter((i) => removed.has(`c${i}`)).length).toBeGreaterThan(0);
+    expect(blocks.filter((i) => !removed.has(`c${i}`)).length).toBeGreaterThan(0);
+    for (const i of blocks) expect([i, removed.has(`env${i}`)]).toStrictEqual([i, removed.has(`c${i}`)]);
+    expect(removed.has('start')).toBe(false);
+    // Whatever room the summary leaves, the refill brings back no rider without its block, and no
+    // rider at all: what it said of its moment is old by now.
+    let refilled = 0;
+    for (let tokens = p.summaryBudget; tokens >= 0; tokens -= 3) {
+      const out = ids(finishCompaction(plan(items, config), summaryOf(tokens)));
+      refilled = Math.max(
+        refilled,
+        blocks.filter((i) => removed.has(`c${i}`) && out.includes(`c${i}`)).length,
+      );
+      expect(blocks.filter((i) => removed.has(`env${i}`) && out.includes(`env${i}`))).toStrictEqual([]);
+    }
+    expect(refilled).toBeGreaterThan(0);
+  });
+});
+
 describe('planCompaction: previous summaries, pinned and protected units', () => {
   it('previous summaries are replaced when something is summarized', () => {
     const f = itemsFactory(o200k);
