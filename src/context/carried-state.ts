@@ -10,7 +10,9 @@
  *   at each compaction;
  * - the agent's notes read off tool calls that left no note item (another agent's `TodoWrite`, a
  *   replayed session's `remember`): the latest task list, memories and pins become the header items
- *   our own tools would have written.
+ *   our own tools would have written. Only the latest task list stays: an older one is gone from
+ *   the context (the calls that wrote it say what it was), as a model reading it after the latest
+ *   would take the stale list for the current one.
  *
  * Budgets (tokens; `carriedStateRatio` × the target in all): open errors and the git diff stat a
  * quarter each at most (oldest errors and the stat's middle lines go first), the artifact trail the
@@ -241,6 +243,9 @@ interface PreviousCarried {
   any: boolean;
   /** The latest round of the context. */
   round: number;
+  /** The position of the latest task list, and how many the context holds. */
+  taskList: number;
+  taskLists: number;
   /**
    * The position of the first item the previous trail and errors do not cover: right after the
    * last carried item a compaction wrote with its data (a compaction puts them after the items it
@@ -257,12 +262,15 @@ function previousCarried(items: readonly ContextItem[]): PreviousCarried {
     stat: undefined,
     any: false,
     round: 0,
+    taskList: -1,
+    taskLists: 0,
     from: 0,
   };
   let readBack = false;
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as ContextItem;
     if (item.round > previous.round) previous.round = item.round;
+    if (item.type === 'TASK_LIST') [previous.taskList, previous.taskLists] = [i, previous.taskLists + 1];
     if (item.type !== 'ARTIFACT_TRAIL' && item.type !== 'OPEN_ERRORS' && item.type !== 'GIT_DIFF_STAT')
       continue;
     previous.any = true;
@@ -409,15 +417,19 @@ export function buildCarriedState(input: CarriedStateInput): CarriedState {
   const notes = derivedNotes(items, idPrefix, pairs)
     .map(({ after, item }) => ({ after, item: { ...item, tokens: countItemTokens(item, tokenizer) } }))
     .sort((a, b) => a.after - b.after);
-  // The items in place (the previous carried items out, the notes after their calls, the new
-  // carried items at the end), and each one's new position for the pairing.
+  // The items in place (the previous carried items and older task lists out, the notes after their
+  // calls, the new carried items at the end), and each one's new position for the pairing. A task
+  // list read off a call is newer than any the context holds.
+  const taskList = notes.some((n) => n.item.type === 'TASK_LIST') ? -1 : previous.taskList;
   const out: ContextItem[] = [];
-  const moved = previous.any || notes.length > 0 ? new Int32Array(items.length) : null;
+  const moved =
+    previous.any || notes.length > 0 || previous.taskLists > 1 ? new Int32Array(items.length) : null;
   let next = 0;
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as ContextItem;
-    if (moved) moved[i] = isCarried(item) ? -1 : out.length;
-    if (!moved || !isCarried(item)) out.push(item);
+    const gone = isCarried(item) || (item.type === 'TASK_LIST' && i !== taskList);
+    if (moved) moved[i] = gone ? -1 : out.length;
+    if (!gone) out.push(item);
     while (next < notes.length && (notes[next] as { after: number }).after === i) {
       out.push((notes[next] as { item: ContextItem }).item);
       next++;

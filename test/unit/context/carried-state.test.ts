@@ -597,6 +597,33 @@ describe('buildCarriedState: notes read off another agent’s tool calls', () =>
     expect(ids(carried(items).items.filter((i) => i.type === 'TASK_LIST'))).toStrictEqual(['ours']);
   });
 
+  it('only the latest task list stays: an older one read after it would pass for the current one', () => {
+    const f = itemsFactory(o200k);
+    // A compaction's task list from the TodoWrite, then an update_plan: its list replaces that one.
+    const first = carried(withCalls(f));
+    const plan = f.block('update_plan', { plan: [{ step: 'write tests', status: 'pending' }] }, 'ok');
+    const later = [...first.items, ...plan.map((i) => ({ ...i, round: 1 }))];
+    const next = carried(later, { idPrefix: 'c2' });
+    expect(ids(next.items.filter((i) => i.type === 'TASK_LIST'))).toStrictEqual([`c2:note:${plan[1].id}:3`]);
+    // Nothing else goes, and the calls stay paired.
+    expect(ids(next.items.filter((i) => !isCarried(i) && i.type !== 'TASK_LIST'))).toStrictEqual(
+      ids(later.filter((i) => !isCarried(i) && i.type !== 'TASK_LIST')),
+    );
+    expect(next.pairs.callResult.every((at) => at === -1 || next.items[at]?.type === 'TOOL_RESULT')).toBe(
+      true,
+    );
+    // Task lists the context holds (ours, read back from text): the latest one stays.
+    const held = conversation(
+      f.user('task'),
+      f.note('TASK_LIST', '[Task list]\n[ ] old', { id: 'old' }),
+      f.assistant('working'),
+      f.note('TASK_LIST', '[Task list]\n[x] old\n[ ] new', { id: 'new' }),
+      f.assistant('still working'),
+    );
+    expect(ids(carried(held).items.filter((i) => i.type === 'TASK_LIST'))).toStrictEqual(['new']);
+    expect(carried(held).items).toHaveLength(held.length - 1);
+  });
+
   it('a note call still waiting for its result: the note follows the call', () => {
     const f = itemsFactory(o200k);
     const items = conversation(
