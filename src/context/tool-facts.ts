@@ -859,11 +859,15 @@ export function toolResultError(item: ToolResultItem, tool: string, printsOnly =
   const scanned =
     text.length <= 2 * SCAN_CHARS ? text : `${text.slice(0, SCAN_CHARS)}\n${text.slice(-SCAN_CHARS)}`;
   const lines = scanned.split('\n');
-  if (flaggedError(item) || explicit) return oneLine(whatFailed(lines) ?? head) || 'error';
   if (printsOnly) {
     const own = lines.find((line) => PRINTER_FAILURE.test(line));
-    return own === undefined ? null : oneLine(own);
+    if (own !== undefined) return oneLine(own);
+    // Nothing printed but an exit status, flagged or not: a search that found nothing (`grep`,
+    // `rg` exit 1 when no line matches).
+    if (lines.every((line) => NO_OUTPUT_LINE.test(line) || EXIT_STATUS_LINE.test(line))) return null;
   }
+  if (flaggedError(item) || explicit) return oneLine(whatFailed(lines) ?? head) || 'error';
+  if (printsOnly) return null;
   if (READ_OUTPUT_TOOL.test(tool) || !lines.some((line) => FAILURE_LINE.test(line))) return null;
   return oneLine(whatFailed(lines) as string);
 }

@@ -779,6 +779,43 @@ describe('toolResultError: strict detection', () => {
   });
 });
 
+describe('toolResultError: a command that only prints files', () => {
+  const f = itemsFactory();
+  const flagged = (content: string): ToolResultItem => ({
+    ...f.result('call_1', content),
+    origin: { format: 'codex', fields: { isError: true } },
+  });
+
+  it.each<[string, string, string | null]>([
+    // Codex flags a command's non-zero exit: a search that matched nothing printed nothing else.
+    ['rg finding nothing', 'Exit code: 1\nWall time: 0 seconds\nOutput:\n', null],
+    ['grep finding nothing', 'Process exited with code 1\n', null],
+    [
+      'its own diagnostic',
+      'Exit code: 2\nOutput:\nrg: src/missing: No such file or directory (os error 2)',
+      'rg: src/missing: No such file or directory (os error 2)',
+    ],
+    [
+      'cat of a missing file',
+      'cat: notes.md: No such file or directory',
+      'cat: notes.md: No such file or directory',
+    ],
+    [
+      'a flagged output that says more than its status',
+      'Exit code: 124\nOutput:\ncommand timed out after 10s',
+      'command timed out after 10s',
+    ],
+  ])('%s', (_, content, expected) => {
+    expect(toolResultError(flagged(content), 'exec_command', true)).toBe(expected);
+  });
+
+  it('the same silent result from a command that does more than print stays an error', () => {
+    expect(
+      toolResultError(flagged('Exit code: 1\nWall time: 0 seconds\nOutput:\n'), 'exec_command', false),
+    ).toBe('Exit code: 1 Wall time: 0 seconds Output:');
+  });
+});
+
 describe('collectOpenErrors', () => {
   function run(steps: [string, Record<string, unknown>, string][], previous: OpenError[] = []) {
     const f = itemsFactory();
