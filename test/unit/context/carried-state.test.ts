@@ -783,7 +783,7 @@ describe('toolResultError: a command that only prints files', () => {
   const f = itemsFactory();
   const flagged = (content: string): ToolResultItem => ({
     ...f.result('call_1', content),
-    origin: { format: 'codex', fields: { isError: true } },
+    origin: { format: 'codex', index: 0, fields: { isError: true } },
   });
 
   it.each<[string, string, string | null]>([
