@@ -19,6 +19,7 @@
  * last closing tag).
  */
 
+import { withCutMarkerInline } from '../context/item-cuts';
 import { isRecord, stringFieldsOf } from './json';
 
 /** The tools of Cline, Roo Code and Kilo Code that models wrote as XML. */
@@ -202,7 +203,7 @@ export function xmlOfCall(name: string, input: unknown): string {
   const entries =
     typeof input === 'string'
       ? stringFieldsOf(input)
-      : Object.entries(isRecord(input) ? input : {}).filter(
+      : Object.entries(isRecord(input) ? withCutMarkerInline(input) : {}).filter(
           ([key]) => key !== 'files' || !('args' in (input as object)),
         );
   const lines = entries.map(
