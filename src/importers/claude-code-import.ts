@@ -4,7 +4,8 @@
  * The items are the conversation Claude Code would send next (the chain of `claude-code-path.ts`):
  * - `user` lines: text content (a string, or text and image blocks) → a user message; meta when the
  *   line is `isMeta` or the text is what Claude Code itself writes (a slash command's
- *   `<command-name>` and `<local-command-stdout>`, `[Request interrupted by user]`); a text block
+ *   `<command-name>` and `<local-command-stdout>`, a `!` shell command's `<bash-input>` and
+ *   `<bash-stdout>`, `[Request interrupted by user]`: no task, and no round of its own); a text block
  *   of the agent's own context (`<system-reminder>`, Cline's `<environment_details>`) → a meta
  *   message of its own; every
  *   `tool_result` block → a tool message (`tool_use_id` → `tool_call_id`, text blocks joined,
@@ -53,7 +54,7 @@ export interface ClaudePart {
 
 /** Text Claude Code writes in a user message itself. */
 const AGENT_WRITTEN =
-  /^\s*(<command-name>|<command-message>|<local-command-stdout>|<local-command-stderr>|\[Request interrupted by user)/;
+  /^\s*(<command-name>|<command-message>|<local-command-stdout>|<local-command-stderr>|<bash-input>|<bash-stdout>|<bash-stderr>|\[Request interrupted by user)/;
 
 /**
  * A text block an agent adds to a user message as context of its own: Claude Code's system

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { collectOpenErrors } from '../../../src/context/open-errors';
 import { messageText, type ContextItem } from '../../../src/context/items';
 import { callFactsOf } from '../../../src/context/item-facts';
+import { headerRoles } from '../../../src/context/segments';
 import { exportSession, ImportError, importSession } from '../../../src/importers';
 import { jsonlValues } from '../../support/files';
 import { fakeTokenizer, itemSummary } from '../../support/items-factory';
@@ -129,6 +130,24 @@ describe('a Claude Code session', () => {
       ['USER_MESSAGE', true, '<system-reminder>\nThe todo list is empty.\n</system-reminder>'],
     ]);
     expect(jsonlValues(exportSession(read))).toEqual(reminded);
+  });
+
+  it("reads what Claude Code writes for a `!` shell command or a slash command as context: the task is the user's first words", () => {
+    const typed = [
+      user('u1', null, '<bash-input>ls ~/notes*.md</bash-input>'),
+      user('u2', 'u1', '<bash-stdout>/home/me/notes-2026.md</bash-stdout><bash-stderr></bash-stderr>'),
+      user('u3', 'u2', '<command-name>/model</command-name>'),
+      user('u4', 'u3', 'Move the notes into docs/'),
+    ];
+    const read = importSession(typed.map((l) => JSON.stringify(l)).join('\n'), { tokenizer: fakeTokenizer });
+    expect(read.items.map((i) => [i.isMeta, i.round])).toEqual([
+      [true, 0],
+      [true, 0],
+      [true, 0],
+      [false, 1],
+    ]);
+    expect(headerRoles(read.items)).toEqual([undefined, undefined, undefined, 'task']);
+    expect(jsonlValues(exportSession(read))).toEqual(typed);
   });
 
   it('a line whose first item was dropped keeps its envelope and its place in the chain', () => {
