@@ -133,98 +133,6 @@ function cutOutput(
   return `${head}${ELISION_LINE}${tail.replace(/\n+$/, '')}\n${marker}`;
 }
 
-/**
- * The key a cut of a JSON object's arguments holds its marker under, last: the arguments stay JSON
- * (an adapter that reads them as an object, or a chat template that renders them, takes them).
- */
-export const ARGUMENTS_CUT_KEY = '_truncated';
-/** A cut of a JSON object's arguments, by its last key (see {@link cutArguments}). */
-const JSON_MARKER_AT_END = /,?"_truncated":"\[TRUNCATED original~\d+ tokens(?:; recall #[0-9a-f]+)?\]"\}$/;
-
-/** A JSON value with every string longer than `cap` characters cut to `cap` and `…`. */
-function capStrings(value: unknown, cap: number): unknown {
-  if (typeof value === 'string') {
-    if (value.length <= cap) return value;
-    // Not between the two halves of a character written as a surrogate pair.
-    const end = cap > 0 && /[\uD800-\uDBFF]/.test(value.charAt(cap - 1)) ? cap - 1 : cap;
-    return `${value.slice(0, end)}…`;
-  }
-  if (Array.isArray(value)) return value.map((v) => capStrings(v, cap));
-  if (typeof value === 'object' && value !== null)
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, capStrings(v, cap)]));
-  return value;
-}
-
-/** The longest string of a JSON value, in characters. */
-function longestString(value: unknown): number {
-  if (typeof value === 'string') return value.length;
-  if (Array.isArray(value)) return value.reduce((n: number, v) => Math.max(n, longestString(v)), 0);
-  if (typeof value === 'object' && value !== null)
-    return Object.values(value).reduce((n: number, v) => Math.max(n, longestString(v)), 0);
-  return 0;
-}
-
-/**
- * Tool-call arguments cut to a preview of `previewTokens` tokens (the marker's bound beside it).
- * Arguments that are a JSON object stay one: every string longer than a common length is cut to it
- * (with `…`), the longest length that fits, and the marker goes under {@link ARGUMENTS_CUT_KEY},
- * last — the file a write names and an edit's short fields stay whole, and a provider or template
- * that parses the arguments of earlier calls still can. Other arguments, or an object whose keys
- * alone do not fit, are cut as text, the marker after them.
- */
-function cutArguments(
-  text: string,
-  originalTokens: number,
-  previewTokens: number,
-  tokenizer: Tokenizer,
-  originalId: string,
-): string {
-  const asText = (): string => cutText(text, originalTokens, previewTokens, tokenizer, originalId);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return asText();
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || ARGUMENTS_CUT_KEY in value)
-    return asText();
-  const marker = truncationMarker(originalTokens, handleOf(originalId));
-  const render = (cap: number): string =>
-    JSON.stringify({ ...(capStrings(value, cap) as object), [ARGUMENTS_CUT_KEY]: marker });
-  const budget = previewTokens + markerTokens();
-  if (tokenizer.countText(render(0)) > budget) return asText();
-  // No string is read further than the budget could hold (a token is rarely more than 8 characters).
-  let [low, high] = [0, Math.min(longestString(value), budget * TAIL_CHARS_PER_TOKEN)];
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if (tokenizer.countText(render(mid)) <= budget) low = mid;
-    else high = mid - 1;
-  }
-  return render(low);
-}
-
-/**
- * Arguments as a format that writes them parameter by parameter shows them (Cline's XML, a
- * SWE-agent command): the marker of a JSON cut ({@link cutArguments}) after the last field it cut,
- * as a text cut shows it; other arguments as they are.
- */
-export function withCutMarkerInline(args: Record<string, unknown>): Record<string, unknown> {
-  const marker = args[ARGUMENTS_CUT_KEY];
-  if (typeof marker !== 'string' || !marker.startsWith('[TRUNCATED ')) return args;
-  const rest = Object.entries(args).filter(([key]) => key !== ARGUMENTS_CUT_KEY);
-  const strings = rest.filter(([, value]) => typeof value === 'string');
-  const last = (strings.filter(([, value]) => (value as string).endsWith('…')).at(-1) ?? strings.at(-1))?.[0];
-  if (last === undefined) return args;
-  return Object.fromEntries(
-    rest.map(([key, value]) => [key, key === last ? `${value as string}\n${marker}` : value]),
-  );
-}
-
-/** Whether tool-call arguments are a cut form's (as text, or as JSON: {@link cutArguments}). */
-function argumentsCut(text: string): boolean {
-  return endMarker(text) !== null || JSON_MARKER_AT_END.test(text.slice(-MARKER_MAX_CHARS - 20));
-}
-
 /** A cut form's marker at the end of a text (with or without a handle); the original size it states. */
 const MARKER_AT_END = /\n\[TRUNCATED original~(\d+) tokens(?:; recall #[0-9a-f]+)?\]$/;
 /** Longer than any marker {@link truncationMarker} writes, with its line break. */
@@ -478,7 +386,7 @@ function planArgumentsCut(
 ): (PlannedCut & { calls: number; results: number }) | null {
   const calls = item.message.tool_calls ?? [];
   // Arguments are cut once (a form whose reasoning alone was cut may have them cut).
-  if (calls.some((call) => argumentsCut(call.function.arguments))) return null;
+  if (calls.some((call) => endMarker(call.function.arguments) !== null)) return null;
   // Each call's arguments' tokens: what the stored count leaves of one call, else as counted when
   // the item was stored (or now, for an item stored before that).
   const facts = item.facts?.calls;
@@ -520,7 +428,7 @@ function planArgumentsCut(
                 ...call,
                 function: {
                   ...call.function,
-                  arguments: cutArguments(
+                  arguments: cutText(
                     call.function.arguments,
                     originals[i] as number,
                     previewTokens,

@@ -4,7 +4,6 @@
  * rebuilt from the items. Pure.
  */
 import type { ContextItem, MessageItem, ToolCall } from '../context/items';
-import { withCutMarkerInline } from '../context/item-cuts';
 import { chatMessageToJson, type ChatDialect } from './chat-messages-export';
 import { unchangedRaw, type SessionDocument } from './common';
 import { isRecord, stringFieldsOf, type JsonObject } from './json';
@@ -29,17 +28,15 @@ function cutCommand(text: string): string {
 /** The action line of a tool call, the inverse of `parseSweAgentAction` (for changed items). */
 function actionOf(call: ToolCall): string {
   const { name, arguments: text } = call.function;
-  let parsed: unknown;
+  let args: unknown;
   try {
-    parsed = JSON.parse(text);
+    args = JSON.parse(text);
   } catch {
-    parsed = undefined;
+    args = undefined;
   }
-  // Arguments a compaction cut as text are no longer JSON: written as the text they are (a shell
-  // command's as its command, the JSON around it taken off). Cut as JSON, their marker follows the
-  // field it cut.
-  if (!isRecord(parsed)) return name === 'bash' ? cutCommand(text) : `${name} ${text}`;
-  const args = withCutMarkerInline(parsed);
+  // Arguments cut by compaction are no longer JSON: written as the text they are (a shell
+  // command's as its command, the JSON around it taken off).
+  if (!isRecord(args)) return name === 'bash' ? cutCommand(text) : `${name} ${text}`;
   if (name === 'bash' && typeof args.command === 'string') return args.command;
   if (name === 'edit' && typeof args.replacement === 'string') {
     const range =

@@ -19,7 +19,6 @@
  * last closing tag).
  */
 
-import { withCutMarkerInline } from '../context/item-cuts';
 import { isRecord, stringFieldsOf } from './json';
 
 /** The tools of Cline, Roo Code and Kilo Code that models wrote as XML. */
@@ -203,7 +202,7 @@ export function xmlOfCall(name: string, input: unknown): string {
   const entries =
     typeof input === 'string'
       ? stringFieldsOf(input)
-      : Object.entries(isRecord(input) ? withCutMarkerInline(input) : {}).filter(
+      : Object.entries(isRecord(input) ? input : {}).filter(
           ([key]) => key !== 'files' || !('args' in (input as object)),
         );
   const lines = entries.map(

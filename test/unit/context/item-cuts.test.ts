@@ -17,8 +17,6 @@ import { itemsFactory, words } from '../../support/items-factory';
 const o200k = createTokenCounter({ encoding: 'o200k_base' });
 const config = parseCompactionConfig({ maxContextTokens: 8000 });
 const MARKER = /\n\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]$/;
-/** The marker of arguments that were a JSON object: the cut is one too, the marker its last field. */
-const ARGUMENTS_MARKER = /,"_truncated":"\[TRUNCATED original~\d+ tokens; recall #[0-9a-f]+\]"\}$/;
 
 /** A reply with 2,000 tokens of reasoning and a call with 2,000 tokens of arguments. */
 function reply(): AssistantMessageItem {
@@ -48,7 +46,7 @@ describe('a reply whose reasoning and arguments are both long', () => {
     expect(reasoned.facts?.framingTokens).toBe(framingTokens(reasoned, o200k));
     const both = written(planCut(reasoned, config, o200k));
     expect(both).toMatchObject({ id: 'r~text200~cut200', sourceId: 'r' });
-    expect(both.message.tool_calls?.[0]?.function.arguments).toMatch(ARGUMENTS_MARKER);
+    expect(both.message.tool_calls?.[0]?.function.arguments).toMatch(MARKER);
     expect(both.message.content).toBe(reasoned.message.content);
     // Each field once.
     expect(planCut(both, config, o200k)).toBeNull();
@@ -62,65 +60,6 @@ describe('a reply whose reasoning and arguments are both long', () => {
     expect(both).toMatchObject({ id: 'r~cut200~text200', sourceId: 'r' });
     expect(messageText(both.message)).toMatch(MARKER);
     expect(planCut(both, config, o200k)).toBeNull();
-  });
-
-  it('arguments that are a JSON object stay one: short fields whole, long ones cut alike, the marker last', () => {
-    const f = itemsFactory(o200k);
-    const edit = f.calls(
-      [
-        {
-          name: 'edit',
-          args: {
-            file_path: '/srv/app/src/billing/invoice.ts',
-            old_string: words(900, 'before'),
-            new_string: `${words(900, 'after')} “quoted” \\ ok`,
-            replace_all: false,
-          },
-          id: 'call-1',
-        },
-      ],
-      null,
-      { id: 'e' },
-    );
-    const cut = written(planCut(edit, config, o200k));
-    const text = cut.message.tool_calls?.[0]?.function.arguments ?? '';
-    expect(text).toMatch(ARGUMENTS_MARKER);
-    const args = JSON.parse(text) as Record<string, unknown>;
-    expect(Object.keys(args)).toStrictEqual([
-      'file_path',
-      'old_string',
-      'new_string',
-      'replace_all',
-      '_truncated',
-    ]);
-    expect(args).toMatchObject({ file_path: '/srv/app/src/billing/invoice.ts', replace_all: false });
-    // Both long fields cut to the same length, each a start of the original.
-    const [oldCut, newCut] = [String(args.old_string), String(args.new_string)];
-    expect(oldCut.endsWith('…') && newCut.endsWith('…')).toBe(true);
-    expect(oldCut.length).toBe(newCut.length);
-    expect(words(900, 'before').startsWith(oldCut.slice(0, -1))).toBe(true);
-    // Within the preview and the marker's bound, and as long as that allows: 8 more characters each
-    // would not fit.
-    const argsTokens = o200k.countText(text);
-    expect(argsTokens).toBeLessThanOrEqual(config.previewTokens + 23);
-    const longer = JSON.stringify({
-      ...args,
-      old_string: `${words(900, 'before').slice(0, oldCut.length + 7)}…`,
-      new_string: `${words(900, 'after').slice(0, newCut.length + 7)}…`,
-    });
-    expect(o200k.countText(longer)).toBeGreaterThan(config.previewTokens + 23);
-    // Cut once: the JSON form is known as a cut.
-    expect(planCut(cut, config, o200k)).toBeNull();
-  });
-
-  it('arguments that are no JSON object are cut as text, the marker after them', () => {
-    const f = itemsFactory(o200k);
-    for (const args of [`not json ${words(900, 'x')}`, JSON.stringify([words(900, 'y')])]) {
-      const call = f.calls([{ name: 'bash', args }], null, { id: 'b' });
-      const text = written(planCut(call, config, o200k)).message.tool_calls?.[0]?.function.arguments ?? '';
-      expect(text).toMatch(MARKER);
-      expect(args.startsWith(text.slice(0, text.indexOf('\n[TRUNCATED')))).toBe(true);
-    }
   });
 
   it('a preview within a size keeps the calls whole and takes the longest reasoning that fits', () => {
