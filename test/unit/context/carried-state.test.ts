@@ -805,6 +805,14 @@ describe('toolResultError: a command that only prints files', () => {
       'Exit code: 124\nOutput:\ncommand timed out after 10s',
       'command timed out after 10s',
     ],
+    // Silent, but another status: the search's own error (2), git's (128), a timeout (124).
+    [
+      'a silent exit 2',
+      'Exit code: 2\nWall time: 0 seconds\nOutput:\n',
+      'Exit code: 2 Wall time: 0 seconds Output:',
+    ],
+    ['a silent exit 128', 'Process exited with code 128\n', 'Process exited with code 128'],
+    ['a silent exit 124', 'Exit code: 124\nOutput:\n', 'Exit code: 124 Output:'],
   ])('%s', (_, content, expected) => {
     expect(toolResultError(flagged(content), 'exec_command', true)).toBe(expected);
   });
