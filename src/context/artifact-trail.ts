@@ -59,8 +59,11 @@ export function collectArtifactTrail(
   const touches: { path: string; op: string; round: number; source: string }[] = [];
   const commands = [...previous.commands];
   // Read from the start, the items may hold commands `previous` lists already (a trail read back
-  // from its text, placed in the header): each of its entries stands for one run, matched once.
+  // from its text, placed in the header): each of its entries stands for one run, matched once. The
+  // text lists the latest runs only: a run it does not list, before the last one it does, is older
+  // (left out for want of room) and stays out.
   const listed = new Map<string, number>();
+  const read: { command: TrailCommand; listed: boolean }[] = [];
   if (from === 0)
     for (const { command, round } of previous.commands)
       listed.set(`${round} ${command}`, (listed.get(`${round} ${command}`) ?? 0) + 1);
@@ -89,12 +92,20 @@ export function collectArtifactTrail(
         }
       }
       if (effect.command === null) continue;
-      const key = listed.size > 0 ? `${item.round} ${effect.command}` : '';
+      const command = { command: effect.command, round: item.round };
+      if (listed.size === 0) {
+        commands.push(command);
+        continue;
+      }
+      const key = `${item.round} ${effect.command}`;
       const left = listed.get(key) ?? 0;
       if (left > 0) listed.set(key, left - 1);
-      else commands.push({ command: effect.command, round: item.round });
+      read.push({ command, listed: left > 0 });
     }
   }
+  let lastListed = read.length - 1;
+  while (lastListed >= 0 && !(read[lastListed] as { listed: boolean }).listed) lastListed--;
+  for (const { command } of read.slice(lastListed + 1)) commands.push(command);
   const workspace =
     previous.workspace ??
     electWorkspace([...previous.files.map((f) => f.path), ...touches.map((t) => t.path)]);

@@ -227,6 +227,26 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
     expect(commands(carried(readBack, { idPrefix: 'c3' }).trail)).toStrictEqual(runs);
   });
 
+  it('read back from its text, the trail lists the latest runs only: the kept older ones stay out, in order', () => {
+    const f = itemsFactory(o200k);
+    const blocks = Array.from({ length: 15 }, (_, k) =>
+      f.block('bash', { command: `make step${k + 1}` }, 'ok'),
+    );
+    const first = carried(conversation(f.user('build it'), ...blocks));
+    const kept = first.items.filter((i) => !isCarried(i));
+    const readBack = conversation(
+      kept.slice(0, 1),
+      first.items.filter((i) => isCarried(i)).map((i) => asWritten(f.user(textOf(i)))),
+      kept.slice(1),
+      f.block('bash', { command: 'make new' }, 'ok'),
+    );
+    const next = carried(readBack, { idPrefix: 'c2' });
+    expect(next.trail.commands.map((c) => c.command)).toStrictEqual([
+      ...Array.from({ length: 10 }, (_, k) => `make step${k + 6}`),
+      'make new',
+    ]);
+  });
+
   it.each<[string, string | null | undefined, string[]]>([
     ['a new stat refreshes it', ' a.ts | 1 +', ['c2:git-diff-stat']],
     ['null removes it (not a git repository)', null, []],
