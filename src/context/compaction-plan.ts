@@ -440,8 +440,8 @@ export function finishCompaction(plan: CompactionPlan, summary: CompactionSummar
       plan.goalTokens - (work.headerTokens + work.conversationTokens() + summary.tokens),
     );
     let items = work.itemCount();
-    // A block's riders are not brought back: what they said of that moment is old by now.
-    const removed = work.removedUnits().filter((u) => u.kind !== 'orphan' && !work.rides(u));
+    // A removed block's riders are not brought back: what they said of that moment is old by now.
+    const removed = work.removedUnits().filter((u) => u.kind !== 'orphan' && !work.ridden(u)?.removed);
     for (let i = removed.length - 1; i >= 0; i--) {
       const unit = removed[i] as WorkingUnit;
       // A unit that does not fit whole: each item gets its smallest form and a share of the room

@@ -239,8 +239,10 @@ function removeOldest(
   const removable = candidates.slice(0, Math.max(0, candidates.length - keep));
   for (const unit of removable) {
     if (ctx.reached(goal)) return;
+    const riders = ctx.ridersOf(unit).filter((rider) => !rider.removed);
     ctx.remove(unit, 'prune');
     countRemoval(unit, stats);
+    for (const rider of riders) if (rider.removed) countRemoval(rider, stats);
   }
 }
 

@@ -81,19 +81,34 @@ export function keyEventUnits<U extends Scored>(units: readonly U[]): Set<U> {
   return key;
 }
 
-/** The newest units holding at most `userTool` user/tool and `assistant` assistant messages (at least one unit). */
-function slidingWindow(units: readonly WorkingUnit[], userTool: number, assistant: number): Set<WorkingUnit> {
+/**
+ * The newest units holding at most `userTool` user/tool and `assistant` assistant messages (at least
+ * one unit). A block's riders (`rides`) are part of its results' message: kept with it, not counted.
+ */
+function slidingWindow(
+  units: readonly WorkingUnit[],
+  userTool: number,
+  assistant: number,
+  rides: (unit: WorkingUnit) => boolean,
+): Set<WorkingUnit> {
   const keep = new Set<WorkingUnit>();
   let usedUserTool = 0;
   let usedAssistant = 0;
+  let riders: WorkingUnit[] = [];
   for (let i = units.length - 1; i >= 0; i--) {
     const unit = units[i] as WorkingUnit;
+    if (rides(unit)) {
+      riders.push(unit);
+      continue;
+    }
     const a = unit.originals.filter((it) => it.type === 'ASSISTANT_MESSAGE').length;
     const u = unit.originals.length - a;
     if (keep.size > 0 && (usedAssistant + a > assistant || usedUserTool + u > userTool)) break;
     usedAssistant += a;
     usedUserTool += u;
     keep.add(unit);
+    for (const rider of riders) keep.add(rider);
+    riders = [];
   }
   return keep;
 }
@@ -125,6 +140,8 @@ export function strategyGroups(
   kept: readonly WorkingUnit[],
   config: CompactionConfig,
   keepRecentRounds: number = config.keepRecentRounds,
+  /** Whether a unit rides a kept block (`WorkingContext.ridden`): the window counts it with the block. */
+  rides: (unit: WorkingUnit) => boolean = () => false,
 ): WorkingUnit[][] {
   const singles = (minimum: ReadonlySet<WorkingUnit>): WorkingUnit[][] =>
     kept.filter((u) => !minimum.has(u)).map((u) => [u]);
@@ -132,7 +149,12 @@ export function strategyGroups(
   switch (strategy) {
     case 'sliding_window':
       return singles(
-        slidingWindow(kept, config.slidingWindowUserToolMessages, config.slidingWindowAssistantMessages),
+        slidingWindow(
+          kept,
+          config.slidingWindowUserToolMessages,
+          config.slidingWindowAssistantMessages,
+          rides,
+        ),
       );
     case 'importance': {
       const scored = new Set(kept.filter((u) => importanceScore(u) >= config.importanceScoreThreshold));
@@ -172,7 +194,8 @@ export function strategyStep(
 ): Step {
   return (ctx: WorkingContext, goal: number) => {
     const kept = ctx.units.filter((u) => !u.removed);
-    for (const group of strategyGroups(strategy, kept, config, keepRecentRounds)) {
+    const rides = (unit: WorkingUnit): boolean => ctx.ridden(unit)?.removed === false;
+    for (const group of strategyGroups(strategy, kept, config, keepRecentRounds, rides)) {
       if (ctx.reached(goal)) return;
       for (const unit of group) {
         ctx.remove(unit, 'strategy');

@@ -147,9 +147,9 @@ export class WorkingContext {
   private readonly leastOf: (item: AssistantMessageItem) => number;
   /** Cut forms written so far (each is written once). */
   private readonly written = new Map<PlannedCut, ContextItem>();
-  /** Each block's riders (see {@link WorkingContext.rides}), and the riders. */
+  /** Each block's riders (see {@link WorkingContext.ridden}), and each rider's block. */
   private readonly riders = new Map<WorkingUnit, WorkingUnit[]>();
-  private readonly riding = new Set<WorkingUnit>();
+  private readonly riding = new Map<WorkingUnit, WorkingUnit>();
 
   constructor(
     readonly items: readonly ContextItem[],
@@ -224,18 +224,24 @@ export class WorkingContext {
         const riders = this.riders.get(block);
         if (riders) riders.push(unit);
         else this.riders.set(block, [unit]);
-        this.riding.add(unit);
+        this.riding.set(unit, block);
         end = at;
       } else block = null;
     }
   }
 
   /**
-   * Whether a unit rides a block (see {@link findRiders}): removed with it, and not brought back
-   * alone when the summary leaves room.
+   * The block a unit rides (see {@link findRiders}), if it rides one: removed with it, and not
+   * brought back while it is removed. The prune and the strategies count a block's riders as part
+   * of its results' message, which they were in the agent's request (Cline's, Claude Code's).
    */
-  rides(unit: WorkingUnit): boolean {
-    return this.riding.has(unit);
+  ridden(unit: WorkingUnit): WorkingUnit | undefined {
+    return this.riding.get(unit);
+  }
+
+  /** A block's riders (see {@link findRiders}). */
+  ridersOf(unit: WorkingUnit): readonly WorkingUnit[] {
+    return this.riders.get(unit) ?? [];
   }
 
   /**

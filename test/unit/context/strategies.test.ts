@@ -13,7 +13,12 @@ import {
   type UserMessage,
 } from '../../../src/context/items';
 import { dropOldestRounds, SUMMARY_MESSAGE_PREFIX } from '../../../src/context/post-compaction';
-import { importanceScore, keyEventUnits, strategyGroups } from '../../../src/context/strategies';
+import {
+  importanceScore,
+  keyEventUnits,
+  strategyGroups,
+  strategyStep,
+} from '../../../src/context/strategies';
 import { planReasoning } from '../../../src/context/item-cuts';
 import {
   detectTaskType,
@@ -707,6 +712,9 @@ describe('planCompaction: what the agent sent with a result goes with its block'
     expect(blocks.filter((i) => !removed.has(`c${i}`)).length).toBeGreaterThan(0);
     for (const i of blocks) expect([i, removed.has(`env${i}`)]).toStrictEqual([i, removed.has(`c${i}`)]);
     expect(removed.has('start')).toBe(false);
+    // The prune's stats count them with their blocks.
+    expect(p.steps.map((s) => s.name)).not.toContain('sliding_window');
+    expect(p.stats.itemsDropped.USER_MESSAGE).toBe(blocks.filter((i) => removed.has(`env${i}`)).length);
     // Whatever room the summary leaves, the refill brings back no rider without its block, and no
     // rider at all: what it said of its moment is old by now.
     let refilled = 0;
@@ -719,6 +727,27 @@ describe('planCompaction: what the agent sent with a result goes with its block'
       expect(blocks.filter((i) => removed.has(`env${i}`) && out.includes(`env${i}`))).toStrictEqual([]);
     }
     expect(refilled).toBeGreaterThan(0);
+  });
+});
+
+describe('sliding_window: a block’s riders are part of its results’ message', () => {
+  it('kept with the block and not counted apart: the window holds as many blocks as without them', () => {
+    const f = itemsFactory(o200k);
+    const items = conversation(
+      f.user('task', { id: 'task' }),
+      Array.from({ length: 6 }, (_, i) => [
+        f.calls([{ name: 'bash', args: { command: `make t${i}` }, id: `call${i}` }], null, { id: `c${i}` }),
+        f.result(`call${i}`, `ok ${i}`, { id: `r${i}` }),
+        f.meta(`<environment_details>t${i}</environment_details>`, { id: `env${i}` }),
+      ]),
+      f.assistant('done', { id: 'done' }),
+      f.user('go on', { id: 'go' }),
+    );
+    const work = new WorkingContext(items, { window: DEFAULTS.maxContextTokens, summaryReserve: 100 });
+    strategyStep('sliding_window', parseCompactionConfig({ slidingWindowUserToolMessages: 4 }))(work, 0);
+    const kept = work.units.filter((u) => !u.removed).flatMap((u) => ids(u.originals));
+    // 4 user/tool messages: the user's, then three blocks' results, each with its rider.
+    expect(kept).toStrictEqual(['c3', 'r3', 'env3', 'c4', 'r4', 'env4', 'c5', 'r5', 'env5', 'done', 'go']);
   });
 });
 
