@@ -1,7 +1,7 @@
 /**
  * Open errors (DESIGN.md §5 carried state): errors a tool reported that no later step resolved.
  * An error is resolved when a later call of the same tool on the same target (a path, or a
- * command's first words; any target, for a call that named none) succeeds: a failed `npm test` stays open until `npm test` passes, a
+ * command's first words) succeeds: a failed `npm test` stays open until `npm test` passes, a
  * failed edit of `src/tax.ts` until an edit of it goes through. A later failure of the same call
  * (the same command, whole) replaces it: `python repro.py` failing on a missing module, then, once
  * it is installed, on a type error, has the type error open.
@@ -68,10 +68,7 @@ export function collectOpenErrors(
     const outcome = error !== null && whole !== '' && !INTERRUPTED.test(error);
     for (let i = open.length - 1; i >= 0; i--) {
       const e = open[i] as OpenError;
-      if (e.tool !== tool) continue;
-      // A call that named nothing failed (arguments the tool could not read, a tool with no
-      // target): the tool's next success is that call made right.
-      if (e.target !== target && !(error === null && e.target === '')) continue;
+      if (e.tool !== tool || e.target !== target) continue;
       if (error === null || e.text === error || (outcome && e.call === whole)) open.splice(i, 1);
     }
     if (error !== null)

@@ -845,7 +845,7 @@ describe('toolResultError: a command that only prints files', () => {
 });
 
 describe('collectOpenErrors', () => {
-  function run(steps: [string, Record<string, unknown> | string, string][], previous: OpenError[] = []) {
+  function run(steps: [string, Record<string, unknown>, string][], previous: OpenError[] = []) {
     const f = itemsFactory();
     const items = conversation(f.user('task'), ...steps.map(([name, args, out]) => f.block(name, args, out)));
     return collectOpenErrors(items, previous);
@@ -856,7 +856,7 @@ describe('collectOpenErrors', () => {
     string,
   ];
 
-  it.each<[string, [string, Record<string, unknown> | string, string][], string[]]>([
+  it.each<[string, [string, Record<string, unknown>, string][], string[]]>([
     ['a failure stays open', [failed], ['bash npm test']],
     [
       'a later success of the same tool on the same target resolves it',
@@ -891,22 +891,6 @@ describe('collectOpenErrors', () => {
       [],
     ],
     ['the same failure twice: once', [failed, failed], ['bash npm test']],
-    [
-      'a call that named nothing (arguments the tool could not read) is resolved by the next success of the tool',
-      [
-        ['Read', '{"file_path": "/w/a.ts', 'Error: InputValidationError: the arguments are not valid JSON'],
-        ['Read', { file_path: '/w/a.ts' }, 'export const a = 1;'],
-      ],
-      [],
-    ],
-    [
-      'a success of the tool that named nothing resolves no error of a call that named something',
-      [
-        ['Read', { file_path: '/w/a.ts' }, 'Error: ENOENT: no such file'],
-        ['Read', '{"file_path": "/w/b.ts', 'export const b = 1;'],
-      ],
-      ['Read /w/a.ts'],
-    ],
     [
       'another command that shares the target (its first three words) replaces nothing',
       [
