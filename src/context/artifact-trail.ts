@@ -58,15 +58,11 @@ export function collectArtifactTrail(
   // else the call.
   const touches: { path: string; op: string; round: number; source: string }[] = [];
   const commands = [...previous.commands];
-  // Read from the start, the items may hold commands `previous` lists already (a trail read back
-  // from its text, placed in the header): each of its entries stands for one run, matched once. The
-  // text lists the latest runs only: a run it does not list, before the last one it does, is older
-  // (left out for want of room) and stays out.
-  const listed = new Map<string, number>();
-  const read: { command: TrailCommand; listed: boolean }[] = [];
-  if (from === 0)
-    for (const { command, round } of previous.commands)
-      listed.set(`${round} ${command}`, (listed.get(`${round} ${command}`) ?? 0) + 1);
+  // Read from the start, the items may hold runs `previous` lists already (a trail read back from
+  // its text, placed in the header: no position tells the new items from the kept ones). Those
+  // runs are read aside and only the new ones kept (see `newRuns`).
+  const readBack = from === 0 && previous.commands.length > 0;
+  const read: TrailCommand[] = [];
   let openFile: string | null = null;
   for (let position = 0; position < items.length; position++) {
     const item = items[position] as ContextItem;
@@ -92,20 +88,10 @@ export function collectArtifactTrail(
         }
       }
       if (effect.command === null) continue;
-      const command = { command: effect.command, round: item.round };
-      if (listed.size === 0) {
-        commands.push(command);
-        continue;
-      }
-      const key = `${item.round} ${effect.command}`;
-      const left = listed.get(key) ?? 0;
-      if (left > 0) listed.set(key, left - 1);
-      read.push({ command, listed: left > 0 });
+      (readBack ? read : commands).push({ command: effect.command, round: item.round });
     }
   }
-  let lastListed = read.length - 1;
-  while (lastListed >= 0 && !(read[lastListed] as { listed: boolean }).listed) lastListed--;
-  for (const { command } of read.slice(lastListed + 1)) commands.push(command);
+  if (readBack) commands.push(...newRuns(read, previous.commands));
   const workspace =
     previous.workspace ??
     electWorkspace([...previous.files.map((f) => f.path), ...touches.map((t) => t.path)]);
@@ -165,6 +151,29 @@ export function collectArtifactTrail(
   const trail: ArtifactTrail = { files, commands: commands.slice(-MAX_COMMANDS) };
   if (workspace !== null) trail.workspace = workspace;
   return trail;
+}
+
+/**
+ * The runs of `read` (the items' runs, in order) that a trail read back from its text does not hold:
+ * its listing (`listed`, oldest first) is the latest runs when it was written. Runs of rounds before
+ * the listing's last are older: listed already, or left out for want of room. Of its last round,
+ * the runs after the one that ends the listing are new — the run where the listing's end lines up
+ * with the items' runs, backwards, as far as both go; where none does, every run of that round is
+ * kept (some may then be listed twice). Runs of later rounds are new.
+ */
+function newRuns(read: readonly TrailCommand[], listed: readonly TrailCommand[]): TrailCommand[] {
+  const last = Math.max(...listed.map((c) => c.round));
+  const lastListed = listed.filter((c) => c.round === last).map((c) => c.command);
+  const lastRead = read.filter((c) => c.round === last).map((c) => c.command);
+  let end = -1;
+  for (let p = lastRead.length - 1; p >= 0 && end === -1; p--) {
+    const span = Math.min(p + 1, lastListed.length);
+    let k = 0;
+    while (k < span && lastRead[p - k] === lastListed[lastListed.length - 1 - k]) k++;
+    if (k === span) end = p;
+  }
+  let seen = 0;
+  return read.filter((c) => c.round > last || (c.round === last && seen++ > end));
 }
 
 /** A path from the root of a file system: `/…`, `\…`, or a Windows drive's (`C:\…`, `c:/…`). */
