@@ -862,13 +862,14 @@ export function toolResultError(item: ToolResultItem, tool: string, printsOnly =
   if (printsOnly) {
     const own = lines.find((line) => PRINTER_FAILURE.test(line));
     if (own !== undefined) return oneLine(own);
-    // Nothing printed but exit status 1, flagged or not: a search that found nothing (`grep`, `rg`
-    // exit 1 when no line matches; 2 and over are their errors, 124 a timeout).
-    const statuses = lines.filter((line) => EXIT_STATUS_LINE.test(line));
+    // Nothing printed, flagged or not, but at most exit status 1: a search that found nothing
+    // (`grep`, `rg` exit 1 when no line matches; 2 and over are their errors, 124 a timeout). A
+    // format that keeps the status apart (OpenHands) prints none.
     if (
-      statuses.length > 0 &&
-      statuses.every((line) => /(?:^|\D)1\s*$/.test(line)) &&
-      lines.every((line) => NO_OUTPUT_LINE.test(line) || EXIT_STATUS_LINE.test(line))
+      lines.every(
+        (line) =>
+          NO_OUTPUT_LINE.test(line) || (EXIT_STATUS_LINE.test(line) && /(?:^|[^\d-])1\s*$/.test(line)),
+      )
     )
       return null;
   }

@@ -247,6 +247,45 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
     ]);
   });
 
+  it("read back from its text, a round's runs line up from the end of its listing: a repeated command is neither lost nor listed twice", () => {
+    const f = itemsFactory(o200k);
+    const run = (command: string) => f.block('bash', { command }, 'ok');
+    const readBack = (
+      items: readonly ContextItem[],
+      keep: (i: ContextItem) => boolean,
+      after: ContextItem[][],
+    ) => {
+      const first = carried(items);
+      const kept = first.items.filter((i) => !isCarried(i) && keep(i));
+      return conversation(
+        kept.slice(0, 1),
+        first.items.filter((i) => isCarried(i)).map((i) => asWritten(f.user(textOf(i)))),
+        kept.slice(1),
+        ...after,
+      );
+    };
+    const commands = (items: readonly ContextItem[]) =>
+      carried(items, { idPrefix: 'c2' }).trail.commands.map((c) => c.command);
+    // 15 runs of one round, the 5th and the 15th the same: the listing shows the 10 newest.
+    const names = Array.from({ length: 15 }, (_, k) =>
+      k === 4 || k === 14 ? 'npm test' : `make step${k + 1}`,
+    );
+    const all = conversation(f.user('build it'), ...names.map(run));
+    expect(commands(readBack(all, () => true, [run('make new')]))).toStrictEqual([
+      ...names.slice(5),
+      'make new',
+    ]);
+    // The listed runs summarized away, the new ones of the same round sharing a command with them.
+    const gone = conversation(f.user('go'), run('make a'), run('git status'));
+    const summarized = new Set(gone.slice(1).map((i) => i.id));
+    const next = readBack(gone, (i) => !summarized.has(i.id), [
+      run('make b'),
+      run('git status'),
+      run('make c'),
+    ]);
+    expect(commands(next)).toStrictEqual(['make a', 'git status', 'make b', 'git status', 'make c']);
+  });
+
   it.each<[string, string | null | undefined, string[]]>([
     ['a new stat refreshes it', ' a.ts | 1 +', ['c2:git-diff-stat']],
     ['null removes it (not a git repository)', null, []],
@@ -833,6 +872,11 @@ describe('toolResultError: a command that only prints files', () => {
     ],
     ['a silent exit 128', 'Process exited with code 128\n', 'Process exited with code 128'],
     ['a silent exit 124', 'Exit code: 124\nOutput:\n', 'Exit code: 124 Output:'],
+    ['a silent exit 11', 'Process exited with code 11', 'Process exited with code 11'],
+    ['a silent exit -1 (still running)', 'Exit code: -1\nOutput:\n', 'Exit code: -1 Output:'],
+    // OpenHands keeps the status in the event's metadata: the text holds nothing.
+    ['nothing at all', '', null],
+    ['pi: (no output), exit 1', '(no output)\n\nCommand exited with code 1', null],
   ])('%s', (_, content, expected) => {
     expect(toolResultError(flagged(content), 'exec_command', true)).toBe(expected);
   });
