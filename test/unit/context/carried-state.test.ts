@@ -52,6 +52,27 @@ function carried(items: readonly ContextItem[], over: Partial<CarriedStateInput>
 const textOf = (item: ContextItem | undefined): string =>
   item && item.type !== 'TOOL_DEFINITIONS' ? String(item.message.content) : '';
 
+/**
+ * The context after a compaction of `items`, written out as text and read back (a session file,
+ * chat messages): its first item, the carried items as the user messages they were written as, the
+ * items kept (those `keep` takes), then the items of `after`.
+ */
+function compactedAndReadBack(
+  f: ItemsFactory,
+  items: readonly ContextItem[],
+  keep: (item: ContextItem) => boolean,
+  after: ContextItem[][],
+): ContextItem[] {
+  const first = carried(items);
+  const kept = first.items.filter((i) => !isCarried(i) && keep(i));
+  return conversation(
+    kept.slice(0, 1),
+    first.items.filter((i) => isCarried(i)).map((i) => asWritten(f.user(textOf(i)))),
+    kept.slice(1),
+    ...after,
+  );
+}
+
 /** The recall handle of the result of the (first) call to `tool` among the items. */
 function resultHandle(items: readonly ContextItem[], tool: string): string {
   const at = items.findIndex(
@@ -232,14 +253,9 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
     const blocks = Array.from({ length: 15 }, (_, k) =>
       f.block('bash', { command: `make step${k + 1}` }, 'ok'),
     );
-    const first = carried(conversation(f.user('build it'), ...blocks));
-    const kept = first.items.filter((i) => !isCarried(i));
-    const readBack = conversation(
-      kept.slice(0, 1),
-      first.items.filter((i) => isCarried(i)).map((i) => asWritten(f.user(textOf(i)))),
-      kept.slice(1),
+    const readBack = compactedAndReadBack(f, conversation(f.user('build it'), ...blocks), () => true, [
       f.block('bash', { command: 'make new' }, 'ok'),
-    );
+    ]);
     const next = carried(readBack, { idPrefix: 'c2' });
     expect(next.trail.commands.map((c) => c.command)).toStrictEqual([
       ...Array.from({ length: 10 }, (_, k) => `make step${k + 6}`),
@@ -250,20 +266,6 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
   it("read back from its text, a round's runs line up from the end of its listing: a repeated command is neither lost nor listed twice", () => {
     const f = itemsFactory(o200k);
     const run = (command: string) => f.block('bash', { command }, 'ok');
-    const readBack = (
-      items: readonly ContextItem[],
-      keep: (i: ContextItem) => boolean,
-      after: ContextItem[][],
-    ) => {
-      const first = carried(items);
-      const kept = first.items.filter((i) => !isCarried(i) && keep(i));
-      return conversation(
-        kept.slice(0, 1),
-        first.items.filter((i) => isCarried(i)).map((i) => asWritten(f.user(textOf(i)))),
-        kept.slice(1),
-        ...after,
-      );
-    };
     const commands = (items: readonly ContextItem[]) =>
       carried(items, { idPrefix: 'c2' }).trail.commands.map((c) => c.command);
     // 15 runs of one round, the 5th and the 15th the same: the listing shows the 10 newest.
@@ -271,14 +273,14 @@ describe('buildCarriedState: the artifact trail, the open errors and the git dif
       k === 4 || k === 14 ? 'npm test' : `make step${k + 1}`,
     );
     const all = conversation(f.user('build it'), ...names.map(run));
-    expect(commands(readBack(all, () => true, [run('make new')]))).toStrictEqual([
+    expect(commands(compactedAndReadBack(f, all, () => true, [run('make new')]))).toStrictEqual([
       ...names.slice(5),
       'make new',
     ]);
     // The listed runs summarized away, the new ones of the same round sharing a command with them.
     const gone = conversation(f.user('go'), run('make a'), run('git status'));
     const summarized = new Set(gone.slice(1).map((i) => i.id));
-    const next = readBack(gone, (i) => !summarized.has(i.id), [
+    const next = compactedAndReadBack(f, gone, (i) => !summarized.has(i.id), [
       run('make b'),
       run('git status'),
       run('make c'),
